@@ -1,0 +1,1 @@
+"""Human review in Label Studio: projects, sync, review state (imports `curation` only)."""

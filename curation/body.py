@@ -1,0 +1,161 @@
+"""Typed table bodies: from pandas frames or from raw cell grids, always as Arrow."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from curation.table import unique_names
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import pyarrow as pa
+
+
+def from_pandas(df: "pd.DataFrame") -> "pa.Table":
+    """A DataFrame as a canonical Arrow body: unique string names, no index, no dictionaries.
+
+    Columns that Arrow cannot type (mixed Python objects) become strings rather than failing.
+    """
+    import pyarrow as pa
+
+    names = unique_names(list(df.columns))
+    arrays = []
+    for i, _ in enumerate(names):
+        series = df.iloc[:, i]
+        try:
+            arr = pa.array(series, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+            arr = pa.array([None if _is_missing(v) else str(v) for v in series], type=pa.string())
+        arrays.append(_plain(arr))
+    return pa.table(arrays, names=names)
+
+
+def _plain(arr: "pa.Array") -> "pa.Array":
+    """Decode dictionaries and replace types that Parquet or DuckDB handle poorly."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    t = arr.type
+    if pa.types.is_null(t):
+        return arr.cast(pa.string())
+    if pa.types.is_large_string(t):
+        return arr.cast(pa.string())
+    if pa.types.is_float16(t):
+        return arr.cast(pa.float32())
+    if pa.types.is_duration(t) or pa.types.is_interval(t) or pa.types.is_nested(t) or pa.types.is_binary(t):
+        return pc.cast(arr, pa.string()) if not pa.types.is_nested(t) else pa.array(
+            [None if v is None else str(v) for v in arr.to_pylist()], type=pa.string()
+        )
+    return arr
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def infer_column(values: Sequence[Any]) -> "pa.Array":
+    """Type one column of raw cell values (from a spreadsheet or HTML) the way a reader expects.
+
+    All integers -> int64; all numbers -> float64; all booleans -> bool; all dates -> timestamp;
+    anything mixed -> strings (numbers written plainly, e.g. 17 not 17.0). Blank cells are null.
+    """
+    import pyarrow as pa
+
+    cells = [None if (v is None or (isinstance(v, str) and not v.strip()) or _is_missing(v)) else v for v in values]
+    present = [v for v in cells if v is not None]
+    if not present:
+        return pa.nulls(len(cells), type=pa.string())
+    numeric = _as_numbers(cells)
+    if numeric is not None:
+        cells, present = numeric, [v for v in numeric if v is not None]
+    if all(isinstance(v, bool) for v in present):
+        return pa.array(cells, type=pa.bool_())
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        if all(-(2**63) <= v < 2**63 for v in present):
+            return pa.array(cells, type=pa.int64())
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pa.array([None if v is None else float(v) for v in cells], type=pa.float64())
+    if all(isinstance(v, dt.datetime) for v in present):
+        return pa.array(cells, type=pa.timestamp("us"))
+    if all(isinstance(v, dt.date) and not isinstance(v, dt.datetime) for v in present):
+        return pa.array(cells, type=pa.date32())
+    return pa.array([None if v is None else cell_text(v) for v in cells], type=pa.string())
+
+
+_NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+_GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
+MISSING_MARKERS = frozenset({"na", "n/a", "n.a.", "nan", "null", "none", "-", "--", "\u2014", "\u2013", "..", "...",
+                             "na*", "x", "*", "(na)", "(x)"})
+
+
+def _parse_number(text: str) -> int | float | None:
+    t = text.strip()
+    if re.match(r"^[-+]?0\d", t):  # "007", "01234": codes, not numbers
+        return None
+    if _GROUPED.match(t):
+        t = t.replace(",", "")
+    elif not _NUMBER.match(t):
+        return None
+    if re.match(r"^[-+]?\d+$", t):
+        return int(t)
+    return float(t)
+
+
+def _as_numbers(cells: list[Any]) -> list[Any] | None:
+    """Numbers written as text ("60,000", "7.5") become numbers when the whole column is numeric;
+    missing-value markers ("NA", "-", "..") in such a column become null. Otherwise None."""
+    if not any(isinstance(v, str) for v in cells):
+        return None
+    out: list[Any] = []
+    seen_number = False
+    for v in cells:
+        if v is None or isinstance(v, bool):
+            if isinstance(v, bool):
+                return None
+            out.append(None)
+        elif isinstance(v, (int, float)):
+            out.append(v)
+            seen_number = True
+        elif isinstance(v, str):
+            n = _parse_number(v)
+            if n is not None:
+                out.append(n)
+                seen_number = True
+            elif v.strip().lower() in MISSING_MARKERS:
+                out.append(None)
+            else:
+                return None
+        else:
+            return None
+    return out if seen_number else None
+
+
+def cell_text(v: Any) -> str:
+    """A cell value as a reader would write it."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+    if isinstance(v, dt.datetime):
+        return v.isoformat(sep=" ") if (v.hour or v.minute or v.second) else v.date().isoformat()
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    return " ".join(str(v).split())
+
+
+def from_rows(names: Iterable[Any], rows: Sequence[Sequence[Any]]) -> "pa.Table":
+    """A body from column names and row-major raw values, each column typed by `infer_column`."""
+    import pyarrow as pa
+
+    names = unique_names(list(names))
+    columns = [infer_column([row[j] if j < len(row) else None for row in rows]) for j in range(len(names))]
+    return pa.table(columns, names=names)

@@ -1,0 +1,62 @@
+"""Executors run a stage's parts. Stages never know which one runs them.
+
+The local executor (the default) is a process pool on this machine. A Ray executor needs only
+`map_unordered` over the same top-level function and picklable arguments, with the workspace
+on storage that every node sees.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any, Callable, Iterable, Iterator, Protocol
+
+
+class Executor(Protocol):
+    workers: int
+
+    def map_unordered(self, fn: Callable[..., Any], argument_tuples: Iterable[tuple]) -> Iterator[Any]:
+        """Call fn(*args) for each tuple; yield results as they finish. Errors propagate."""
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+class LocalExecutor:
+    """A process pool (forkserver: safe with the threads that Arrow and DuckDB start).
+
+    With one worker, or a single task, work runs in this process: no pool start-up cost.
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or default_workers()
+
+    def map_unordered(self, fn: Callable[..., Any], argument_tuples: Iterable[tuple]) -> Iterator[Any]:
+        tasks = list(argument_tuples)
+        if self.workers == 1 or len(tasks) <= 1:
+            for args in tasks:
+                yield fn(*args)
+            return
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["curation.pipeline.runner"])
+        with ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), mp_context=context) as pool:
+            # keep at most 2 tasks per worker in flight so memory stays bounded and order stays stable
+            pending: set = set()
+            queue = iter(tasks)
+            try:
+                for args in queue:
+                    pending.add(pool.submit(fn, *args))
+                    if len(pending) >= 2 * self.workers:
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for f in done:
+                            yield f.result()
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        yield f.result()
+            except BaseException:
+                for f in pending:
+                    f.cancel()
+                raise

@@ -1,0 +1,68 @@
+"""What a stage is: a pure function from input datasets and a config to output records, in parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from curation.pipeline.store import Dataset
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The parts a stage will write, in a fixed order, and data every part may read.
+
+    `tasks[i]` becomes part i. `shared` is computed once (e.g. the set of duplicate tables)
+    and handed to every part; it must be deterministic too.
+    """
+
+    tasks: list[Any]
+    shared: dict[str, Any] = field(default_factory=dict)
+    weights: list[float] | None = None  # progress units per task (default 1 each)
+
+
+class Stage:
+    """Subclass and set `name`, `version` and `outputs`; implement `plan` and `run_part`.
+
+    `run_part` runs in a worker process: it must depend only on its arguments.
+    Bump `version` whenever a change alters what the stage writes.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+    outputs: ClassVar[tuple[str, ...]]
+
+    def fingerprint(self, config: dict[str, Any]) -> Any:
+        """Extra signature content beyond config and inputs (e.g. hashes of source files)."""
+        return None
+
+    def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
+        raise NotImplementedError
+
+    def run_part(self, task: Any, shared: dict[str, Any], config: dict[str, Any]) -> tuple[dict[str, pa.Table], dict[str, Any]]:
+        """Return ({record kind: Arrow table}, summary). The summary must be JSON-serialisable."""
+        raise NotImplementedError
+
+    def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+        """The stage's report, from every part's summary in part order."""
+        return merge_counts(summaries)
+
+
+def merge_counts(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Add up numbers and dicts of numbers; concatenate lists (in part order)."""
+    out: dict[str, Any] = {}
+    for s in summaries:
+        for key, value in s.items():
+            if isinstance(value, bool):
+                out[key] = value
+            elif isinstance(value, (int, float)):
+                out[key] = out.get(key, 0) + value
+            elif isinstance(value, dict):
+                out[key] = merge_counts([out.get(key, {}), value])
+            elif isinstance(value, list):
+                out[key] = out.get(key, []) + value
+            else:
+                out[key] = value
+    return out

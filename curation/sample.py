@@ -1,0 +1,66 @@
+"""The Sample record: one benchmark item, with everything needed to re-check it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from curation.hashing import content_hash
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """What computes the gold answer: `kind` is "sql", "chain" or "pandas"; `dialect` for SQL."""
+
+    kind: str
+    text: str
+    dialect: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    model: str
+    answer: Any
+    agrees_with_gold: bool | None = None
+    raw: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    annotator: str
+    decision: str  # accept | fix | reject
+    answer: Any = None
+    comment: str = ""
+    at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """A question about one or more tables, with a typed gold answer.
+
+    The id hashes task, tables, program and question, not the answer, so an answer fixed by
+    voting or review keeps its sample's identity.
+    """
+
+    task: str
+    question: str  # the long (analyst) form
+    answer: Any
+    answer_type: str  # number | text | bool | list | table | chart
+    table_ids: tuple[str, ...]
+    question_short: str = ""  # the short (casual user) form
+    program: Program | None = None
+    origin: str = "rule"  # rule | llm | import | sql
+    template: str = ""
+    votes: tuple[Vote, ...] = ()
+    judge_verdict: str = ""
+    quality: str = ""  # e.g. rule-based, unanimous, human-annotated, doubtful
+    reviews: tuple[Review, ...] = ()
+    split: str = "test"
+    provenance: dict[str, str] = field(default_factory=dict)
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            program = [self.program.kind, self.program.text] if self.program else None
+            object.__setattr__(self, "id", "smp-" + content_hash(
+                "sample", self.task, list(self.table_ids), program, self.question))

@@ -1,0 +1,333 @@
+"""From a grid of cells (a worksheet, an HTML table) to a Table with its header tree.
+
+Spreadsheets put titles above the grid, notes below it, merged cells in multi-level column
+headers, and row hierarchies in indentation, section rows or several stub columns. This
+module finds each of these with a few explainable rules:
+
+- the grid is the band of rows with two or more filled cells; single-cell rows above it are
+  the caption and notes, single-cell rows below it are notes;
+- header rows run from the top of the grid to the first row whose data cells are mostly
+  numbers (a row of years counts as a header), extended to the bottom of any merged cell
+  that starts in them; a source may declare them instead (HTML <thead>/<th>);
+- every filled header cell becomes a column node (axis C) at its row's level, spanning its
+  merged columns; a leaf column's name joins the texts above it;
+- row nodes (axis R) come from indentation and section rows (a stub cell with an empty row
+  beside it) in the first column, or from several leading text columns whose first column
+  groups rows (merged or left blank below a label). A plain first column adds no row nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from curation.body import _parse_number, cell_text, from_rows
+from curation.table import HeaderNode, Provenance, Table, flat_header
+
+Merge = tuple[int, int, int, int]  # r0, c0, r1, c1 inclusive, 0-based
+
+
+class NoGrid(ValueError):
+    """The cells hold no table (nothing filled, or no row with two or more cells)."""
+
+
+@dataclass
+class Grid:
+    values: list[list[Any]]  # row-major; None for empty; a merged area keeps its value at top-left only
+    merges: list[Merge] = field(default_factory=list)
+    indents: dict[tuple[int, int], int] = field(default_factory=dict)
+    header_rows: int | None = None  # declared by the source, counted from the grid's first row
+    origin: tuple[int, int] = (0, 0)  # sheet row/column of values[0][0], for cell ranges
+
+
+def filled(v: Any) -> bool:
+    return v is not None and not (isinstance(v, str) and not v.strip())
+
+
+def is_number(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, str) and _parse_number(v) is not None
+
+
+def _is_year(v: Any) -> bool:
+    n = v if isinstance(v, (int, float)) and not isinstance(v, bool) else (_parse_number(v) if isinstance(v, str) else None)
+    return n is not None and float(n).is_integer() and 1800 <= n <= 2100
+
+
+def is_grid_row(row: list[Any], n_cols: int) -> bool:
+    """Two or more filled cells; on a sheet wider than 3 columns, reaching past column B
+    (so "Data owner: | ONS" lines above a wide table read as notes, not as the grid)."""
+    used = [c for c, v in enumerate(row) if filled(v)]
+    return len(used) >= 2 and (n_cols <= 3 or used[-1] >= 2)
+
+
+def used_width(values: list[list[Any]]) -> int:
+    """Columns up to the last filled one (sheets often report empty trailing columns)."""
+    return max((max((c for c, v in enumerate(row) if filled(v)), default=-1) for row in values), default=-1) + 1
+
+
+def split_tables(grid: Grid) -> list[Grid]:
+    """Several tables stacked on one sheet, separated by blank rows, as one Grid each.
+
+    A block of grid rows after blank rows starts a new table when text rows (a title) stand
+    between it and the previous table, or when it starts with a header rather than data; a
+    table whose grid rows so far hold no data (only headers) always continues.
+    """
+    values = grid.values
+    n_cols = used_width(values)
+    blocks: list[tuple[int, int, bool]] = []  # start, end, has grid rows
+    r = 0
+    while r < len(values):
+        if not any(filled(v) for v in values[r]):
+            r += 1
+            continue
+        start = r
+        while r < len(values) and any(filled(v) for v in values[r]):
+            r += 1
+        blocks.append((start, r - 1, any(is_grid_row(values[i], n_cols) for i in range(start, r))))
+
+    def data_row(i: int) -> bool:
+        cells = [v for v in values[i][1:] if filled(v)]
+        return bool(cells) and sum(is_number(v) for v in cells) * 2 >= len(cells)
+
+    groups: list[list[int]] = []  # [first row, last row, has data]
+    pending_text: int | None = None
+    for start, end, is_grid in blocks:
+        if not is_grid:
+            pending_text = start if pending_text is None else pending_text
+            continue
+        has_data = any(data_row(i) for i in range(start, end + 1))
+        if groups and pending_text is None and (not groups[-1][2] or data_row(start)):
+            groups[-1][1], groups[-1][2] = end, groups[-1][2] or has_data
+        else:
+            groups.append([pending_text if pending_text is not None else start, end, has_data])
+        pending_text = None
+    if not groups:
+        return [grid]
+    if pending_text is not None:  # text after the last table: its notes
+        groups[-1][1] = len(values) - 1
+    groups[0][0] = 0  # text above the first table belongs to it
+    out = []
+    for first, last, _ in groups:
+        merges = [(m[0] - first, m[1], m[2] - first, m[3]) for m in grid.merges if first <= m[0] and m[2] <= last]
+        indents = {(rr - first, c): v for (rr, c), v in grid.indents.items() if first <= rr <= last}
+        out.append(Grid(values=values[first:last + 1], merges=merges, indents=indents,
+                        header_rows=grid.header_rows, origin=(grid.origin[0] + first, grid.origin[1])))
+    return out
+
+
+def column_letter(index: int) -> str:
+    letters = ""
+    index += 1
+    while index:
+        index, rem = divmod(index - 1, 26)
+        letters = chr(65 + rem) + letters
+    return letters
+
+
+def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
+    values = grid.values
+    n_rows = len(values)
+    n_cols = max((len(r) for r in values), default=0)
+    cell = lambda r, c: values[r][c] if c < len(values[r]) else None  # noqa: E731
+    merged_at = {(m[0], m[1]): m for m in grid.merges}
+    covered: dict[tuple[int, int], Merge] = {}
+    for m in grid.merges:
+        for r in range(m[0], m[2] + 1):
+            for c in range(m[1], m[3] + 1):
+                covered[(r, c)] = m
+
+    def width(r: int) -> int:
+        return sum(1 for c in range(n_cols) if filled(cell(r, c)))
+
+    rows_with_text = [r for r in range(n_rows) if width(r)]
+    if not rows_with_text:
+        raise NoGrid("no filled cells")
+    wide = [r for r in rows_with_text if is_grid_row(values[r], used_width(values))]
+    if not wide:
+        raise NoGrid("no row with two or more filled cells")
+    top, bottom = wide[0], wide[-1]
+    # a merged cell spanning several (not all) columns right above the grid is a header level
+    while top > 0 and width(top - 1) == 1:
+        c = next(c for c in range(n_cols) if filled(cell(top - 1, c)))
+        m = merged_at.get((top - 1, c))
+        cols_used = [c for c in range(n_cols) if any(filled(cell(r, c)) for r in range(top, bottom + 1))]
+        if m and m[3] > m[1] and not (m[1] <= cols_used[0] and m[3] >= cols_used[-1]):
+            top -= 1
+        else:
+            break
+
+    def row_text(r: int) -> str:
+        return " ".join(cell_text(cell(r, c)) for c in range(n_cols) if filled(cell(r, c)))
+
+    above = [row_text(r) for r in rows_with_text if r < top]
+    below = [row_text(r) for r in rows_with_text if r > bottom]
+    caption = above[-1] if above else ""  # the title nearest the grid
+    notes = tuple(above[:-1] + below)
+
+    cols = [c for c in range(n_cols) if any(filled(cell(r, c)) for r in range(top, bottom + 1))]
+    first_col = cols[0]
+
+    # ---- header rows
+    if grid.header_rows is not None:
+        first_body = min(max(top + grid.header_rows, top), bottom)
+    else:
+        data_cols = cols[1:] if len(cols) > 1 else cols
+        first_body = None
+        for r in range(top, bottom + 1):
+            cells = [cell(r, c) for c in data_cols if filled(cell(r, c))]
+            if not cells or sum(is_number(v) for v in cells) * 2 < len(cells):
+                continue
+            if r < bottom and all(_is_year(v) for v in cells if is_number(v)):
+                below_cells = [cell(r + 1, c) for c in data_cols if filled(cell(r + 1, c))]
+                if below_cells and not all(_is_year(v) for v in below_cells if is_number(v)):
+                    continue  # a row of years above other data: a header
+            first_body = r
+            break
+        if first_body is None:  # text only: the first row names the columns
+            first_body = top + 1
+        changed = True
+        while changed:
+            changed = False
+            for m in grid.merges:  # a merged cell that starts in the header belongs to the header
+                if top <= m[0] < first_body <= m[2] and m[2] < bottom:
+                    first_body, changed = m[2] + 1, True
+            last = max((r for r in range(top, first_body) if any(filled(cell(r, c)) for c in range(n_cols))), default=None)
+            if last is not None and first_body < bottom and any(
+                    m[0] == last and m[3] > m[1] for m in grid.merges):  # a group heading has sub-headings
+                first_body, changed = first_body + 1, True
+    header_rows = [r for r in range(top, first_body) if any(filled(cell(r, c)) for c in cols)]
+
+    # ---- column header tree
+    col_index = {c: j for j, c in enumerate(cols)}
+    nodes: list[HeaderNode] = []
+    for level, r in enumerate(header_rows):
+        for c in cols:
+            m = covered.get((r, c))
+            if m is not None:
+                if (m[0], m[1]) != (r, c) and not (m[0] < top and r == top and m[1] == c):
+                    continue
+                text = cell_text(cell(m[0], m[1]))
+                span = [col_index[x] for x in cols if m[1] <= x <= m[3]]
+                if text and span:
+                    nodes.append(HeaderNode("C", level, span[0], span[-1], text))
+            elif filled(cell(r, c)):
+                nodes.append(HeaderNode("C", level, col_index[c], col_index[c], cell_text(cell(r, c))))
+    names: list[str] = []
+    for j in range(len(cols)):
+        parts: list[str] = []
+        for n in sorted((n for n in nodes if n.start <= j <= n.end), key=lambda n: n.level):
+            if not parts or parts[-1] != n.text:
+                parts.append(n.text)
+        names.append(" / ".join(parts))
+
+    # ---- body (merged cells repeat their value over the area they cover)
+    body_rows = [r for r in range(first_body, bottom + 1) if any(filled(cell(r, c)) for c in cols)]
+    fill: dict[tuple[int, int], Any] = {}
+    for m in grid.merges:
+        if m[2] >= first_body:
+            v = cell(m[0], m[1])
+            for r in range(max(m[0], first_body), m[2] + 1):
+                for c in range(m[1], m[3] + 1):
+                    fill[(r, c)] = v
+    rows = [[fill.get((r, c), cell(r, c)) for c in cols] for r in body_rows]
+    body_merges = any(m[2] >= first_body and m[0] <= bottom for m in grid.merges)
+
+    row_nodes, row_structure = _row_header(rows, [grid.indents.get((r, first_col), 0) for r in body_rows],
+                                           [(r, first_col) in covered for r in body_rows])
+    structure = []
+    if grid.merges:
+        structure.append("merged_cells")
+    if len(header_rows) > 1:
+        structure.append("multi_level_column_header")
+    structure += row_structure
+    if caption:
+        structure.append("caption")
+    if notes:
+        structure.append("notes")
+    if body_merges and "multi_column_row_header" not in structure:
+        structure.append("merged_body_cells")
+
+    body = from_rows(names, rows)
+    r0, c0 = grid.origin
+    cell_range = f"{column_letter(c0 + cols[0])}{r0 + top + 1}:{column_letter(c0 + cols[-1])}{r0 + bottom + 1}"
+    if len(header_rows) > 1:
+        header = tuple(nodes) + tuple(row_nodes)
+    else:  # one plain header row: the flat header from the (unique) column names
+        header = flat_header(body.column_names) + tuple(row_nodes)
+    return Table(name=name, caption=caption, body=body, header=header, notes=notes, structure=tuple(structure),
+                 provenance=_with_range(provenance, cell_range))
+
+
+def _with_range(p: Provenance, cell_range: str) -> Provenance:
+    from dataclasses import replace
+
+    return replace(p, cell_range=cell_range)
+
+
+def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[bool]) -> tuple[list[HeaderNode], list[str]]:
+    """Row-header nodes and the structure types found, or nothing for a plain first column."""
+    if not rows or len(rows[0]) < 2:
+        return [], []
+    n = len(rows)
+    stub = [r[0] for r in rows]
+
+    # several leading text columns, the first grouping rows (merged, or blank below a label)
+    text_cols = 0
+    for j in range(len(rows[0]) - 1):
+        col = [r[j] for r in rows if filled(r[j])]
+        if col and not any(is_number(v) for v in col):
+            text_cols += 1
+        else:
+            break
+    if text_cols >= 2:
+        first = list(stub)
+        grouped = any(merged_stub)
+        if not grouped and filled(first[0]) and any(not filled(v) for v in first) and all(filled(r[1]) for r in rows):
+            grouped = True
+            for i in range(1, n):  # a label stands for the rows below it until the next label
+                if not filled(first[i]):
+                    first[i] = first[i - 1]
+                    rows[i][0] = first[i]
+        runs = _runs(first)
+        if grouped and any(e > s for s, e, _ in runs):
+            nodes = [HeaderNode("R", 0, s, e, cell_text(v)) for s, e, v in runs if filled(v)]
+            for level in range(1, text_cols):
+                for s, e in [(s, e) for s, e, _ in runs]:
+                    nodes += [HeaderNode("R", level, s + a, s + b, cell_text(v))
+                              for a, b, v in _runs([r[level] for r in rows[s:e + 1]]) if filled(v)]
+            return nodes, ["multi_column_row_header"]
+
+    # section rows and indentation in the first column
+    section = [filled(r[0]) and not any(filled(v) for v in r[1:]) for r in rows]
+    has_sections = any(section) and not all(section) and not section[-1]
+    indent_levels = sorted({indents[i] for i in range(n) if filled(stub[i])})
+    has_indent = len(indent_levels) > 1
+    if not has_sections and not has_indent:
+        return [], []
+    rank = {v: k for k, v in enumerate(indent_levels)}
+    offset = 1 if has_sections else 0
+    levels = [0 if has_sections and section[i] else offset + (rank[indents[i]] if has_indent else 0) for i in range(n)]
+    nodes = []
+    for i in range(n):
+        if not filled(stub[i]):
+            continue
+        end = i
+        while end + 1 < n and levels[end + 1] > levels[i]:
+            end += 1
+        nodes.append(HeaderNode("R", levels[i], i, end, cell_text(stub[i])))
+    found = (["section_rows"] if has_sections else []) + (["indented_row_header"] if has_indent else [])
+    return nodes, found
+
+
+def _runs(values: list[Any]) -> list[tuple[int, int, Any]]:
+    out: list[tuple[int, int, Any]] = []
+    for i, v in enumerate(values):
+        if out and out[-1][2] == v and filled(v):
+            out[-1] = (out[-1][0], i, v)
+        else:
+            out.append((i, i, v))
+    return out

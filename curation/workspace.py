@@ -1,0 +1,66 @@
+"""The workspace: one folder holding every stage's output and which outputs are current.
+
+DuckDB and the stages read the Parquet parts in place: there is no second copy of the state.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from curation.pipeline.store import Dataset, atomic_write_json
+
+DEFAULT_WORKSPACE = "curate-work"
+
+
+class WorkspaceBusy(RuntimeError):
+    pass
+
+
+class Workspace:
+    def __init__(self, root: str | os.PathLike[str] = DEFAULT_WORKSPACE) -> None:
+        self.root = Path(root)
+
+    @property
+    def stages_dir(self) -> Path:
+        return self.root / "stages"
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "state.json"
+
+    def exists(self) -> bool:
+        return self.state_path.exists()
+
+    def state(self) -> dict[str, Any]:
+        return json.loads(self.state_path.read_text()) if self.state_path.exists() else {"current": {}}
+
+    def current(self, stage: str) -> list[Dataset]:
+        """The datasets that stand for `stage` now (ingest has one per source)."""
+        names = self.state()["current"].get(stage, [])
+        return [Dataset(self.stages_dir / n) for n in names if (self.stages_dir / n / "_COMPLETE.json").exists()]
+
+    def set_current(self, stage: str, datasets: list[Dataset], **extra: Any) -> None:
+        state = self.state()
+        state["current"][stage] = [d.name for d in datasets]
+        for key, value in extra.items():
+            state[key] = value
+        atomic_write_json(self.state_path, state)
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """One writer at a time: a second `curate` on the same workspace fails fast and says why."""
+        self.stages_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(self.root / ".lock", "w")
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise WorkspaceBusy(f"workspace {self.root} is in use by another curate process") from None
+            yield
+        finally:
+            handle.close()

@@ -1,0 +1,1 @@
+"""`curate evaluate`: backends, inference modes, metrics, reports (imports `curation`, `exports`)."""

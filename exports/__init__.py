@@ -1,0 +1,1 @@
+"""Serializers, perturbations and versioned releases (imports `curation` only)."""

@@ -1,0 +1,1 @@
+"""Sample generators: rule-based QA, reasoning chains, SQL synthesis (imports `curation` only)."""

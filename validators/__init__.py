@@ -1,0 +1,1 @@
+"""Validators: execution checks, voting, contracts, leakage checks (imports `curation` only)."""
