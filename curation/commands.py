@@ -1,0 +1,138 @@
+"""What the CLI commands do, as functions that tests and other tools can call directly."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from curation.pipeline.executor import Executor
+from curation.workspace import Workspace
+
+
+def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, executor: Executor | None = None,
+               show_progress: bool = False) -> dict[str, Any]:
+    """Ingest each source (one dataset per source, reused when unchanged) and make them current."""
+    from curation.pipeline.runner import run_stage
+    from curation.progress import progress_bars
+
+    started = time.perf_counter()
+    out: list[dict[str, Any]] = []
+    datasets = []
+    with workspace.lock(), progress_bars(show_progress) as bars:
+        if add:
+            datasets = workspace.current("ingest")
+        for spec in sources:
+            try:
+                run = run_stage("ingest", {"source": spec}, [], workspace.stages_dir, executor, bars)
+            except (FileNotFoundError, ValueError) as e:
+                out.append({"source": spec, "error": str(e), "failed": 0})
+                continue
+            report = run.report
+            out.append({"source": spec, "tables": report.get("tables", 0), "databases": report.get("databases", 0),
+                        "failed": report.get("failed", 0), "failures": report.get("failures", []),
+                        "skipped_files": report.get("skipped_files", []), "cached": run.cached,
+                        "parts": run.parts_total, "dataset": run.dataset.name})
+            if run.dataset.name not in {d.name for d in datasets}:
+                datasets.append(run.dataset)
+        workspace.set_current("ingest", datasets)
+    return {
+        "workspace": str(workspace.root), "sources": out,
+        "tables": sum(s.get("tables", 0) for s in out), "databases": sum(s.get("databases", 0) for s in out),
+        "failed": sum(s.get("failed", 0) for s in out),
+        "sources_failed": [s["source"] for s in out if "error" in s],
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def run_clean(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,
+              show_progress: bool = False, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    from curation.config import load_config
+    from curation.pipeline.runner import run_stage
+    from curation.progress import progress_bars
+
+    started = time.perf_counter()
+    config = dict(load_config(config_path).get("clean", {}))
+    config.update(settings or {})
+    inputs = workspace.current("ingest")
+    if not inputs:
+        raise SystemExit("nothing to clean: run `curate ingest SOURCE...` first")
+    with workspace.lock(), progress_bars(show_progress) as bars:
+        run = run_stage("clean", config, inputs, workspace.stages_dir, executor, bars)
+        workspace.set_current("clean", [run.dataset])
+    return {**run.report, "cached": run.cached, "dataset": run.dataset.name,
+            "seconds": time.perf_counter() - started}
+
+
+def workspace_summary(workspace: Workspace, examples: int = 5) -> dict[str, Any]:
+    """Counts by stage and source, and example tables, read by DuckDB straight from the parts."""
+    import duckdb
+
+    stages = []
+    con = duckdb.connect()
+    for stage in ("ingest", "clean"):
+        datasets = workspace.current(stage)
+        table_files = [str(p) for d in datasets for p in d.files("tables")]
+        db_files = [str(p) for d in datasets for p in d.files("databases")]
+        if not datasets:
+            continue
+        entry: dict[str, Any] = {"stage": stage, "datasets": [d.name for d in datasets], "tables": 0, "rows": 0,
+                                 "cells": 0, "databases": 0, "by_source": {}, "examples": [], "flags": {},
+                                 "database_names": []}
+        if table_files:
+            rel = con.read_parquet(table_files, union_by_name=True)  # noqa: F841 - used by name below
+            n, rows, cells = con.execute(
+                "SELECT count(*), coalesce(sum(n_rows), 0), coalesce(sum(n_rows * n_cols), 0) FROM rel").fetchone()
+            entry.update(tables=n, rows=int(rows), cells=int(cells))
+            entry["by_source"] = dict(con.execute(
+                "SELECT provenance.source, count(*) FROM rel GROUP BY 1 ORDER BY 2 DESC, 1").fetchall())
+            entry["flags"] = dict(con.execute(
+                "SELECT f, count(*) FROM (SELECT unnest(flags) AS f FROM rel) GROUP BY 1 ORDER BY 1").fetchall())
+            entry["examples"] = [
+                {"name": r[0], "n_rows": r[1], "n_cols": r[2], "source": r[3], "flags": list(r[4]), "id": r[5]}
+                for r in con.execute(
+                    "SELECT name, n_rows, n_cols, provenance.source, flags, id FROM rel "
+                    "ORDER BY hash(id) LIMIT ?", [examples]).fetchall()]
+        if db_files:
+            dbs = con.read_parquet(db_files)  # noqa: F841
+            names = [r[0] for r in con.execute("SELECT name FROM dbs ORDER BY name").fetchall()]
+            entry.update(databases=len(names), database_names=names)
+        report = datasets[0].report() if stage == "clean" else {}
+        if report:
+            entry["clean"] = {k: report[k] for k in ("tables_in", "kept", "dropped", "dropped_by") if k in report}
+        stages.append(entry)
+    return {"workspace": str(workspace.root), "stages": stages}
+
+
+def inspect_file(path: str) -> dict[str, Any]:
+    from curation.database import Database
+    from curation.sources import EXTENSIONS, READERS, _file_unit
+    from curation.sources.errors import SourceError
+    from pathlib import Path
+
+    unit = _file_unit(Path(path))
+    if not unit.reader:
+        raise SystemExit(f"{path}: unsupported file type (known: {', '.join(sorted(EXTENSIONS))})")
+    skipped: list[dict] = []
+    reader = READERS.get(unit.reader)
+    try:
+        records = list(reader(path, skipped) if unit.reader == "xlsx" else reader(path))
+    except SourceError as e:
+        raise SystemExit(f"cannot read {e.path}: {e.reason}") from None
+    tables = []
+    databases = []
+    for r in records:
+        if isinstance(r, Database):
+            databases.append({"name": r.name, "tables": r.table_names,
+                              "primary_keys": [k.as_dict() for k in r.primary_keys],
+                              "foreign_keys": [k.as_dict() for k in r.foreign_keys]})
+            continue
+        tables.append({
+            "name": r.name, "sheet": r.provenance.sheet, "cell_range": r.provenance.cell_range,
+            "caption": r.caption, "notes": list(r.notes), "structure": list(r.structure),
+            "n_rows": r.n_rows, "n_cols": r.n_cols, "columns": r.columns,
+            "column_header_levels": r.column_header_levels, "row_header_levels": r.row_header_levels,
+            "header": r.header_tree(),
+        })
+    sheets = sorted({t["sheet"] for t in tables})
+    return {"path": path, "reader": unit.reader, "sheets": sheets, "tables": tables, "databases": databases,
+            "skipped": skipped}

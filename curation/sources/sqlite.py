@@ -1,0 +1,146 @@
+"""SQLite and DuckDB database files, and the Spider layout: tables plus declared keys."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+from curation.body import cell_text, infer_column, plain_array
+from curation.database import Database, ForeignKey, PrimaryKey
+from curation.sources.errors import SourceError
+from curation.table import Provenance, Table, unique_names
+
+TEXT_AFFINITY = ("CHAR", "CLOB", "TEXT")
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = None) -> Iterator[Table | Database]:
+    """Every table of a SQLite file, then the Database that ties them together (last)."""
+    import pyarrow as pa
+
+    if Path(path).stat().st_size == 0:
+        raise SourceError(path, "empty file")
+    uri = f"file:{Path(path).resolve()}?mode=ro&immutable=1"
+    try:
+        con = sqlite3.connect(uri, uri=True)
+        names = [r[0] for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
+    except sqlite3.DatabaseError as e:
+        raise SourceError(path, f"not a SQLite database ({e})") from None
+    db_name = Path(path).stem
+    members: list[tuple[str, str]] = []
+    pks: list[PrimaryKey] = []
+    fks: list[ForeignKey] = []
+    try:
+        for name in names:
+            info = con.execute(f"PRAGMA table_info({_quote(name)})").fetchall()
+            columns = [r[1] for r in info]
+            declared = [r[2] or "" for r in info]
+            rows = con.execute(f"SELECT * FROM {_quote(name)}").fetchall()
+            arrays = []
+            for j, col_type in enumerate(declared):
+                values = [r[j] for r in rows]
+                if any(t in col_type.upper() for t in TEXT_AFFINITY):
+                    arrays.append(pa.array([None if v is None else cell_text(v) for v in values], type=pa.string()))
+                else:
+                    arrays.append(infer_column(values))
+            table = Table(name=name, body=pa.table(arrays, names=unique_names(columns)),
+                          provenance=Provenance(source=source, path=path, sheet=name, database=db_name))
+            members.append((name, table.id))
+            yield table
+            pk_cols = tuple(r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5]))
+            if pk_cols:
+                pks.append(PrimaryKey(name, pk_cols, "declared", 1.0, "declared in the SQLite schema"))
+            groups: dict[int, list[tuple]] = {}
+            for fk in con.execute(f"PRAGMA foreign_key_list({_quote(name)})").fetchall():
+                groups.setdefault(fk[0], []).append(fk)
+            for _, parts in sorted(groups.items()):
+                parts.sort(key=lambda r: r[1])
+                ref_table = parts[0][2]
+                ref_cols = tuple(p[4] or "" for p in parts)
+                if not all(ref_cols):  # REFERENCES t (no columns): the referenced table's primary key
+                    ref_info = con.execute(f"PRAGMA table_info({_quote(ref_table)})").fetchall()
+                    ref_cols = tuple(r[1] for r in sorted((r for r in ref_info if r[5]), key=lambda r: r[5]))
+                fks.append(ForeignKey(name, tuple(p[3] for p in parts), ref_table, ref_cols, "declared", 1.0,
+                                      "declared in the SQLite schema"))
+    except sqlite3.DatabaseError as e:
+        raise SourceError(path, f"unreadable SQLite database ({e})") from None
+    finally:
+        con.close()
+    if tables_json:
+        pks, fks = _merge_spider_keys(tables_json, db_name, names, pks, fks)
+    yield Database(name=db_name, tables=tuple(members), primary_keys=tuple(pks), foreign_keys=tuple(fks),
+                   source=source, path=path)
+
+
+def _merge_spider_keys(tables_json: str, db_id: str, names: list[str], pks: list[PrimaryKey],
+                       fks: list[ForeignKey]) -> tuple[list[PrimaryKey], list[ForeignKey]]:
+    """Add keys from Spider's tables.json that the SQLite schema does not declare (names must match)."""
+    try:
+        schemas = json.loads(Path(tables_json).read_text())
+    except (OSError, json.JSONDecodeError):
+        return pks, fks
+    schema = next((s for s in schemas if s.get("db_id") == db_id), None)
+    if not schema or [n.lower() for n in schema["table_names_original"]] != [n.lower() for n in names]:
+        return pks, fks
+    cols = schema["column_names_original"]
+    tables = schema["table_names_original"]
+    have_pk = {p.table.lower() for p in pks}
+    for index in schema.get("primary_keys", []):
+        if isinstance(index, list):
+            index = index[0]
+        t, c = tables[cols[index][0]], cols[index][1]
+        if t.lower() not in have_pk:
+            pks.append(PrimaryKey(t, (c,), "declared", 1.0, "declared in Spider's tables.json"))
+    have_fk = {(f.table.lower(), f.columns, f.ref_table.lower()) for f in fks}
+    for a, b in schema.get("foreign_keys", []):
+        t, c = tables[cols[a][0]], cols[a][1]
+        rt, rc = tables[cols[b][0]], cols[b][1]
+        if (t.lower(), (c,), rt.lower()) not in have_fk:
+            fks.append(ForeignKey(t, (c,), rt, (rc,), "declared", 1.0, "declared in Spider's tables.json"))
+    return pks, fks
+
+
+def read_duckdb(path: str) -> Iterator[Table | Database]:
+    import duckdb
+    import pyarrow as pa
+
+    if Path(path).stat().st_size == 0:
+        raise SourceError(path, "empty file")
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except (duckdb.Error, OSError) as e:
+        raise SourceError(path, f"not a DuckDB database ({e})") from None
+    db_name = Path(path).stem
+    members, pks, fks = [], [], []
+    try:
+        names = [r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY table_name").fetchall()]
+        for name in names:
+            arrow = con.execute(f"SELECT * FROM {_quote(name)}").fetch_arrow_table()
+            body = pa.table([plain_array(c) for c in arrow.columns], names=unique_names(arrow.column_names))
+            table = Table(name=name, body=body, provenance=Provenance(source="duckdb", path=path, sheet=name,
+                                                                      database=db_name))
+            members.append((name, table.id))
+            yield table
+        for table_name, kind, columns, ref_table, ref_columns in con.execute(
+                "SELECT table_name, constraint_type, constraint_column_names, referenced_table, "
+                "referenced_column_names FROM duckdb_constraints() "
+                "WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY') ORDER BY table_name, constraint_index"
+        ).fetchall():
+            if kind == "PRIMARY KEY":
+                pks.append(PrimaryKey(table_name, tuple(columns), "declared", 1.0, "declared in the DuckDB schema"))
+            else:
+                fks.append(ForeignKey(table_name, tuple(columns), ref_table, tuple(ref_columns), "declared", 1.0,
+                                      "declared in the DuckDB schema"))
+    except duckdb.Error as e:
+        raise SourceError(path, f"unreadable DuckDB database ({e})") from None
+    finally:
+        con.close()
+    yield Database(name=db_name, tables=tuple(members), primary_keys=tuple(pks), foreign_keys=tuple(fks),
+                   source="duckdb", path=path)
