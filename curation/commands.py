@@ -10,7 +10,7 @@ from curation.workspace import Workspace
 
 
 def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, executor: Executor | None = None,
-               show_progress: bool = False) -> dict[str, Any]:
+               show_progress: bool = False, part_size: int | None = None) -> dict[str, Any]:
     """Ingest each source (one dataset per source, reused when unchanged) and make them current."""
     from curation.pipeline.runner import run_stage
     from curation.progress import progress_bars
@@ -23,7 +23,8 @@ def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, exec
             datasets = workspace.current("ingest")
         for spec in sources:
             try:
-                run = run_stage("ingest", {"source": spec}, [], workspace.stages_dir, executor, bars)
+                config = {"source": spec, **({"units_per_part": part_size} if part_size else {})}
+                run = run_stage("ingest", config, [], workspace.stages_dir, executor, bars)
             except (FileNotFoundError, ValueError) as e:
                 out.append({"source": spec, "error": str(e), "failed": 0})
                 continue

@@ -78,7 +78,9 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
                 skipped.append({"path": str(p), "reason": f"unsupported file type {p.suffix or '(none)'}"})
             else:
                 units.append(unit)
-    return units, skipped
+    schemas = {u.extra for u in units if u.reader == "spider" and u.extra}
+    skipped += [{"path": u.path, "reason": "Spider schema, read with its databases"} for u in units if u.path in schemas]
+    return [u for u in units if u.path not in schemas], skipped
 
 
 def _file_unit(p: Path) -> Unit:

@@ -122,7 +122,9 @@ def read_duckdb(path: str) -> Iterator[Table | Database]:
         names = [r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY table_name").fetchall()]
         for name in names:
-            arrow = con.execute(f"SELECT * FROM {_quote(name)}").fetch_arrow_table()
+            relation = con.sql(f"SELECT * FROM {_quote(name)}")
+            # DuckDB 2 names it to_arrow_table; 1.x arrow()
+            arrow = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
             body = pa.table([plain_array(c) for c in arrow.columns], names=unique_names(arrow.column_names))
             table = Table(name=name, body=body, provenance=Provenance(source="duckdb", path=path, sheet=name,
                                                                       database=db_name))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Iterator
@@ -20,7 +21,9 @@ def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
         raise SourceError(path, "empty file")
     try:
         # data_only: formulas come back as the values Excel cached when it last saved the file
-        workbook = openpyxl.load_workbook(path, data_only=True)
+        with warnings.catch_warnings():  # "extension is not supported": formatting we do not use
+            warnings.simplefilter("ignore", UserWarning)
+            workbook = openpyxl.load_workbook(path, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as e:
         raise SourceError(path, f"not a readable .xlsx workbook ({type(e).__name__}: {e})") from None
     stem = Path(path).stem

@@ -1,0 +1,39 @@
+"""Shared fixtures: small files the tests write, and the real data in ../shared/data when present."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("CURATE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test (with the reason) when it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} is absent (see ../shared/data/README.md)")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    from curation.workspace import Workspace
+
+    return Workspace(tmp_path / "ws")
+
+
+@pytest.fixture
+def inline():
+    """Run stages in this process (the local executor with one worker)."""
+    from curation.pipeline.executor import LocalExecutor
+
+    return LocalExecutor(1)
+
+
+def curate_command() -> list[str]:
+    return [sys.executable, "-m", "curation.cli"]

@@ -1,0 +1,78 @@
+"""Small real files of every supported format, written by the tests themselves."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import zipfile
+from pathlib import Path
+
+
+def hierarchical_xlsx(path: Path) -> Path:
+    """A sheet with a title, a two-level merged column header, indented row headers and notes."""
+    import openpyxl
+    from openpyxl.styles import Alignment
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Yields"
+    ws["A1"] = "Crop yields by region"
+    ws.append([])
+    ws.append(["Crop", "North", None, "South", None])
+    ws.append([None, 2019, 2020, 2019, 2020])
+    ws.merge_cells("B3:C3")
+    ws.merge_cells("D3:E3")
+    ws.merge_cells("A3:A4")
+    rows = [("Cereals", 0), ("Wheat", 1), ("Barley", 1), ("Oilseeds", 0), ("Canola", 1)]
+    values = [(10, 12, 7, 8), (6, 7, 4, 5), (4, 5, 3, 3), (5, 6, 2, 2), (5, 6, 2, 2)]
+    for (label, indent), v in zip(rows, values):
+        ws.append([label, *v])
+        ws.cell(ws.max_row, 1).alignment = Alignment(indent=indent)
+    ws.append([])
+    ws.append(["Source: a survey. NA = not available"])
+    notes = wb.create_sheet("About")
+    notes["A1"] = "Only text here"
+    wb.save(path)
+    return path
+
+
+def formula_xlsx(path: Path) -> Path:
+    """A workbook whose formula cells carry cached values, as Excel saves them."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["item", "price", "double"])
+    ws.append(["a", 2, "=B2*2"])
+    ws.append(["b", 5, "=B3*2"])
+    wb.save(path)
+    # openpyxl writes no cached values; add them as Excel would (<v> after <f>)
+    with zipfile.ZipFile(path) as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    sheet = files["xl/worksheets/sheet1.xml"].decode()
+    sheet = re.sub(r"<f>B(\d)\*2</f><v\s*/>|<f>B(\d)\*2</f>(<v></v>)?",
+                   lambda m: f"<f>B{m.group(1) or m.group(2)}*2</f><v>{2 * {'2': 2, '3': 5}[m.group(1) or m.group(2)]}</v>",
+                   sheet)
+    files["xl/worksheets/sheet1.xml"] = sheet.encode()
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+    return path
+
+
+def shop_sqlite(path: Path, names: dict[str, str] | None = None) -> Path:
+    """A two-table database with declared keys; `names` renames identifiers (umlauts, spaces, quotes)."""
+    n = {"kunde": "kunde", "bestellung": "bestellung", "kunden_id": "kunden_id", "größe": "größe"}
+    n.update(names or {})
+    q = lambda s: '"' + s.replace('"', '""') + '"'  # noqa: E731
+    con = sqlite3.connect(path)
+    con.executescript(f"""
+        CREATE TABLE {q(n['kunde'])} ({q(n['kunden_id'])} INTEGER PRIMARY KEY, name TEXT, {q(n['größe'])} REAL);
+        CREATE TABLE {q(n['bestellung'])} (id INTEGER PRIMARY KEY, {q(n['kunden_id'])} INTEGER,
+            betrag REAL, FOREIGN KEY ({q(n['kunden_id'])}) REFERENCES {q(n['kunde'])} ({q(n['kunden_id'])}));
+        INSERT INTO {q(n['kunde'])} VALUES (1, 'Ana', 1.6), (2, 'Bo', 1.8), (3, 'Cy', 1.7);
+        INSERT INTO {q(n['bestellung'])} VALUES (10, 1, 9.5), (11, 1, 3.0), (12, 3, 7.25);
+    """)
+    con.commit()
+    con.close()
+    return path

