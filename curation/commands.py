@@ -106,11 +106,11 @@ def workspace_summary(workspace: Workspace, examples: int = 5) -> dict[str, Any]
 
 def inspect_file(path: str) -> dict[str, Any]:
     from curation.database import Database
-    from curation.sources import EXTENSIONS, READERS, _file_unit
+    from curation.sources import EXTENSIONS, READERS, file_unit
     from curation.sources.errors import SourceError
     from pathlib import Path
 
-    unit = _file_unit(Path(path))
+    unit = file_unit(Path(path))
     if not unit.reader:
         raise SystemExit(f"{path}: unsupported file type (known: {', '.join(sorted(EXTENSIONS))})")
     skipped: list[dict] = []

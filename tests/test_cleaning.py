@@ -37,9 +37,7 @@ def test_numbers_count_as_their_text():
 
 
 def test_exactly_70_percent_empty_is_kept_and_more_is_dropped():
-    seventy = Table(name="t", body=pa.table({"a": [1, 2, 3, None, None, None, None, None, None, None],
-                                             "b": [1.0, 2.0, 3.0, 4.0, None, None, None, None, None, float("nan")]}))
-    # 7 + 6 = 13 of 20 empty = 65%; make it exactly 70% with blank text
+    # 7 + 7 = 14 of 20 cells empty (null, NaN, blank text): exactly 70%
     seventy = Table(name="t", body=pa.table({"a": ["1", "2", "3", "", " ", None, None, None, None, None],
                                              "b": [1.0, 2.0, 3.0, None, None, None, None, None, None, float("nan")]}))
     assert rule_empty(seventy, DEFAULT).score == pytest.approx(0.7)

@@ -65,7 +65,7 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
     if not path.exists():
         raise FileNotFoundError(f"source not found: {spec}")
     if path.is_file():
-        return [_file_unit(path)], []
+        return [file_unit(path)], []
     units, skipped = [], []
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -73,7 +73,7 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
             if name.startswith("."):
                 continue
             p = Path(root) / name
-            unit = _file_unit(p)
+            unit = file_unit(p)
             if unit.reader == "":
                 skipped.append({"path": str(p), "reason": f"unsupported file type {p.suffix or '(none)'}"})
             else:
@@ -83,7 +83,7 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
     return [u for u in units if u.path not in schemas], skipped
 
 
-def _file_unit(p: Path) -> Unit:
+def file_unit(p: Path) -> Unit:
     reader = EXTENSIONS.get(p.suffix.lower(), "")
     size = p.stat().st_size
     if reader == "sqlite" and p.parent.name == p.stem and p.parent.parent.name == "database":
