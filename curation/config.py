@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "sources", "clean", "pipeline"}
+KNOWN_SECTIONS = {"build", "sources", "clean", "generate", "pipeline"}
 
 
 def load_config(path: str | None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from curation.registry import Registry
 STAGES = Registry("stage", {
     "ingest": "curation.sources.ingest:IngestStage",
     "clean": "curation.cleaning.stage:CleanStage",
+    "rules": "generators.rules.stage:RulesStage",
 })
 
 EXECUTORS = Registry("executor", {

@@ -1,0 +1,90 @@
+"""Answer normalisation and comparison, shared by generation, `curate verify` and evaluation.
+
+A format rule (from the task taxonomy or a template) says how a computed value becomes a gold
+answer: `exact` (the value as stored), `round:N`, `int`, `bool`, `text`, or `list:<rule>`
+(the inner rule applied to every number inside a list).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from typing import Any
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready Python value: numpy scalars, decimals and dates become int/float/str."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):  # numpy's float64 too
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    item = getattr(value, "item", None)  # numpy scalars
+    if item is not None:
+        return plain(item())
+    return str(value)
+
+
+def format_answer(value: Any, rule: str) -> Any:
+    """Normalise a computed value by `rule`; None (no answer) stays None."""
+    value = plain(value)
+    if value is None:
+        return None
+    if rule.startswith("list:"):
+        inner = rule[5:]
+        items = value if isinstance(value, list) else [value]
+        return [format_answer(v, inner) if not isinstance(v, str) else v for v in items]
+    if isinstance(value, list):
+        return [format_answer(v, rule) for v in value]
+    if rule.startswith("round:"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return value
+        if isinstance(value, int):
+            return value
+        return round_number(value, int(rule[6:]))
+    if rule == "int":
+        return int(round(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    if rule == "bool":
+        return bool(value)
+    if rule == "text":
+        return value if isinstance(value, str) else str(value)
+    return value  # exact
+
+
+def round_number(value: float, decimals: int) -> float:
+    """Round half to even on the binary value (Python's `round`), with -0.0 written as 0.0."""
+    out = round(value, decimals)
+    return 0.0 if out == 0 else out
+
+
+def answers_match(gold: Any, computed: Any, rule: str) -> bool:
+    """Does a freshly computed raw value agree with a stored gold answer under `rule`?
+
+    Numbers under `round:N` match when the gold is a correct rounding of the computed value (so
+    two engines that differ in the last bits of a float still agree); under `exact` they match
+    to 1e-9 relative.
+    """
+    computed = plain(computed)
+    if isinstance(gold, list) or isinstance(computed, list):
+        if not (isinstance(gold, list) and isinstance(computed, list)) or len(gold) != len(computed):
+            return False
+        inner = rule[5:] if rule.startswith("list:") else rule
+        return all(answers_match(g, c, inner) for g, c in zip(gold, computed))
+    if isinstance(gold, bool) or isinstance(computed, bool):
+        return isinstance(gold, bool) and isinstance(computed, bool) and gold == computed
+    if isinstance(gold, (int, float)) and isinstance(computed, (int, float)):
+        scale = max(1.0, abs(float(computed)))
+        if rule.startswith("round:"):
+            return abs(float(gold) - float(computed)) <= 0.5 * 10 ** -int(rule[6:]) + 1e-9 * scale
+        if rule == "int":
+            return abs(float(gold) - float(computed)) <= 0.5
+        return abs(float(gold) - float(computed)) <= 1e-9 * scale
+    return gold == computed

@@ -1,0 +1,75 @@
+"""Programs that compute gold answers, and the one place that runs them.
+
+A Sample's `Program(kind, text, dialect)` runs against its tables' *data view*: the body without
+the rows that cleaning marked as summaries ("Total", "Average"). Kinds:
+
+- `sql`: DuckDB SQL. A single-table program reads the table `t`; `rowid` is the row's position
+  in the data view. External access (files, network) is switched off.
+- `chain`: a JSON list of atomic steps (filter, sort, head, select, aggregate, group, compare,
+  correlate, test, decide, combine), run by `curation.programs.chain`.
+- `metadata`: a JSON reference to a field of a table record (its caption, its column names).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from curation.registry import Registry
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+    from curation.sample import Program
+    from curation.table import Table
+
+PROGRAM_KINDS = Registry("program kind", {
+    "sql": "curation.programs.sql:SqlRunner",
+    "chain": "curation.programs.chain:ChainRunner",
+    "metadata": "curation.programs.metadata:MetadataRunner",
+})
+
+
+class ProgramError(Exception):
+    """A program that cannot run: unknown step, missing column, SQL error. Says which and why."""
+
+
+def data_view(table: "Table") -> "pa.Table":
+    """The rows a program sees: the body without summary rows."""
+    if not table.summary_rows:
+        return table.body
+    import numpy as np
+
+    keep = np.ones(table.n_rows, dtype=bool)
+    keep[[r for r in table.summary_rows if r < table.n_rows]] = False
+    return table.body.filter(keep)
+
+
+class ProgramRunner:
+    """Runs programs of every kind; keeps one runner per kind so connections are reused."""
+
+    def __init__(self) -> None:
+        self._runners: dict[str, Any] = {}
+
+    def run(self, program: "Program", tables: list["Table"]) -> Any:
+        if program.kind not in PROGRAM_KINDS:
+            raise ProgramError(f"unknown program kind {program.kind!r}")
+        runner = self._runners.get(program.kind)
+        if runner is None:
+            runner = self._runners[program.kind] = PROGRAM_KINDS.get(program.kind)()
+        return runner.run(program.text, tables)
+
+    def close(self) -> None:
+        for runner in self._runners.values():
+            close = getattr(runner, "close", None)
+            if close:
+                close()
+        self._runners.clear()
+
+
+def run_program(program: "Program", tables: list["Table"]) -> Any:
+    """Run one program once (for many, keep a ProgramRunner)."""
+    runner = ProgramRunner()
+    try:
+        return runner.run(program, tables)
+    finally:
+        runner.close()

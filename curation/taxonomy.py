@@ -1,0 +1,35 @@
+"""The task taxonomy, read from `taxonomy.toml`: every Sample's task is one of its keys."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+TAXONOMY_FILE = Path(__file__).with_name("taxonomy.toml")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    key: str
+    benchmark: str
+    skill: str
+    answer_type: str
+    metric: str
+    format: str  # the answer normalisation rule, see curation.answers
+    origin: str
+    description: str = ""
+
+
+@lru_cache(maxsize=1)
+def tasks() -> dict[str, Task]:
+    data = tomllib.loads(TAXONOMY_FILE.read_text())
+    return {key: Task(key=key, **entry) for key, entry in data["tasks"].items()}
+
+
+def task(key: str) -> Task:
+    try:
+        return tasks()[key]
+    except KeyError:
+        raise KeyError(f"unknown task {key!r}: tasks are the keys of {TAXONOMY_FILE.name}") from None

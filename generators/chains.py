@@ -1,0 +1,164 @@
+"""Reasoning chains for TReB's Advanced Data Analysis: atomic steps composed into programs.
+
+`compose_chain(shape, profile, rng, masks)` draws a type-correct chain of 3 or more steps
+(filter, sort, head, select, first, aggregate, compare, correlate, test, decide, combine) from
+the table's seeded generator, runs it with `curation.programs.chain`, and returns the steps,
+the slots its question template needs, and the answer. A chain whose answer would be ambiguous
+(a tie, an empty filter, an undefined statistic) comes back as the reason it was rejected.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from curation.answers import format_answer
+from curation.programs.chain import execute_chain
+from generators.rules.profile import Condition, TableProfile, show
+
+AGGS = ("mean", "sum", "median", "max", "min")
+AGG_WORDS = {"mean": "average", "sum": "total", "median": "median", "max": "maximum", "min": "minimum"}
+
+Chain = tuple[list[dict[str, Any]], dict[str, Any], Any]
+
+
+def _choice(rng: np.random.Generator, items: list[Any]) -> Any:
+    return items[int(rng.integers(len(items)))]
+
+
+def _condition(profile: TableProfile, rng: np.random.Generator, masks: Callable, avoid: tuple[str, ...] = ()) -> Condition | None:
+    singles = [g[0] for g in masks(1).groups if g[0].column not in avoid and g[0].mask.sum() >= 2]
+    return _choice(rng, singles) if singles else None
+
+
+def _filter(cond: Condition) -> dict[str, Any]:
+    return {"op": "filter", "where": [cond.triple()]}
+
+
+def _sorted_values(profile: TableProfile, cond: Condition, column: str, descending: bool) -> np.ndarray:
+    x = profile.frame[column].astype(np.float64)[cond.mask]
+    x = x[~np.isnan(x)]
+    return np.sort(x)[::-1] if descending else np.sort(x)
+
+
+def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, masks: Callable) -> Chain | str:
+    p = profile
+    if not p.numeric:
+        return "no_numeric_column"
+    column = _choice(rng, p.numeric)
+    cond = _condition(p, rng, masks, avoid=(column,))
+    if cond is None:
+        return "no_condition"
+    descending = bool(rng.random() < 0.5)
+    extreme = "highest" if descending else "lowest"
+    slots: dict[str, Any] = {"cond": cond.phrase(), "column": column, "extreme": extreme,
+                             "key_column": p.key or ""}
+
+    if shape == "retrieval":
+        if not p.key:
+            return "no_key_column"
+        values = _sorted_values(p, cond, column, descending)
+        if len(values) == 0:
+            return "empty_filter"
+        if len(values) > 1 and values[0] == values[1]:
+            return "tie"
+        steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending},
+                 {"op": "select", "column": p.key}, {"op": "first"}]
+        return steps, slots, execute_chain(steps, p.frame)
+
+    if shape == "fact_checking":
+        agg = _choice(rng, list(AGGS))
+        probe = [_filter(cond), {"op": "aggregate", "func": agg, "column": column}]
+        value = execute_chain(probe, p.frame)
+        if value is None:
+            return "empty_filter"
+        truth = bool(rng.random() < 0.5)
+        above = bool(rng.random() < 0.5)  # is the claim "greater than" or "less than"
+        delta = abs(value) * rng.uniform(0.05, 0.3) or 1.0
+        # "value > claim" is true when the claim lies below the value
+        claim = value - delta if above == truth else value + delta
+        claim = format_answer(float(claim), "round:2")
+        steps = probe + [{"op": "compare", "cmp": ">" if above else "<", "value": claim}]
+        slots.update(agg=AGG_WORDS[agg], relation="greater than" if above else "less than", claim=show(claim))
+        return steps, slots, execute_chain(steps, p.frame)
+
+    if shape == "operations":
+        others = [c for c in p.numeric if c != column] or [column]
+        target = _choice(rng, others)
+        values = _sorted_values(p, cond, column, descending)
+        k = int(rng.integers(2, 6))
+        if len(values) <= k:
+            return "too_few_rows"
+        if values[k - 1] == values[k]:
+            return "tie"
+        agg = _choice(rng, ["mean", "sum", "median", "max", "min"])
+        steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
+                 {"op": "aggregate", "func": agg, "column": target}]
+        answer = execute_chain(steps, p.frame)
+        if answer is None:
+            return "undefined"
+        slots.update(k=k, target=target, agg=AGG_WORDS[agg])
+        return steps, slots, answer
+
+    if shape == "correlation":
+        if len(p.numeric) < 2:
+            return "needs_two_measures"
+        other = _choice(rng, [c for c in p.numeric if c != column])
+        values = _sorted_values(p, cond, column, descending)
+        n = len(values) // 2 + len(values) % 2
+        if n < 5:
+            return "too_few_rows"
+        if n < len(values) and values[n - 1] == values[n]:
+            return "tie"
+        method = _choice(rng, ["pearson", "spearman"])
+        steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": n},
+                 {"op": "correlate", "x": column, "y": other, "method": method}]
+        answer = execute_chain(steps, p.frame)
+        if answer is None:
+            return "undefined"
+        slots.update(n=n, other=other, method="Pearson" if method == "pearson" else "Spearman")
+        return steps, slots, answer
+
+    if shape == "hypothesis":
+        cats = [c for c in p.categorical if c != cond.column]
+        if not cats:
+            return "no_grouping_column"
+        by = _choice(rng, cats)
+        keys = p.frame[by][cond.mask]
+        counts: dict[Any, int] = {}
+        for v in keys.tolist():
+            if v is not None:
+                counts[v] = counts.get(v, 0) + 1
+        groups = [v for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))) if n >= 3][:2]
+        if len(groups) < 2:
+            return "too_few_groups"
+        test = _choice(rng, ["ttest", "mannwhitney"])
+        steps = [_filter(cond), {"op": "test", "test": test, "column": column, "by": by, "groups": groups},
+                 {"op": "decide", "alpha": 0.05}]
+        answer = execute_chain(steps, p.frame)
+        if answer is None:
+            return "undefined"
+        slots.update(by=by, a=show(groups[0]), b=show(groups[1]),
+                     test="Welch's t-test" if test == "ttest" else "the Mann-Whitney U test", alpha="0.05")
+        return steps, slots, answer
+
+    if shape == "conditional":
+        second = _condition(p, rng, masks, avoid=(column,))
+        if second is None or second.triple() == cond.triple():
+            return "no_second_condition"
+        agg = _choice(rng, ["mean", "sum", "median", "max"])
+        func = _choice(rng, ["difference", "ratio", "percent_change"])
+        steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},
+                 {"op": "filter", "input": "t", "where": [second.triple()]},
+                 {"op": "aggregate", "func": agg, "column": column, "name": "b"},
+                 {"op": "combine", "func": func, "left": "a", "right": "b"}]
+        answer = execute_chain(steps, p.frame)
+        if answer is None:
+            return "undefined"
+        words = {"difference": "the difference (first minus second)", "ratio": "the ratio (first divided by second)",
+                 "percent_change": "the percentage change from the second to the first"}
+        slots.update(agg=AGG_WORDS[agg], second=second.phrase(), combine=words[func])
+        return steps, slots, answer
+
+    raise ValueError(f"unknown chain shape {shape!r}")

@@ -1,0 +1,1 @@
+"""Rule-based QA: declarative templates (templates/*.toml) answered in bulk by execution."""

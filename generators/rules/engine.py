@@ -1,0 +1,917 @@
+"""Rule-based generation for one table: every template's candidates, answered in bulk.
+
+A template (one TOML entry) names an *op* below and its parameters. The op enumerates the
+candidate questions the table allows, computes their answers together (one numpy pass over a
+matrix of conditions x columns, not one query per question), rejects the ambiguous ones with a
+counted reason, and emits up to `cap` of the rest, chosen by the table's seeded generator.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from curation.answers import format_answer, plain
+from curation.pipeline.rng import record_rng
+from curation.table import Table, flat_header
+from curation.taxonomy import task as taxonomy_task
+from generators.rules.emit import SampleColumns
+from generators.rules.profile import Condition, TableProfile, show
+from generators.rules.specs import spec_sql
+
+AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
+             "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
+             "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
+MAX_CONDITIONS = 24
+MAX_PAIRS = 16
+
+
+@dataclass
+class Template:
+    id: str
+    task: str
+    op: str
+    phrasings: list[str]
+    short: list[str]
+    cap: int
+    answer: str  # the normalisation rule
+    params: dict[str, Any]
+    family: str
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any], family: str) -> "Template":
+        entry = dict(entry)
+        known = {"id", "task", "op", "phrasings", "short", "cap", "answer"}
+        task = taxonomy_task(entry["task"])  # unknown task: a clear error at load time
+        return cls(id=entry["id"], task=entry["task"], op=entry["op"], phrasings=list(entry["phrasings"]),
+                   short=list(entry.get("short", [])), cap=int(entry.get("cap", 10)),
+                   answer=entry.get("answer", task.format),
+                   params={k: v for k, v in entry.items() if k not in known}, family=family)
+
+
+@dataclass
+class Stats:
+    candidates: dict[str, int] = field(default_factory=dict)
+    rejected: dict[str, dict[str, int]] = field(default_factory=dict)
+    emitted: dict[str, int] = field(default_factory=dict)
+
+
+class Context:
+    """What an op works with: the table's profile, its generator, the output and the counters."""
+
+    def __init__(self, profile: TableProfile, template: Template, seed: int, out: SampleColumns,
+                 derived: list[Table], stats: Stats, cap: int, specs: list | None) -> None:
+        self.profile = profile
+        self.template = template
+        self._rng: np.random.Generator | None = None
+        self.seed = seed
+        self.out = out
+        self.derived = derived
+        self.stats = stats
+        self.cap = cap
+        self.specs = specs  # when a list, every emitted spec is appended (benchmark baseline)
+        self.answer_type = taxonomy_task(template.task).answer_type
+        self._choices: list[list[int]] | None = None
+        self._n_emitted = 0
+        self._provenance = {"table": profile.table.name, "seed": str(seed), "format": template.answer}
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """Created on first use: most templates reject most tables before drawing anything."""
+        if self._rng is None:
+            self._rng = record_rng(self.seed, self.profile.table.id, self.template.id)
+        return self._rng
+
+    # -- counting ---------------------------------------------------------------------------
+    def considered(self, n: int) -> None:
+        self.stats.candidates[self.template.task] = self.stats.candidates.get(self.template.task, 0) + int(n)
+
+    def reject(self, reason: str, n: int = 1) -> None:
+        if n:
+            by = self.stats.rejected.setdefault(self.template.task, {})
+            by[reason] = by.get(reason, 0) + int(n)
+
+    def pick(self, valid: np.ndarray | list[int], cap: int | None = None) -> list[int]:
+        """Up to `cap` of the valid candidates, in the seeded generator's order."""
+        valid = np.asarray(valid)
+        cap = self.cap if cap is None else cap
+        if len(valid) <= cap:
+            return [int(i) for i in self.rng.permutation(valid)]
+        return [int(i) for i in valid[self.rng.choice(len(valid), size=cap, replace=False)]]
+
+    # -- output -----------------------------------------------------------------------------
+    def emit(self, slots: dict[str, Any], answer: Any, *, spec: dict[str, Any] | None = None,
+             program: tuple[str, str] | None = None, answer_type: str | None = None,
+             table_ids: tuple[str, ...] | None = None) -> None:
+        t = self.template
+        if self._choices is None:  # one draw per table and template, not two per sample
+            self._choices = self.rng.integers(0, 1 << 30, size=(self.cap * 3 + 8, 2)).tolist()
+        n = self._n_emitted
+        a, b = self._choices[n % len(self._choices)]
+        self._n_emitted += 1
+        question = t.phrasings[a % len(t.phrasings)].format(**slots)
+        short = t.short[b % len(t.short)].format(**slots) if t.short else ""
+        if program is None:
+            assert spec is not None
+            program = ("sql", spec_sql(spec))
+        self.out.add(task=t.task, template=t.id, question=question, question_short=short,
+                     answer=format_answer(answer, t.answer), answer_type=answer_type or self.answer_type,
+                     table_ids=table_ids or (self.profile.table.id,), kind=program[0], text=program[1],
+                     dialect="duckdb" if program[0] == "sql" else "",
+                     provenance=self._provenance)
+        self.stats.emitted[t.task] = self.stats.emitted.get(t.task, 0) + 1
+        if self.specs is not None and spec is not None:
+            self.specs.append((self.profile.table.id, spec, format_answer(answer, t.answer), t.answer))
+
+
+# ------------------------------------------------------------------------------ helpers
+
+def where_phrase(conds: Iterable[Condition], lead: str = " where ") -> str:
+    conds = list(conds)
+    return lead + " and ".join(c.phrase() for c in conds) if conds else ""
+
+
+def cond_slots(group: list[Condition]) -> dict[str, str]:
+    """{where}: " where a is 1 and b > 2" (or ""); {cond}: "a is 1 and b > 2"."""
+    return {"where": where_phrase(group), "cond": where_phrase(group, ""),
+            "among": where_phrase(group, " among the rows where ")}
+
+
+def value_type(profile: TableProfile, column: str) -> str:
+    return "number" if profile.frame[column].dtype.kind in "if" else "text"
+
+
+def is_integral_answer(profile: TableProfile, column: str | None, agg: str) -> bool:
+    return agg == "count" or (column is not None and profile.is_int(column) and agg in ("sum", "min", "max", "range"))
+
+
+class MaskSet:
+    """Row masks for a set of condition lists ([] = all rows), with aggregates cached per function."""
+
+    def __init__(self, profile: TableProfile, groups: list[list[Condition]]) -> None:
+        self.profile = profile
+        self.groups = groups
+        n = profile.n_rows
+        self.masks = np.array([np.logical_and.reduce([c.mask for c in g]) if g else np.ones(n, dtype=bool)
+                               for g in groups], dtype=bool).reshape(len(groups), n)
+        self._cache: dict[tuple, np.ndarray] = {}
+
+    @cached_property
+    def own(self) -> np.ndarray:
+        """(groups x numeric columns): True where a group's condition is on that very column."""
+        return np.array([[any(c.column == col for c in g) for col in self.profile.numeric] for g in self.groups],
+                        dtype=bool).reshape(len(self.groups), len(self.profile.numeric))
+
+    @property
+    def row_counts(self) -> np.ndarray:
+        return self.masks.sum(axis=1)
+
+    def values(self, agg: str, p: float | None = None) -> np.ndarray:
+        """(mask sets x numeric columns) of one aggregate, NaN where undefined."""
+        key = (agg, p)
+        if key in self._cache:
+            return self._cache[key]
+        X = self.profile.matrix
+        present = ~np.isnan(X)
+        m = self.masks.astype(np.float64)
+        count = m @ present.astype(np.float64)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if agg == "count":
+                out = count
+            elif agg in ("sum", "mean"):
+                total = m @ np.nan_to_num(X)
+                out = np.where(count > 0, total, np.nan) if agg == "sum" else total / count
+            else:
+                Y = np.where(self.masks[:, :, None], X[None, :, :], np.nan)
+                if agg == "min":
+                    out = np.nanmin(Y, axis=1)
+                elif agg == "max":
+                    out = np.nanmax(Y, axis=1)
+                elif agg == "range":
+                    out = np.nanmax(Y, axis=1) - np.nanmin(Y, axis=1)
+                elif agg == "median":
+                    out = np.nanmedian(Y, axis=1)
+                elif agg == "percentile":
+                    out = np.nanquantile(Y, p, axis=1)
+                elif agg in ("std", "var", "cv"):
+                    var = np.nanvar(Y, axis=1, ddof=1)
+                    var = np.where(count >= 2, var, np.nan)
+                    out = var if agg == "var" else np.sqrt(var)
+                    if agg == "cv":
+                        mean = np.nanmean(Y, axis=1)
+                        out = np.where(mean != 0, 100.0 * out / mean, np.nan)
+                elif agg in ("skewness", "kurtosis"):
+                    from curation.programs.chain import moments
+
+                    G, R, N = Y.shape
+                    out = moments(Y.transpose(0, 2, 1).reshape(G * N, R), agg).reshape(G, N)
+                else:
+                    raise ValueError(f"unknown aggregate {agg!r}")
+        self._cache[key] = out
+        return out
+
+
+def table_masks(profile: TableProfile, seed: int, which: int) -> MaskSet:
+    """0: all rows; 1: one condition each; 2: two conditions on different columns."""
+    cache = profile.__dict__.setdefault("_mask_sets", {})
+    if which in cache:
+        return cache[which]
+    rng = record_rng(seed, profile.table.id, "conditions")
+    singles = profile.conditions(rng, MAX_CONDITIONS)
+    if which == 0:
+        groups: list[list[Condition]] = [[]]
+    elif which == 1:
+        groups = [[c] for c in singles]
+    else:
+        pairs = [(a, b) for i, a in enumerate(singles) for b in singles[i + 1:] if a.column != b.column]
+        pairs = [p for p in pairs if (p[0].mask & p[1].mask).any()]
+        if len(pairs) > MAX_PAIRS:
+            pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), size=MAX_PAIRS, replace=False))]
+        groups = [list(p) for p in pairs]
+    cache[which] = MaskSet(profile, groups)
+    return cache[which]
+
+
+def rounding_tolerance(rule: str, claim: float) -> float:
+    decimals = int(rule[6:]) if rule.startswith("round:") else 9
+    return 0.5 * 10.0 ** -decimals * (1 + 1e-6) + 1e-9 * max(1.0, abs(claim))
+
+
+# ------------------------------------------------------------------------------ TU
+
+def op_lookup(ctx: Context) -> None:
+    p = ctx.profile
+    if not p.key:
+        return ctx.reject("no_key_column")
+    cols = [c for c in p.usable if c != p.key]
+    if not cols:
+        return ctx.reject("no_value_column")
+    present = np.column_stack([p.present(c) for c in cols])
+    ctx.considered(present.size)
+    ctx.reject("missing_value", int((~present).sum()))
+    for idx in ctx.pick(np.flatnonzero(present.ravel())):
+        r, j = divmod(idx, len(cols))
+        column, key = cols[j], p.keys[r]
+        spec = {"kind": "cell", "key": p.key, "key_value": key, "column": column}
+        ctx.emit({"key_column": p.key, "key": show(key), "column": column}, p.cell(r, column), spec=spec,
+                 answer_type=value_type(p, column))
+
+
+def _derived(ctx: Context, table: Table) -> Table:
+    ctx.derived.append(table)
+    return table
+
+
+def op_column_naming(ctx: Context) -> None:
+    p = ctx.profile
+    t = p.table
+    names = [c for c in t.columns if c != "rownames"]
+    ctx.considered(len(names))
+    if len(t.columns) < 2 or t.is_hierarchical:
+        return ctx.reject("too_few_or_nested_columns", len(names))
+    letters = [_letters(i) for i in range(len(t.columns))]
+    masked_names = [f"Column {x}" for x in letters]
+    masked = _derived(ctx, t.replace(name=t.name + " (headers hidden)",
+                                     body=t.body.rename_columns(masked_names),
+                                     header=flat_header(masked_names), caption=""))
+    for idx in ctx.pick(list(range(len(names)))):
+        column = names[idx]
+        i = t.columns.index(column)
+        program = ("metadata", json.dumps({"table": t.id, "field": "columns", "index": i}))
+        ctx.emit({"masked": masked_names[i], "all_masked": ", ".join(masked_names)}, column, program=program,
+                 table_ids=(masked.id,))
+
+
+def _letters(i: int) -> str:
+    out = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        out = chr(65 + r) + out
+    return out
+
+
+def op_title_naming(ctx: Context) -> None:
+    t = ctx.profile.table
+    ctx.considered(1)
+    if not t.caption.strip():
+        return ctx.reject("no_caption")
+    untitled = _derived(ctx, t.replace(name="untitled table", caption=""))
+    program = ("metadata", json.dumps({"table": t.id, "field": "caption"}))
+    ctx.emit({}, t.caption, program=program, table_ids=(untitled.id,))
+
+
+def _perturb_number(rng: np.random.Generator, value: float, integral: bool, rule: str) -> float:
+    step = rng.uniform(0.1, 0.5) * (1 if rng.random() < 0.5 else -1)
+    if integral:
+        return int(value + (1 if step > 0 else -1) * max(1, round(abs(value * step))))
+    claim = value * (1 + step) if value != 0 else step * 10
+    return format_answer(float(claim), rule)
+
+
+def op_fact(ctx: Context) -> None:
+    """True/false statements, half of each; false ones perturb the value or swap the condition.
+
+    Candidates are index tuples until picked: only the statements emitted are ever phrased.
+    """
+    p = ctx.profile
+    t = ctx.template
+    kind = t.params.get("statement", "aggregate")
+    rule = t.params.get("number_format", "round:2")
+    cands: list[tuple] = []
+    if kind == "aggregate":
+        aggs = t.params.get("aggs", ["mean", "sum", "median", "min", "max"])
+        for which in (0, 1):
+            ms = table_masks(p, ctx.seed, which)
+            ok = (ms.values("count") >= 2) & ~ms.own
+            ctx.reject("condition_on_same_column", int(ms.own.sum()) * len(aggs))
+            for a, agg in enumerate(aggs):
+                valid = ok & ~np.isnan(ms.values(agg))
+                ctx.reject("empty_or_undefined", int((~valid & ~ms.own).sum()))
+                cands += [(which, a, int(g), int(j)) for g, j in zip(*np.nonzero(valid))]
+    elif kind == "cell":
+        if not p.key:
+            return ctx.reject("no_key_column")
+        cols = [c for c in p.usable if c != p.key]
+        present = np.column_stack([p.present(c) for c in cols]) if cols else np.zeros((p.n_rows, 0), bool)
+        ctx.reject("missing_value", int((~present).sum()))
+        cands = [(int(r), int(j)) for r, j in zip(*np.nonzero(present))]
+    elif kind == "count":
+        for which in (1, 2):
+            cands += [(which, g) for g in range(len(table_masks(p, ctx.seed, which).groups))]
+    ctx.considered(len(cands))
+    for i, idx in enumerate(ctx.pick(list(range(len(cands))))):
+        truth = i % 2 == 0
+        alternatives: list[float] = []
+        if kind == "aggregate":
+            which, a, g, j = cands[idx]
+            ms = table_masks(p, ctx.seed, which)
+            agg, column, group = aggs[a], p.numeric[j], ms.groups[g]
+            values = ms.values(agg)
+            integral = is_integral_answer(p, column, agg)
+            value: Any = int(round(values[g, j])) if integral else float(values[g, j])
+            spec = {"kind": "aggregate", "agg": agg, "column": column, "where": [c.triple() for c in group]}
+            phrase = f"the {AGG_LABEL[agg]} of {column}{where_phrase(group)}"
+            if group and not truth:  # the same statement under another value of the condition's column
+                counts = ms.values("count")
+                alternatives = [float(values[h, j]) for h, other in enumerate(ms.groups)
+                                if h != g and other[0].column == group[0].column and counts[h, j] >= 2
+                                and not np.isnan(values[h, j])]
+        elif kind == "cell":
+            r, j = cands[idx]
+            column = cols[j]
+            value = p.cell(r, column)
+            integral = isinstance(value, int)
+            spec = {"kind": "cell", "key": p.key, "key_value": p.keys[r], "column": column}
+            phrase = f"the {column} of {show(p.keys[r])}"
+        else:
+            which, g = cands[idx]
+            ms = table_masks(p, ctx.seed, which)
+            group = ms.groups[g]
+            value, integral = int(ms.row_counts[g]), True
+            spec = {"kind": "aggregate", "agg": "count", "column": None, "where": [c.triple() for c in group]}
+            phrase = f"the number of rows{where_phrase(group)}"
+        claim = _claim(ctx, kind, spec, value, integral, truth, alternatives, rule)
+        if claim is None:
+            ctx.reject("no_false_variant")
+            continue
+        exact = integral or isinstance(claim, str) or kind == "cell"
+        fact = {"kind": "fact", "inner": spec, "claim": claim,
+                "tolerance": None if exact else rounding_tolerance(rule, float(claim))}
+        ctx.emit({"statement": f"{phrase} is {show(claim)}"}, truth, spec=fact)
+
+
+def _claim(ctx: Context, kind: str, spec: dict[str, Any], value: Any, integral: bool, truth: bool,
+           alternatives: list[float], rule: str) -> Any:
+    """The value a statement claims: the true one (rounded), or a clearly different one."""
+    if truth:
+        return value if (integral or kind == "cell") else format_answer(value, rule)
+    if isinstance(value, str):
+        column = spec["column"]
+        others = [v for v, _ in ctx.profile.categories(column) if v != value] if column in ctx.profile.categorical else []
+        return others[int(ctx.rng.integers(len(others)))] if others else None
+    inner_rule = "exact" if kind == "cell" else rule
+    if alternatives and ctx.rng.random() < 0.5:
+        w = alternatives[int(ctx.rng.integers(len(alternatives)))]
+        claim = int(round(w)) if integral else format_answer(w, rule)
+    else:
+        claim = _perturb_number(ctx.rng, value, integral or isinstance(value, int), rule)
+    if claim == value or abs(float(claim) - float(value)) <= 2 * rounding_tolerance(inner_rule, float(value)):
+        return None
+    return claim
+
+
+# ------------------------------------------------------------------------------ TBO
+
+def op_reverse_lookup(ctx: Context) -> None:
+    """Exact query: the row whose column holds a value found in no other row."""
+    p = ctx.profile
+    if not p.key:
+        return ctx.reject("no_key_column")
+    cands: list[tuple[int, str]] = []
+    for column in [c for c in p.usable if c != p.key]:
+        present = p.present(column)
+        values = p.frame[column]
+        codes = np.unique(values[present].astype(str) if values.dtype == object else values[present],
+                          return_inverse=True, return_counts=True)
+        once = codes[2][codes[1]] == 1
+        rows = np.flatnonzero(present)
+        ctx.considered(len(rows))
+        ctx.reject("value_not_unique", int((~once).sum()))
+        cands += [(int(r), column) for r in rows[once]]
+    for idx in ctx.pick(list(range(len(cands)))):
+        r, column = cands[idx]
+        value = p.cell(r, column)
+        spec = {"kind": "reverse", "key": p.key, "column": column, "value": value}
+        ctx.emit({"key_column": p.key, "column": column, "value": show(value)}, p.keys[r], spec=spec,
+                 answer_type=value_type(p, p.key))
+
+
+def _normalise(text: str) -> str:
+    return "".join(ch for ch in text if ch.isascii() and ch.isalnum()).lower()
+
+
+def op_fuzzy_lookup(ctx: Context) -> None:
+    """Fuzzy query: the row key written without its case, spaces and punctuation."""
+    p = ctx.profile
+    if not p.key or p.frame[p.key].dtype != object:
+        return ctx.reject("no_text_key")
+    norms = [_normalise(k) for k in p.keys]
+    counts: dict[str, int] = {}
+    for n in norms:
+        counts[n] = counts.get(n, 0) + 1
+    cols = [c for c in p.usable if c != p.key]
+    cands = []
+    for r, n in enumerate(norms):
+        if not n or counts[n] > 1:
+            ctx.reject("normalised_key_not_unique", len(cols))
+            continue
+        if n == p.keys[r]:
+            ctx.reject("key_already_normalised", len(cols))
+            continue
+        for column in cols:
+            if p.present(column)[r]:
+                cands.append((r, column))
+            else:
+                ctx.reject("missing_value")
+    ctx.considered(len(norms) * len(cols))
+    for idx in ctx.pick(list(range(len(cands)))):
+        r, column = cands[idx]
+        spec = {"kind": "fuzzy", "key": p.key, "norm": norms[r], "column": column}
+        ctx.emit({"key_column": p.key, "fuzzy": norms[r], "column": column}, p.cell(r, column), spec=spec,
+                 answer_type=value_type(p, column))
+
+
+def op_select(ctx: Context) -> None:
+    p = ctx.profile
+    if not p.key:
+        return ctx.reject("no_key_column")
+    ms = table_masks(p, ctx.seed, int(ctx.template.params.get("conditions", 1)))
+    counts = ms.row_counts
+    limit = int(ctx.template.params.get("max_rows", 10))
+    ctx.considered(len(counts))
+    ctx.reject("empty_filter", int((counts == 0).sum()))
+    ctx.reject("too_many_rows", int((counts > limit).sum()))
+    for g in ctx.pick(np.flatnonzero((counts > 0) & (counts <= limit))):
+        group = ms.groups[g]
+        rows = np.flatnonzero(ms.masks[g])
+        spec = {"kind": "select", "key": p.key, "where": [c.triple() for c in group]}
+        ctx.emit({"key_column": p.key, **cond_slots(group)}, [p.keys[r] for r in rows], spec=spec)
+
+
+# ------------------------------------------------------------------------------ TCO
+
+def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q: float | None = None):
+    p = ctx.profile
+    values = ms.values(agg, q)
+    counts = ms.masks.astype(np.float64) @ (~np.isnan(p.matrix)).astype(np.float64)
+    own = ms.own
+    ctx.considered(values.size)
+    ctx.reject("condition_on_same_column", int(own.sum()))
+    ctx.reject("empty_filter", int(((counts == 0) & ~own).sum()))
+    ctx.reject("too_few_rows", int(((counts > 0) & (counts < min_rows) & ~own).sum()))
+    bad = np.isnan(values) & (counts >= min_rows) & ~own
+    ctx.reject("undefined", int(bad.sum()))
+    valid = ~own & (counts >= min_rows) & ~np.isnan(values)
+    return values, np.flatnonzero(valid.ravel())
+
+
+def op_aggregate(ctx: Context) -> None:
+    p = ctx.profile
+    t = ctx.template
+    agg = t.params["agg"]
+    if not p.numeric:
+        return ctx.reject("no_numeric_column")
+    which = int(t.params.get("conditions", 0))
+    ms = table_masks(p, ctx.seed, which)
+    q = t.params.get("p")
+    values, valid = _aggregate_candidates(ctx, ms, agg, int(t.params.get("min_rows", 2)), q)
+    n_cols = len(p.numeric)
+    for idx in ctx.pick(valid):
+        g, j = divmod(idx, n_cols)
+        column, group = p.numeric[j], ms.groups[g]
+        v = values[g, j]
+        answer = int(round(v)) if is_integral_answer(p, column, agg) else float(v)
+        spec = {"kind": "aggregate", "agg": agg, "column": column, "where": [c.triple() for c in group]}
+        if q is not None:
+            spec["p"] = q
+        ctx.emit({"column": column, **cond_slots(group), "agg": AGG_LABEL[agg],
+                  "pct": show(int(q * 100)) if q is not None else ""}, answer, spec=spec)
+
+
+def op_count(ctx: Context) -> None:
+    p = ctx.profile
+    ms = table_masks(p, ctx.seed, int(ctx.template.params.get("conditions", 1)))
+    counts = ms.row_counts
+    ctx.considered(len(counts))
+    for g in ctx.pick(np.flatnonzero(counts >= 0)):
+        group = ms.groups[g]
+        spec = {"kind": "aggregate", "agg": "count", "column": None, "where": [c.triple() for c in group]}
+        ctx.emit(cond_slots(group), int(counts[g]), spec=spec)
+
+
+def op_argext(ctx: Context) -> None:
+    """Which row has the highest/lowest value (optionally among filtered rows); ties rejected."""
+    p = ctx.profile
+    t = ctx.template
+    if not p.key or not p.numeric:
+        return ctx.reject("no_key_or_numeric_column")
+    direction = t.params["direction"]
+    ms = table_masks(p, ctx.seed, int(t.params.get("conditions", 0)))
+    ext = ms.values("max" if direction == "max" else "min")
+    X = p.matrix
+    ties = np.einsum("gr,grc->gc", ms.masks.astype(np.int64),
+                     (X[None, :, :] == ext[:, None, :]).astype(np.int64))
+    own = ms.own
+    ctx.considered(ext.size)
+    ctx.reject("condition_on_same_column", int(own.sum()))
+    ctx.reject("empty_filter", int((np.isnan(ext) & ~own).sum()))
+    ctx.reject("tie", int(((ties > 1) & ~own).sum()))
+    valid = ~own & ~np.isnan(ext) & (ties == 1)
+    for idx in ctx.pick(np.flatnonzero(valid.ravel())):
+        g, j = divmod(idx, len(p.numeric))
+        column, group = p.numeric[j], ms.groups[g]
+        row = int(np.flatnonzero(ms.masks[g] & (X[:, j] == ext[g, j]))[0])
+        spec = {"kind": "argext", "key": p.key, "column": column, "direction": direction,
+                "where": [c.triple() for c in group]}
+        ctx.emit({"key_column": p.key, "column": column, **cond_slots(group)}, p.keys[row], spec=spec,
+                 answer_type=value_type(p, p.key))
+
+
+def op_rank(ctx: Context) -> None:
+    p = ctx.profile
+    if not p.key or not p.numeric:
+        return ctx.reject("no_key_or_numeric_column")
+    direction = ctx.template.params.get("direction", "max")
+    cands = []
+    for j, column in enumerate(p.numeric):
+        x = p.matrix[:, j]
+        present = ~np.isnan(x)
+        values, counts = np.unique(x[present], return_counts=True)
+        tied = np.isin(x, values[counts > 1])
+        ctx.considered(len(x))
+        ctx.reject("missing_value", int((~present).sum()))
+        ctx.reject("tie", int((present & tied).sum()))
+        cands += [(int(r), j) for r in np.flatnonzero(present & ~tied)]
+    for idx in ctx.pick(list(range(len(cands)))):
+        r, j = cands[idx]
+        x = p.matrix[:, j]
+        v = x[r]
+        rank = int(np.sum(x > v) + 1) if direction == "max" else int(np.sum(x < v) + 1)
+        spec = {"kind": "rank", "key": p.key, "key_value": p.keys[r], "column": p.numeric[j], "direction": direction}
+        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "column": p.numeric[j]}, rank, spec=spec)
+
+
+def op_topk(ctx: Context) -> None:
+    p = ctx.profile
+    t = ctx.template
+    if not p.key or not p.numeric:
+        return ctx.reject("no_key_or_numeric_column")
+    direction = t.params.get("direction", "max")
+    cands = []
+    for k in t.params.get("k", [3, 5]):
+        for j in range(len(p.numeric)):
+            ctx.considered(1)
+            x = p.matrix[:, j]
+            rows = np.flatnonzero(~np.isnan(x))
+            if len(rows) <= k:
+                ctx.reject("too_few_rows")
+                continue
+            order = rows[np.argsort(-x[rows] if direction == "max" else x[rows], kind="stable")]
+            top = x[order[:k + 1]]
+            if len(np.unique(top)) < k + 1:
+                ctx.reject("tie")
+                continue
+            cands.append((k, j, order[:k]))
+    for idx in ctx.pick(list(range(len(cands)))):
+        k, j, rows = cands[idx]
+        spec = {"kind": "topk", "key": p.key, "column": p.numeric[j], "direction": direction, "k": k}
+        ctx.emit({"key_column": p.key, "column": p.numeric[j], "k": k}, [p.keys[r] for r in rows], spec=spec)
+
+
+def op_group_extreme(ctx: Context) -> None:
+    """Which category has the highest/lowest aggregate of a measure; ties rejected."""
+    from curation.programs.chain import aggregate
+
+    p = ctx.profile
+    t = ctx.template
+    agg, direction = t.params.get("agg", "mean"), t.params.get("direction", "max")
+    cands = []
+    for by in p.categorical:
+        groups = [v for v, _ in p.categories(by)]
+        keys = p.frame[by]
+        for j, column in enumerate(p.numeric):
+            if column == by:
+                continue
+            ctx.considered(1)
+            results = []
+            for g in groups:
+                r = aggregate(p.matrix[:, j][keys == g], agg)
+                if r is not None:
+                    results.append((r, g))
+            if len(results) < 2:
+                ctx.reject("too_few_groups")
+                continue
+            results.sort(key=lambda x: x[0], reverse=direction == "max")
+            if results[0][0] == results[1][0]:
+                ctx.reject("tie")
+                continue
+            cands.append((by, column, results[0][1]))
+    for idx in ctx.pick(list(range(len(cands)))):
+        by, column, winner = cands[idx]
+        spec = {"kind": "group_extreme", "by": by, "column": column, "agg": agg, "direction": direction}
+        ctx.emit({"by": by, "column": column, "agg": AGG_LABEL[agg]}, plain(winner), spec=spec,
+                 answer_type=value_type(p, by))
+
+
+def op_compare_rows(ctx: Context) -> None:
+    p = ctx.profile
+    func = ctx.template.params.get("func", "difference")
+    if not p.key or not p.numeric or p.n_rows < 2:
+        return ctx.reject("no_key_or_numeric_column")
+    X = p.matrix
+    tries = min(3 * ctx.cap, p.n_rows * (p.n_rows - 1) * len(p.numeric))
+    seen = set()
+    cands = []
+    for _ in range(tries):
+        a, b = (int(x) for x in ctx.rng.choice(p.n_rows, size=2, replace=False))
+        j = int(ctx.rng.integers(len(p.numeric)))
+        if (a, b, j) in seen:
+            continue
+        seen.add((a, b, j))
+        ctx.considered(1)
+        if np.isnan(X[a, j]) or np.isnan(X[b, j]):
+            ctx.reject("missing_value")
+        elif func == "ratio" and X[b, j] == 0:
+            ctx.reject("division_by_zero")
+        else:
+            cands.append((a, b, j))
+        if len(cands) == ctx.cap:
+            break
+    for a, b, j in cands:
+        column = p.numeric[j]
+        va, vb = p.cell(a, column), p.cell(b, column)
+        value = va - vb if func == "difference" else va / vb
+        spec = {"kind": "compare_rows", "key": p.key, "a": p.keys[a], "b": p.keys[b], "column": column, "func": func}
+        ctx.emit({"key_column": p.key, "a": show(p.keys[a]), "b": show(p.keys[b]), "column": column}, value, spec=spec)
+
+
+# ------------------------------------------------------------------------------ TCO: domain formulas
+
+def op_share(ctx: Context) -> None:
+    p = ctx.profile
+    if not p.key:
+        return ctx.reject("no_key_column")
+    cands = []
+    for j, column in enumerate(p.numeric):
+        x = p.matrix[:, j]
+        ctx.considered(len(x))
+        if np.isnan(x).any() or (x < 0).any() or x.sum() <= 0:
+            ctx.reject("not_a_positive_complete_column", len(x))
+            continue
+        cands += [(r, j) for r in range(len(x))]
+    for idx in ctx.pick(list(range(len(cands)))):
+        r, j = cands[idx]
+        x = p.matrix[:, j]
+        spec = {"kind": "share", "key": p.key, "key_value": p.keys[r], "column": p.numeric[j]}
+        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "column": p.numeric[j]},
+                 100.0 * x[r] / x.sum(), spec=spec)
+
+
+def op_growth(ctx: Context) -> None:
+    """Percent change or compound annual growth between two years (the formula is in the question)."""
+    p = ctx.profile
+    kind = ctx.template.params.get("formula", "growth")
+    if not p.time or not p.numeric:
+        return ctx.reject("no_time_axis")
+    times = p.frame[p.time].astype(np.float64)
+    cands = []
+    n = p.n_rows
+    for _ in range(3 * ctx.cap):
+        a, b = sorted(int(x) for x in ctx.rng.choice(n, size=2, replace=False))
+        if times[a] > times[b]:
+            a, b = b, a
+        j = int(ctx.rng.integers(len(p.numeric)))
+        ctx.considered(1)
+        va, vb = p.matrix[a, j], p.matrix[b, j]
+        if np.isnan(va) or np.isnan(vb) or va == 0 or (kind == "cagr" and (va <= 0 or vb <= 0)):
+            ctx.reject("undefined")
+            continue
+        if (a, b, j) not in {(c[0], c[1], c[2]) for c in cands}:
+            cands.append((a, b, j))
+        if len(cands) == ctx.cap:
+            break
+    for a, b, j in cands:
+        t1, t2 = p.cell(a, p.time), p.cell(b, p.time)
+        if isinstance(t1, float):
+            t1, t2 = int(t1), int(t2)
+        va, vb = p.matrix[a, j], p.matrix[b, j]
+        value = 100.0 * (vb - va) / va if kind == "growth" else 100.0 * ((vb / va) ** (1.0 / (t2 - t1)) - 1)
+        spec = {"kind": kind, "time": p.time, "t1": t1, "t2": t2, "column": p.numeric[j]}
+        ctx.emit({"time": p.time, "t1": t1, "t2": t2, "column": p.numeric[j], "years": t2 - t1}, value, spec=spec)
+
+
+def op_row_ratio(ctx: Context) -> None:
+    """A per-unit ratio of two measures in one row ("hp per wt")."""
+    p = ctx.profile
+    if not p.key or len(p.numeric) < 2:
+        return ctx.reject("needs_key_and_two_measures")
+    X = p.matrix
+    n = len(p.numeric)
+    ok = ~np.isnan(X)[:, :, None] & ~np.isnan(X)[:, None, :] & (X[:, None, :] != 0) & ~np.eye(n, dtype=bool)[None]
+    ctx.considered(p.n_rows * n * (n - 1))
+    ctx.reject("undefined", int(p.n_rows * n * (n - 1) - ok.sum()))
+    flat = np.flatnonzero(ok.ravel())
+    cands = [(int(i // (n * n)), int(i // n % n), int(i % n)) for i in ctx.pick(flat)]
+    for r, a, b in cands:
+        num, den = p.numeric[a], p.numeric[b]
+        spec = {"kind": "row_ratio", "key": p.key, "key_value": p.keys[r], "num": num, "den": den}
+        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "num": num, "den": den}, X[r, a] / X[r, b], spec=spec)
+
+
+# ------------------------------------------------------------------------------ DA
+
+def op_outliers(ctx: Context) -> None:
+    """Inject 1-3 outliers into a copy of a measure; gold: the rows beyond the stated IQR fence."""
+    import pyarrow as pa
+
+    p = ctx.profile
+    t = p.table
+    fence = float(ctx.template.params.get("fence", 3.0))
+    if not p.key or t.summary_rows:
+        return ctx.reject("no_key_column")
+    cands = []
+    for j, column in enumerate(p.numeric):
+        x = p.matrix[:, j]
+        ctx.considered(1)
+        present = x[~np.isnan(x)]
+        if len(present) < 8:
+            ctx.reject("too_few_rows")
+            continue
+        q1, q3 = np.quantile(present, [0.25, 0.75])
+        if q3 - q1 <= 0:
+            ctx.reject("no_spread")
+            continue
+        cands.append(j)
+    for j in ctx.pick(cands):
+        column = p.numeric[j]
+        x = p.matrix[:, j].copy()
+        q1, q3 = np.quantile(x[~np.isnan(x)], [0.25, 0.75])
+        iqr = q3 - q1
+        rows = ctx.rng.choice(np.flatnonzero(~np.isnan(x)), size=int(ctx.rng.integers(1, 4)), replace=False)
+        for r in rows:
+            jump = (fence + 3 + 5 * ctx.rng.random()) * iqr
+            x[r] = q3 + jump if ctx.rng.random() < 0.5 or q1 - jump < 0 <= np.nanmin(x) else q1 - jump
+        integral = p.is_int(column)
+        if integral:
+            x = np.round(x)
+        i = t.columns.index(column)
+        original = t.body.column(i)
+        new = pa.array(x.astype(np.int64) if integral and not np.isnan(x).any() else x,
+                       type=original.type if integral and not np.isnan(x).any() else pa.float64(),
+                       mask=np.isnan(x))
+        changed = _derived(ctx, t.replace(name=t.name, body=t.body.set_column(i, column, new)))
+        q1n, q3n = np.quantile(x[~np.isnan(x)], [0.25, 0.75])
+        outside = (x < q1n - fence * (q3n - q1n)) | (x > q3n + fence * (q3n - q1n))
+        if not outside.any():  # the injected values moved the quartiles too far
+            ctx.derived.pop()
+            ctx.reject("no_anomaly")
+            continue
+        spec = {"kind": "outliers", "key": p.key, "column": column, "fence": fence}
+        ctx.emit({"key_column": p.key, "column": column, "fence": show(fence)},
+                 [p.keys[r] for r in np.flatnonzero(outside)], spec=spec, table_ids=(changed.id,))
+
+
+def op_correlation(ctx: Context) -> None:
+    from curation.programs.chain import correlate
+
+    p = ctx.profile
+    method = ctx.template.params.get("method", "pearson")
+    pairs = [(a, b) for a in range(len(p.numeric)) for b in range(a + 1, len(p.numeric))]
+    ctx.considered(len(pairs))
+    cands = []
+    for a, b in pairs:
+        x, y = p.matrix[:, a], p.matrix[:, b]
+        if (~np.isnan(x) & ~np.isnan(y)).sum() < 5:
+            ctx.reject("too_few_rows")
+            continue
+        cands.append((a, b))
+    for idx in ctx.pick(list(range(len(cands)))):
+        a, b = cands[idx]
+        value = correlate(p.matrix[:, a], p.matrix[:, b], method)
+        if value is None:
+            ctx.reject("undefined")
+            continue
+        spec = {"kind": "corr", "x": p.numeric[a], "y": p.numeric[b], "method": method}
+        ctx.emit({"x": p.numeric[a], "y": p.numeric[b]}, value, spec=spec)
+
+
+def _two_groups(p: TableProfile, by: str, min_size: int = 3) -> list[Any] | None:
+    groups = [v for v, n in p.categories(by) if n >= min_size]
+    return groups[:2] if len(groups) >= 2 else None
+
+
+def op_test(ctx: Context) -> None:
+    """A hypothesis or distribution test, run by its chain program: [statistic, p-value, decision]."""
+    from curation.programs.chain import execute_chain
+
+    p = ctx.profile
+    t = ctx.template
+    test = t.params["test"]
+    alpha = float(t.params.get("alpha", 0.05))
+    steps_list = []
+    if test in ("ttest", "mannwhitney", "ks"):
+        for by in p.categorical:
+            groups = _two_groups(p, by)
+            for column in p.numeric:
+                ctx.considered(1)
+                if groups is None or column == by:
+                    ctx.reject("too_few_groups")
+                    continue
+                steps_list.append(({"column": column, "by": by, "a": show(groups[0]), "b": show(groups[1])},
+                                   {"op": "test", "test": test, "column": column, "by": by, "groups": groups}))
+    elif test == "chi2":
+        for i, x in enumerate(p.categorical):
+            for y in p.categorical[i + 1:]:
+                ctx.considered(1)
+                steps_list.append(({"x": x, "y": y}, {"op": "test", "test": "chi2", "x": x, "y": y}))
+    elif test == "shapiro":
+        for column in p.numeric:
+            ctx.considered(1)
+            if (~np.isnan(p.matrix[:, p.numeric.index(column)])).sum() < 8:
+                ctx.reject("too_few_rows")
+                continue
+            steps_list.append(({"column": column}, {"op": "test", "test": "shapiro", "column": column}))
+    for idx in ctx.pick(list(range(len(steps_list)))):
+        slots, step = steps_list[idx]
+        steps = [step, {"op": "decide", "alpha": alpha}]
+        value = execute_chain(steps, p.frame)
+        if value is None:
+            ctx.reject("undefined")
+            continue
+        ctx.emit({**slots, "alpha": show(alpha)}, value, program=("chain", json.dumps(steps, ensure_ascii=False)))
+
+
+def op_chain(ctx: Context) -> None:
+    from generators.chains import compose_chain
+
+    p = ctx.profile
+    shape = ctx.template.params["shape"]
+    ctx.considered(ctx.cap)
+    made = 0
+    for attempt in range(3 * ctx.cap):
+        result = compose_chain(shape, p, ctx.rng, lambda which: table_masks(p, ctx.seed, which))
+        if isinstance(result, str):
+            ctx.reject(result)
+            continue
+        steps, slots, answer = result
+        ctx.emit(slots, answer, program=("chain", json.dumps(steps, ensure_ascii=False)))
+        made += 1
+        if made == ctx.cap:
+            break
+
+
+OPS: dict[str, Callable[[Context], None]] = {
+    "lookup": op_lookup, "column_naming": op_column_naming, "title_naming": op_title_naming, "fact": op_fact,
+    "reverse_lookup": op_reverse_lookup, "fuzzy_lookup": op_fuzzy_lookup, "select": op_select,
+    "aggregate": op_aggregate, "count": op_count, "argext": op_argext, "rank": op_rank, "topk": op_topk,
+    "group_extreme": op_group_extreme, "compare_rows": op_compare_rows, "share": op_share,
+    "growth": op_growth, "row_ratio": op_row_ratio, "outliers": op_outliers, "correlation": op_correlation,
+    "test": op_test, "chain": op_chain,
+}
+
+
+def generate_for_table(table: Table, templates: list[Template], seed: int, out: SampleColumns,
+                       derived: list[Table], stats: Stats, scale: float = 1.0,
+                       specs: list | None = None) -> None:
+    """Every template over one table. Deterministic in (table, templates, seed): order never matters."""
+    profile = TableProfile(table)
+    for template in templates:
+        cap = max(1, int(round(template.cap * scale)))
+        OPS[template.op](Context(profile, template, seed, out, derived, stats, cap, specs))

@@ -1,0 +1,121 @@
+"""The `rules` stage: every template over every cleaned table, in parts of similar weight."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
+from curation.hashing import content_hash
+from curation.pipeline.stage import Plan, Stage, merge_counts
+from curation.pipeline.store import Dataset
+
+TARGET_PARTS = 24  # enough parts to keep every core busy, few enough to keep files large
+DEFAULTS: dict[str, Any] = {"seed": 0, "scale": 1.0, "templates": [], "exclude": [], "caps": {}}
+KNOWN = set(DEFAULTS)
+
+
+def settings(config: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(config) - KNOWN)
+    if unknown:
+        raise ValueError(f"[generate.rules]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN))}")
+    out = {**DEFAULTS, **config}
+    if not isinstance(out["seed"], int) or isinstance(out["seed"], bool):
+        raise ValueError(f"[generate.rules] seed must be an integer, got {out['seed']!r}")
+    if not isinstance(out["scale"], (int, float)) or out["scale"] <= 0:
+        raise ValueError(f"[generate.rules] scale must be a positive number, got {out['scale']!r}")
+    return out
+
+
+class RulesStage(Stage):
+    name = "rules"
+    version = "1"
+    outputs = ("samples", "tables")
+
+    def fingerprint(self, config: dict[str, Any]) -> Any:
+        from curation.taxonomy import TAXONOMY_FILE
+        from generators.rules.catalog import catalog_fingerprint
+
+        code = [Path(__file__).with_name(n).read_bytes().decode() for n in ("engine.py", "profile.py", "specs.py")]
+        chains = (Path(__file__).parent.parent / "chains.py").read_text()
+        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains)
+
+    def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
+        from generators.rules.catalog import load_templates
+
+        s = settings(config)
+        load_templates(only=s["templates"] or None, exclude=s["exclude"], caps=s["caps"])  # fail early
+        entries = []
+        for dataset in inputs:
+            for path in dataset.files("tables"):
+                meta = pq.read_table(path, columns=["n_rows", "n_cols"])
+                for row, (r, c) in enumerate(zip(meta.column("n_rows").to_pylist(), meta.column("n_cols").to_pylist())):
+                    entries.append((str(path), row, float(max(1, r) * max(1, c))))
+        total = sum(w for *_, w in entries) or 1.0
+        per_part = total / TARGET_PARTS
+        tasks, weights = [], []
+        current: dict[str, Any] | None = None
+        weight = 0.0
+        for path, row, w in entries:
+            if current is None or current["file"] != path or weight >= per_part:
+                current = {"file": path, "start": row, "stop": row}
+                tasks.append(current)
+                weights.append(0.0)
+                weight = 0.0
+            current["stop"] = row + 1
+            weight += w
+            weights[-1] += w
+        return Plan(tasks=tasks, weights=weights)
+
+    def run_part(self, task: dict[str, Any], shared: dict[str, Any], config: dict[str, Any]):
+        from generators.rules.catalog import load_templates
+        from generators.rules.emit import SampleColumns
+        from generators.rules.engine import Stats, generate_for_table
+
+        s = settings(config)
+        templates = load_templates(only=s["templates"] or None, exclude=s["exclude"], caps=s["caps"])
+        data = pq.read_table(task["file"]).slice(task["start"], task["stop"] - task["start"])
+        out = SampleColumns()
+        derived: list = []
+        stats = Stats()
+        failed: list[dict[str, str]] = []
+        started = time.perf_counter()
+        n_tables = 0
+        for table in tables_from_arrow(data):
+            n_tables += 1
+            before = (len(out), len(derived))
+            try:
+                generate_for_table(table, templates, s["seed"], out, derived, stats, s["scale"])
+            except Exception as e:  # noqa: BLE001 - one bad table must not stop the corpus
+                _truncate(out, before[0])
+                del derived[before[1]:]
+                failed.append({"table": table.name, "error": f"{type(e).__name__}: {e}"})
+        samples = out.to_arrow() if len(out) else SAMPLE_SCHEMA.empty_table()
+        tables = tables_to_arrow(_unique(derived)) if derived else TABLE_SCHEMA.empty_table()
+        summary = {"tables": n_tables, "samples": len(out), "derived_tables": tables.num_rows,
+                   "by_task": stats.emitted, "candidates": stats.candidates, "rejected": stats.rejected,
+                   "failed": failed, "generate_seconds": time.perf_counter() - started}
+        return {"samples": samples, "tables": tables}, summary
+
+    def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+        report = merge_counts(summaries)
+        report["settings"] = settings(config)
+        return report
+
+
+def _unique(tables: list) -> list:
+    seen, out = set(), []
+    for t in tables:
+        if t.id not in seen:
+            seen.add(t.id)
+            out.append(t)
+    return out
+
+
+def _truncate(out: Any, n: int) -> None:
+    for column in out.columns.values():
+        del column[n:]

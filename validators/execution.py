@@ -1,0 +1,138 @@
+"""Execution checks: re-run every stored program and compare with the stored gold answer.
+
+This is `curate verify`. Programs run through `curation.programs` (DuckDB for SQL, the chain
+interpreter for reasoning chains), independently of the bulk code that generated the answers,
+so agreement over a whole corpus is evidence that both are right.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+SAMPLES_PER_TASK = 20_000
+MAX_REPORTED = 50
+_TABLE_CACHE: dict[str, Any] = {}  # per process: tables files are read once, not once per task
+
+
+def _table_index(files: list[str]) -> dict[str, tuple[str, int]]:
+    """Table id -> (file, row). Files come in pipeline order and a later one wins: cleaning keeps a
+    table's id but adds the marks (summary rows) that decide what its programs see."""
+    index: dict[str, tuple[str, int]] = {}
+    for path in files:
+        for row, table_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
+            index[table_id] = (path, row)
+    return index
+
+
+def _load_tables(path: str) -> Any:
+    if path not in _TABLE_CACHE:
+        if len(_TABLE_CACHE) > 8:
+            _TABLE_CACHE.clear()
+        _TABLE_CACHE[path] = pq.read_table(path)
+    return _TABLE_CACHE[path]
+
+
+def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[str, int]],
+                fraction: float) -> dict[str, Any]:
+    """Re-run the programs of samples[start:stop] of one file (a worker task)."""
+    from curation.answers import answers_match
+    from curation.arrow_io import tables_from_arrow
+    from curation.programs import ProgramError, ProgramRunner
+    from curation.sample import Program
+    from curation.taxonomy import tasks
+
+    columns = ["id", "task", "template", "answer", "table_ids", "program", "provenance"]
+    data = pq.read_table(sample_file, columns=columns).slice(start, stop - start).to_pylist()
+    runner = ProgramRunner()
+    tables: dict[str, Any] = {}
+    formats = {k: t.format for k, t in tasks().items()}
+    out: dict[str, Any] = {"checked": 0, "matched": 0, "skipped": 0, "no_program": 0, "by_task": {},
+                           "mismatches": [], "errors": [], "mismatch_count": 0, "error_count": 0}
+
+    def table(table_id: str) -> Any:
+        if table_id not in tables:
+            if table_id not in index:
+                raise ProgramError(f"table {table_id} is not in the workspace or release")
+            path, row = index[table_id]
+            if len(tables) > 64:
+                tables.clear()
+            tables[table_id] = next(tables_from_arrow(_load_tables(path).slice(row, 1)))
+        return tables[table_id]
+
+    try:
+        for row in data:
+            if fraction < 1.0 and int(row["id"][-8:], 16) / 0xFFFFFFFF >= fraction:
+                out["skipped"] += 1
+                continue
+            if row["program"] is None:
+                out["no_program"] += 1
+                continue
+            program = Program(**row["program"])
+            provenance = dict(row["provenance"])
+            rule = provenance.get("format") or formats.get(row["task"], "exact")
+            gold = json.loads(row["answer"])
+            task_counts = out["by_task"].setdefault(row["task"], {"checked": 0, "mismatched": 0, "errors": 0})
+            out["checked"] += 1
+            task_counts["checked"] += 1
+            ids = list(row["table_ids"])
+            if program.kind == "metadata":
+                ids.append(json.loads(program.text).get("table", ""))
+            try:
+                computed = runner.run(program, [table(i) for i in ids])
+            except ProgramError as e:
+                out["error_count"] += 1
+                task_counts["errors"] += 1
+                if len(out["errors"]) < MAX_REPORTED:
+                    out["errors"].append({"id": row["id"], "task": row["task"], "template": row["template"],
+                                          "error": str(e)})
+                continue
+            if answers_match(gold, computed, rule):
+                out["matched"] += 1
+            else:
+                out["mismatch_count"] += 1
+                task_counts["mismatched"] += 1
+                if len(out["mismatches"]) < MAX_REPORTED:
+                    out["mismatches"].append({"id": row["id"], "task": row["task"], "template": row["template"],
+                                              "stored": gold, "computed": computed, "format": rule,
+                                              "program": program.text})
+    finally:
+        runner.close()
+    return out
+
+
+def verify(sample_files: list[str], table_files: list[str], executor: Any = None, fraction: float = 1.0,
+           progress: Any = None) -> dict[str, Any]:
+    from curation.pipeline.executor import LocalExecutor
+    from curation.pipeline.stage import merge_counts
+
+    started = time.perf_counter()
+    index = _table_index(table_files)
+    calls = []
+    for path in sample_files:
+        n = pq.ParquetFile(path).metadata.num_rows
+        for start in range(0, n, SAMPLES_PER_TASK):
+            calls.append((path, start, min(n, start + SAMPLES_PER_TASK), index, fraction))
+    advance = progress("verify", float(len(calls))) if progress else (lambda n: None)
+    results = []
+    for result in (executor or LocalExecutor()).map_unordered(verify_part, calls):
+        results.append(result)
+        advance(1.0)
+    mismatches = [m for r in results for m in r.pop("mismatches")][:MAX_REPORTED]
+    errors = [e for r in results for e in r.pop("errors")][:MAX_REPORTED]
+    report = merge_counts(results) if results else {"checked": 0, "matched": 0, "mismatch_count": 0, "error_count": 0}
+    report.update(mismatches=sorted(mismatches, key=lambda m: m["id"]), errors=sorted(errors, key=lambda e: e["id"]),
+                  sample_files=len(sample_files), seconds=time.perf_counter() - started)
+    report["ok"] = report.get("mismatch_count", 0) == 0 and report.get("error_count", 0) == 0
+    return report
+
+
+def files_of(path: Path) -> tuple[list[str], list[str]]:
+    """Sample and table files under a release folder (any depth)."""
+    samples = sorted(str(p) for p in path.rglob("*.parquet") if "sample" in p.name)
+    tables = sorted(str(p) for p in path.rglob("*.parquet") if "table" in p.name)
+    return samples, tables
