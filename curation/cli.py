@@ -281,6 +281,9 @@ def _render_show(summary: dict[str, Any]) -> None:
         if stage["database_names"]:
             console.print("databases: " + ", ".join(stage["database_names"][:15])
                           + (" ..." if len(stage["database_names"]) > 15 else ""), highlight=False)
+    if summary.get("samples"):
+        console.print(f"samples: {summary['samples']:,} (" + ", ".join(
+            f"{task} {n:,}" for task, n in summary["samples_by_task"].items()) + ")", highlight=False)
 
 
 def _render_inspect(result: dict[str, Any]) -> None:

@@ -101,7 +101,13 @@ def workspace_summary(workspace: Workspace, examples: int = 5) -> dict[str, Any]
         if report:
             entry["clean"] = {k: report[k] for k in ("tables_in", "kept", "dropped", "dropped_by") if k in report}
         stages.append(entry)
-    return {"workspace": str(workspace.root), "stages": stages}
+    samples = [str(p) for stage in SAMPLE_STAGES for d in workspace.current(stage) for p in d.files("samples")]
+    by_task: dict[str, int] = {}
+    if samples:
+        rel = con.read_parquet(samples)  # noqa: F841
+        by_task = dict(con.execute("SELECT task, count(*) FROM rel GROUP BY 1 ORDER BY 1").fetchall())
+    return {"workspace": str(workspace.root), "stages": stages, "samples": sum(by_task.values()),
+            "samples_by_task": by_task}
 
 
 def inspect_file(path: str) -> dict[str, Any]:

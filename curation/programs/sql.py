@@ -24,6 +24,8 @@ def quote_literal(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return f"'{value}'::DOUBLE"
         text = repr(value)  # shortest round-trip form; an exponent makes DuckDB read a DOUBLE
         return text if "e" in text else text + "e0"
     return "'" + str(value).replace("'", "''") + "'"

@@ -59,6 +59,9 @@ class TableProfile:
         self.frame: Frame = frame_from_arrow(self.view)
         self.n_rows = self.view.num_rows
         excluded = set(table.summary_columns) | set(table.empty_columns) | set(table.constant_columns)
+        # SQL identifiers ignore case: "IOD" and "iod" cannot both be named in a program
+        folded = [c.casefold() for c in table.columns]
+        excluded |= {i for i, f in enumerate(folded) if folded.count(f) > 1}
         self.usable = [c for i, c in enumerate(table.columns) if i not in excluded]
         self.key = self._find_key()
         self.time = self._find_time()
@@ -71,7 +74,7 @@ class TableProfile:
         if v.dtype == object:
             return np.array([x is not None for x in v], dtype=bool)
         if v.dtype.kind == "f":
-            return ~np.isnan(v)
+            return np.isfinite(v)  # infinities are no answer anyone can check by eye
         return np.ones(len(v), dtype=bool)
 
     def _unique(self, column: str) -> bool:
@@ -103,6 +106,8 @@ class TableProfile:
     def _is_measure(self, column: str) -> bool:
         v = self.frame[column]
         if v.dtype.kind not in "if" or column in (self.key, self.time) or column == "rownames":
+            return False
+        if v.dtype.kind == "f" and np.isinf(v).any():
             return False
         x = v[self.present(column)].astype(np.float64)
         if len(x) < 2 or np.all(x == x[0]) or np.abs(x).max() >= MAX_EXACT:

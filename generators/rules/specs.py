@@ -89,8 +89,8 @@ def spec_sql(spec: dict[str, Any]) -> str:
     if kind == "outliers":
         c, fence = q(spec["column"]), lit(spec["fence"])
         return (f"WITH f AS (SELECT quantile_cont({c}, 0.25) AS q1, quantile_cont({c}, 0.75) AS q3 FROM t) "
-                f"SELECT list({q(spec['key'])} ORDER BY t.rowid) FROM t, f "
-                f"WHERE {c} < q1 - {fence} * (q3 - q1) OR {c} > q3 + {fence} * (q3 - q1)")
+                f"SELECT list(t.{q(spec['key'])} ORDER BY t.rowid) FROM t, f "
+                f"WHERE t.{c} < f.q1 - {fence} * (f.q3 - f.q1) OR t.{c} > f.q3 + {fence} * (f.q3 - f.q1)")
     if kind == "corr":
         x, y = q(spec["x"]), q(spec["y"])
         if spec["method"] == "pearson":

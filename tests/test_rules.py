@@ -1,0 +1,355 @@
+"""Rule-based QA: every template family on small tables whose answers were worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pyarrow as pa
+import pytest
+
+from curation.arrow_io import samples_from_arrow
+from curation.cleaning.rules import CleaningConfig, apply_rules
+from curation.programs import ProgramRunner
+from curation.sample import Program, Sample
+from curation.table import Table
+from curation.taxonomy import tasks
+from generators.rules.catalog import load_templates
+from generators.rules.emit import SampleColumns
+from generators.rules.engine import Stats, generate_for_table
+
+SALES = Table(name="sales by year", caption="Sales of five products", body=pa.table({
+    "name": ["alpha", "beta", "gamma", "delta", "eps"],
+    "region": ["north", "south", "north", "south", "north"],
+    "year": [2019, 2020, 2021, 2022, 2023],
+    "sales": [10, 20, 30, 40, 50],
+    "cost": [2.5, 4.0, 3.5, 8.0, 6.0],
+}))
+
+
+def cleaned(table: Table) -> Table:
+    out, _ = apply_rules(table, CleaningConfig.from_dict({}))
+    assert out is not None
+    return out
+
+
+def generate(table: Table, only: list[str], seed: int = 0, scale: float = 100.0):
+    out, derived, stats = SampleColumns(), [], Stats()
+    generate_for_table(table, load_templates(only=only), seed, out, derived, stats, scale)
+    samples = list(samples_from_arrow(out.to_arrow())) if len(out) else []
+    return samples, derived, stats
+
+
+def by_program(samples: list[Sample]) -> dict[str, object]:
+    return {s.program.text: s.answer for s in samples}
+
+
+# ---------------------------------------------------------------------------- taxonomy
+
+def test_taxonomy_has_trebs_26_subtasks_and_every_template_task_is_in_it():
+    treb = [k for k, t in tasks().items() if t.benchmark == "TReB"]
+    assert len(treb) == 26
+    assert {k.split("/")[0] for k in treb} == {"NLU", "TU", "TBO", "TCO", "DA", "ADA"}
+    assert {t.task for t in load_templates()} <= set(tasks())
+    assert any(k.startswith("RH/") for k in tasks()) and any(k.startswith("MMQA/") for k in tasks())
+
+
+def test_a_template_with_an_unknown_task_is_a_clear_error(tmp_path):
+    (tmp_path / "bad.toml").write_text('[[template]]\nid = "x"\ntask = "TU/nope"\nop = "lookup"\nphrasings = ["?"]\n')
+    with pytest.raises(ValueError, match="unknown task 'TU/nope'"):
+        load_templates(tmp_path)
+
+
+# ---------------------------------------------------------------------------- TU
+
+def test_cell_lookup_reads_the_cell_named_by_row_key_and_column():
+    samples, _, _ = generate(SALES, ["tu.cell_lookup"])
+    answers = by_program(samples)
+    assert answers["""SELECT "cost" FROM t WHERE "name" = 'gamma'"""] == 3.5
+    assert answers["""SELECT "region" FROM t WHERE "name" = 'delta'"""] == "south"
+    assert len(samples) == 5 * 4  # every cell outside the key column
+    assert all(s.task == "TU/table_retrieval" for s in samples)
+
+
+def test_column_naming_masks_the_headers_and_keeps_the_original_names_as_gold():
+    samples, derived, _ = generate(SALES, ["tu.column_naming"])
+    masked = derived[0]
+    assert masked.columns == ["Column A", "Column B", "Column C", "Column D", "Column E"]
+    assert sorted(s.answer for s in samples) == sorted(SALES.columns)
+    assert all(s.table_ids == (masked.id,) for s in samples)
+    runner = ProgramRunner()
+    for s in samples:
+        assert runner.run(s.program, [masked, SALES]) == s.answer
+
+
+def test_title_naming_needs_a_caption_and_hides_it_from_the_table():
+    samples, derived, _ = generate(SALES, ["tu.title_naming"])
+    assert [s.answer for s in samples] == ["Sales of five products"]
+    assert derived[0].caption == "" and samples[0].table_ids == (derived[0].id,)
+    _, _, stats = generate(SALES.replace(caption=""), ["tu.title_naming"])
+    assert stats.rejected["TU/title_naming"] == {"no_caption": 1}
+
+
+def test_fact_checks_are_half_true_and_the_false_ones_are_clearly_false():
+    samples, _, _ = generate(SALES, ["tu.fact_aggregate"])
+    truths = [s.answer for s in samples]
+    assert abs(truths.count(True) - truths.count(False)) <= 1
+    import re
+
+    totals = [(re.search(r"the total of sales is (\S+)\.", s.question), s.answer) for s in samples]
+    totals = [(float(m.group(1)), answer) for m, answer in totals if m]
+    assert totals and all(answer == (claim == 150) for claim, answer in totals)
+    assert all(abs(claim - 150) >= 15 for claim, answer in totals if not answer)
+
+
+def test_false_statements_perturb_a_value_or_swap_the_condition():
+    samples, _, _ = generate(SALES, ["tu.fact_aggregate", "tu.fact_count", "tu.fact_cell"], scale=1000)
+    runner = ProgramRunner()
+    for s in samples:
+        assert runner.run(s.program, [SALES]) is s.answer
+    assert any(s.answer is False and " where " in s.question for s in samples)
+
+
+# ---------------------------------------------------------------------------- TBO
+
+def test_exact_query_finds_the_row_holding_a_unique_value():
+    samples, _, stats = generate(SALES, ["tbo.exact_query"])
+    answers = by_program(samples)
+    assert answers["""SELECT "name" FROM t WHERE "cost" = 8.0e0"""] == "delta"
+    assert answers["""SELECT "name" FROM t WHERE "year" = 2021"""] == "gamma"
+    # "north" and "south" name several rows: never asked
+    assert not any('"region" =' in s.program.text for s in samples)
+    assert stats.rejected["TBO/table_query"]["value_not_unique"] == 5
+
+
+def test_fuzzy_query_matches_keys_without_case_spaces_or_punctuation():
+    table = Table(name="cars", body=pa.table({"model": ["Mazda RX-4", "Fiat 128", "Honda Civic"],
+                                              "mpg": [21.0, 32.4, 30.4]}))
+    samples, _, _ = generate(table, ["tbo.fuzzy_query"])
+    answers = {json.loads(s.program.text.split("= ")[-1].replace("'", '"')): s.answer for s in samples}
+    assert answers == {"mazdarx4": 21.0, "fiat128": 32.4, "hondacivic": 30.4}
+
+
+def test_selection_lists_matching_rows_in_table_order():
+    samples, _, _ = generate(SALES, ["tbo.select_one_condition"])
+    answers = by_program(samples)
+    assert answers["""SELECT list("name" ORDER BY rowid) FROM t WHERE "region" = 'south'"""] == ["beta", "delta"]
+    assert answers["""SELECT list("name" ORDER BY rowid) FROM t WHERE "sales" > 30"""] == ["delta", "eps"]
+
+
+# ---------------------------------------------------------------------------- TCO
+
+def test_general_operations_by_hand():
+    samples, _, _ = generate(SALES, ["tco"])
+    answers = by_program(samples)
+    assert answers['SELECT sum("sales") FROM t'] == 150
+    assert answers['SELECT avg("cost") FROM t'] == 4.8
+    assert answers['SELECT median("cost") FROM t'] == 4.0
+    assert answers['SELECT stddev_samp("sales") FROM t'] == 15.81  # sqrt(1000 / 4), 2 decimals
+    assert answers['SELECT var_samp("sales") FROM t'] == 250.0
+    assert answers['SELECT max("sales") - min("sales") FROM t'] == 40
+    assert answers['SELECT quantile_cont("cost", 0.25) FROM t'] == 3.5
+    assert answers["""SELECT count(*) FROM t WHERE "region" = 'north'"""] == 3
+    assert answers["""SELECT avg("sales") FROM t WHERE "region" = 'north'"""] == 30.0
+    assert answers["""SELECT "name" FROM t WHERE "sales" IS NOT NULL ORDER BY "sales" DESC LIMIT 1"""] == "eps"
+    ranks = {s.question: s.answer for s in samples if s.template == "tco.rank" and "beta" in s.question
+             and "by sales" in s.question}
+    assert set(ranks.values()) == {4}
+    top = [s.answer for s in samples if s.template == "tco.top_k" and "sales" in s.question and "3" in s.question]
+    assert top == [["eps", "delta", "gamma"]]
+    assert answers["""SELECT (SELECT "sales" FROM t WHERE "name" = 'eps') - (SELECT "sales" FROM t WHERE "name" = 'alpha')"""] == 40
+
+
+def test_group_aggregates_pick_the_group_and_reject_ties():
+    samples, _, stats = generate(SALES, ["tco.group_max_mean", "tco.group_min_sum"])
+    # north and south both average 30 sales: a tie, never asked
+    assert not any(s.template == "tco.group_max_mean" and "sales" in s.question for s in samples)
+    assert stats.rejected["TCO/general_operations"]["tie"] >= 1
+    lowest_total = [s.answer for s in samples if s.template == "tco.group_min_sum" and "total sales" in s.question]
+    assert lowest_total == ["south"]  # 60 against 90
+
+
+def test_domain_formulas_by_hand():
+    samples, _, _ = generate(SALES, ["tco.share_of_total", "tco.growth_rate", "tco.cagr", "tco.per_unit"])
+    answers = by_program(samples)
+    assert answers["""SELECT 100.0 * "sales" / (SELECT sum("sales") FROM t) FROM t WHERE "name" = 'gamma'"""] == 20.0
+    growth = [s for s in samples if s.template == "tco.growth_rate" and s.question.count("2019") and "2023" in s.question
+              and "sales" in s.question]
+    assert all(s.answer == 400.0 for s in growth)
+    cagr = [s for s in samples if s.template == "tco.cagr" and "2019" in s.question and "2023" in s.question
+            and "of sales" in s.question]
+    assert all(s.answer == round(100 * (5 ** 0.25 - 1), 2) for s in cagr)
+    assert answers["""SELECT "sales" / "cost" FROM t WHERE "name" = 'delta'"""] == 5.0
+
+
+# ---------------------------------------------------------------------------- DA
+
+def test_correlations_and_distribution_statistics():
+    from scipy import stats as sp
+
+    samples, _, _ = generate(SALES, ["da.pearson", "da.spearman", "da.skewness", "da.kurtosis"])
+    answers = by_program(samples)
+    sales, cost = SALES.body.column("sales").to_pylist(), SALES.body.column("cost").to_pylist()
+    pearson = [a for p, a in answers.items() if p.startswith('SELECT corr("sales", "cost")')]
+    assert pearson == [round(sp.pearsonr(sales, cost).statistic, 4)]
+    spearman = [a for p, a in answers.items() if "rank()" in p and '"sales"' in p and '"cost"' in p]
+    assert spearman == [round(sp.spearmanr(sales, cost).statistic, 4)]
+    assert answers['SELECT skewness("cost") FROM t'] == round(sp.skew(cost, bias=False), 4)
+    assert answers['SELECT kurtosis("cost") FROM t'] == round(sp.kurtosis(cost, bias=False), 4)
+
+
+def test_hypothesis_tests_match_scipy():
+    from scipy import stats as sp
+
+    table = Table(name="groups", body=pa.table({
+        "group": ["a", "b"] * 6, "score": [1.0, 2.5, 1.2, 2.9, 0.8, 3.1, 1.1, 2.2, 1.4, 2.8, 0.9, 3.3],
+        "kind": ["x", "x", "y", "y", "x", "y", "x", "y", "x", "x", "y", "y"]}))
+    samples, _, _ = generate(table, ["da.ttest", "da.mannwhitney", "da.chi_square", "da.normality"])
+    a = [1.0, 1.2, 0.8, 1.1, 1.4, 0.9]
+    b = [2.5, 2.9, 3.1, 2.2, 2.8, 3.3]
+    by_template = {s.template: s.answer for s in samples if "group = a" in s.question or s.template in (
+        "da.chi_square", "da.normality")}
+    welch = sp.ttest_ind(a, b, equal_var=False)
+    assert by_template["da.ttest"] == [round(welch.statistic, 4), round(welch.pvalue, 4), "reject"]
+    mw = sp.mannwhitneyu(a, b, alternative="two-sided")
+    assert by_template["da.mannwhitney"] == [round(mw.statistic, 4), round(mw.pvalue, 4), "reject"]
+    chi = sp.chi2_contingency([[4, 2], [2, 4]], correction=False)  # group a: 4 x, 2 y; group b: 2 x, 4 y
+    assert by_template["da.chi_square"] == [round(chi.statistic, 4), round(chi.pvalue, 4), "do not reject"]
+    w = sp.shapiro([1.0, 2.5, 1.2, 2.9, 0.8, 3.1, 1.1, 2.2, 1.4, 2.8, 0.9, 3.3])
+    assert by_template["da.normality"] == [round(w.statistic, 4), round(w.pvalue, 4),
+                                           "reject" if w.pvalue < 0.05 else "do not reject"]
+
+
+def test_anomaly_detection_injects_outliers_into_a_copy_and_finds_them():
+    body = pa.table({"id": [f"r{i}" for i in range(20)], "value": [float(10 + (i * 7) % 5) for i in range(20)]})
+    table = Table(name="readings", body=body)
+    samples, derived, _ = generate(table, ["da.outliers"])
+    assert len(samples) == 1 and len(derived) == 1
+    changed = derived[0]
+    assert changed.id != table.id and table.body.column("value").to_pylist()[0] == 10.0
+    before, after = table.body.column("value").to_pylist(), changed.body.column("value").to_pylist()
+    injected = [f"r{i}" for i, (x, y) in enumerate(zip(before, after)) if x != y]
+    assert 1 <= len(injected) <= 3 and samples[0].answer == injected
+    assert samples[0].table_ids == (changed.id,)
+
+
+# ---------------------------------------------------------------------------- ambiguity
+
+def test_ties_for_max_and_top_k_are_rejected_never_emitted():
+    table = Table(name="ties", body=pa.table({"name": list("abcdef"), "score": [5, 9, 9, 3, 1, 7]}))
+    samples, _, stats = generate(table, ["tco.argmax", "tco.top_k", "tco.rank"])
+    assert not [s for s in samples if s.template == "tco.argmax"]
+    assert not [s for s in samples if s.template == "tco.top_k"]  # 9, 9 ties inside every top-k
+    ranked = {s.question.split(" by ")[0].split()[-1] for s in samples if s.template == "tco.rank"}
+    assert "b" not in ranked and "c" not in ranked
+    assert stats.rejected["TCO/general_operations"]["tie"] >= 3
+
+
+def test_empty_filters_and_undefined_statistics_are_rejected_with_their_reason():
+    table = Table(name="gaps", body=pa.table({
+        "name": list("abcdef"), "side": ["l", "l", "l", "r", "r", "r"],
+        "x": [1.0, 2.0, 3.0, None, None, None], "y": [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]}))
+    samples, _, stats = generate(table, ["tco.conditional_mean", "tco.std"])
+    assert not any("""WHERE "side" = 'r'""" in s.program.text and '"x"' in s.program.text for s in samples)
+    reasons = stats.rejected["TCO/general_operations"]
+    assert reasons["empty_filter"] >= 1
+    assert all(s.answer is not None and not (isinstance(s.answer, float) and math.isnan(s.answer)) for s in samples)
+
+
+def test_constant_and_summary_columns_and_rows_are_skipped():
+    table = cleaned(Table(name="with total", body=pa.table({
+        "name": ["a", "b", "c", "Total"], "units": [1, 2, 3, 6], "flag": [1, 1, 1, 1]})))
+    assert table.summary_rows == (3,) and table.constant_columns
+    samples, _, _ = generate(table, ["tco.sum", "tu.cell_lookup"])
+    answers = by_program(samples)
+    assert answers['SELECT sum("units") FROM t'] == 6  # not 12: the Total row is no data
+    assert not any("Total" in s.question for s in samples)
+    assert not any('"flag"' in s.program.text for s in samples if s.template == "tco.sum")
+
+
+# ---------------------------------------------------------------------------- chains
+
+@pytest.mark.parametrize("template", ["ada.retrieval", "ada.fact_checking", "ada.operations", "ada.correlation",
+                                      "ada.hypothesis", "ada.conditional"])
+def test_reasoning_chains_have_three_or_more_steps_and_rerun_to_their_answer(template):
+    table = Table(name="cars", body=pa.table({
+        "model": [f"car {i}" for i in range(24)], "make": ["ford", "fiat", "audi"] * 8,
+        "mpg": [float(15 + (i * 7) % 19) for i in range(24)], "hp": [float(60 + (i * 13) % 97) for i in range(24)],
+        "wt": [float(1.5 + ((i * 5) % 11) / 4) for i in range(24)]}))
+    samples, _, stats = generate(table, [template], scale=1)
+    assert samples, stats.rejected
+    runner = ProgramRunner()
+    for s in samples:
+        steps = json.loads(s.program.text)
+        assert s.program.kind == "chain" and len(steps) >= 3
+        from curation.answers import answers_match
+        assert answers_match(s.answer, runner.run(s.program, [table]), s.provenance["format"])
+
+
+# ---------------------------------------------------------------------------- determinism and records
+
+def test_same_seed_same_samples_whatever_the_order_of_tables():
+    other = Table(name="cars", body=pa.table({"model": ["x", "y", "z", "w"], "mpg": [1.0, 2.0, 4.0, 3.0],
+                                              "hp": [10, 30, 20, 40]}))
+    templates = load_templates()
+
+    def run(tables, seed=0):
+        out, derived, stats = SampleColumns(), [], Stats()
+        for t in tables:
+            generate_for_table(t, templates, seed, out, derived, stats)
+        return sorted(zip(out.columns["id"], out.columns["answer"]))
+
+    assert run([SALES, other]) == run([other, SALES])
+    assert run([SALES, other], seed=1) != run([SALES, other])
+
+
+def test_bulk_sample_columns_equal_sample_records():
+    samples, _, _ = generate(SALES, ["tu.cell_lookup", "tco.top_k"])
+    for s in samples:
+        rebuilt = Sample(task=s.task, question=s.question, answer=s.answer, answer_type=s.answer_type,
+                         table_ids=s.table_ids, program=Program(s.program.kind, s.program.text, s.program.dialect))
+        assert rebuilt.id == s.id
+
+
+def test_every_sql_program_agrees_with_duckdb_and_with_a_naive_pandas_computation():
+    """Three implementations: the bulk numpy engine, DuckDB, and one pandas query per question."""
+    from curation.answers import answers_match
+    from curation.programs.chain import frame_from_arrow  # noqa: F401 - same data view as the engine
+    from generators.rules.specs import naive_answer
+
+    out, derived, stats, specs = SampleColumns(), [], Stats(), []
+    templates = [t for t in load_templates() if t.op not in ("outliers",)]
+    generate_for_table(SALES, templates, 0, out, derived, stats, 100.0, specs)
+    df = SALES.body.to_pandas()
+    for table_id, spec, answer, rule in specs:
+        assert answers_match(answer, naive_answer(df, spec), rule), spec
+    runner = ProgramRunner()
+    for s in samples_from_arrow(out.to_arrow()):
+        tables = [SALES] + derived
+        ids = list(s.table_ids)
+        if s.program.kind == "metadata":
+            ids.append(json.loads(s.program.text)["table"])
+        chosen = [next(t for t in tables if t.id == i) for i in ids]
+        assert answers_match(s.answer, runner.run(s.program, chosen), s.provenance["format"]), s
+
+
+def test_names_sql_cannot_tell_apart_and_infinities_never_reach_a_program():
+    """DuckDB folds identifier case ("IOD" is "iod"); an infinity has no checkable answer."""
+    n = 12
+    table = Table(name="awkward", body=pa.table({
+        "name": [f"r{i}" for i in range(n)], "IOD": [float(i % 5) for i in range(n)],
+        "iod": [float(i % 7) for i in range(n)], "q1": [float((i * 3) % 11) for i in range(n)],
+        "ratio": [float("inf") if i == 3 else float(i) for i in range(n)], "q3": [float(i * i) for i in range(n)]}))
+    out, derived, stats = SampleColumns(), [], Stats()
+    generate_for_table(table, load_templates(), 0, out, derived, stats)
+    samples = list(samples_from_arrow(out.to_arrow()))
+    assert samples
+    assert not any('"iod"' in s.program.text.lower() for s in samples)
+    assert not any("inf" in s.program.text for s in samples)
+    from curation.answers import answers_match
+
+    runner = ProgramRunner()
+    tables = {t.id: t for t in [table, *derived]}
+    for s in samples:
+        ids = list(s.table_ids) + ([json.loads(s.program.text)["table"]] if s.program.kind == "metadata" else [])
+        assert answers_match(s.answer, runner.run(s.program, [tables[i] for i in ids]), s.provenance["format"]), s
