@@ -178,8 +178,12 @@ def run_verify(path: str, executor: Executor | None = None, show_progress: bool 
     root = Path(path)
     workspace = Workspace(root)
     if workspace.exists():
-        # pipeline order: a later stage's version of a table (cleaning marks included) wins
-        datasets = [d for stage in workspace.state()["current"] for d in workspace.current(stage)]
+        from curation.pipeline import PIPELINE_ORDER
+
+        # in pipeline order: a later stage's copy of a table (with its cleaning marks) wins
+        stages = sorted(workspace.state()["current"],
+                        key=lambda s: PIPELINE_ORDER.index(s) if s in PIPELINE_ORDER else len(PIPELINE_ORDER))
+        datasets = [d for stage in stages for d in workspace.current(stage)]
         sample_files = [str(p) for d in datasets for p in d.files("samples")]
         table_files = [str(p) for d in datasets for p in d.files("tables")]
     elif root.is_dir():

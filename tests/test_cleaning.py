@@ -91,6 +91,15 @@ def test_summary_rows_and_columns_by_keyword_and_by_sum():
     assert rule_summary(plain, DEFAULT).action == "keep"
 
 
+def test_names_that_merely_start_with_a_keyword_are_data_not_summaries():
+    """MASS/UScereal: "All-Bran" and the cereal "Total Raisin Bran" are rows like any other."""
+    names = ["100% Bran", "All-Bran", "Cheerios", "Total Raisin Bran", "Wheaties", "Life", "All", "Total 1990"]
+    table = Table(name="cereal", body=pa.table({"name": names, "fat": [1.0, 1, 2, 1, 1, 2, 8, 8],
+                                                "sugar": [6.0, 5, 1, 14, 3, 6, 35, 35]}))
+    verdict = rule_summary(table, CleaningConfig())
+    assert verdict.marks["summary_rows"] == (6, 7)  # a bare "All", and "Total ..." in the last rows
+
+
 def test_empty_and_constant_columns_are_flagged_and_all_of_them_drops():
     t = Table(name="t", body=pa.table({"a": [1, 2, 3], "empty": [None, None, None], "same": ["k", "k", "k"]}))
     v = rule_columns(t, DEFAULT)

@@ -157,8 +157,15 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
     if table.n_cols and table.n_rows:
         first = table.body.column(0)
         if pa.types.is_string(first.type):
-            hits = pc.match_substring_regex(first, rf"(?i)^\s*({words})\b")
-            rows.update(int(i) for i in np.flatnonzero(pc.fill_null(hits, False).to_numpy(zero_copy_only=False)))
+            # the whole label is a keyword ("Total", "All:"), or a keyword starts a label in the first or
+            # the last two rows ("Total 2019"); "All-Bran" and a cereal called "Total Raisin Bran" are data
+            whole = pc.match_substring_regex(first, rf"(?i)^\s*({words})\s*[:.]?\s*$")
+            leading = pc.match_substring_regex(first, rf"(?i)^\s*({words})(\s|:|$)")
+            edge = np.zeros(table.n_rows, dtype=bool)
+            edge[[0, *range(max(0, table.n_rows - 2), table.n_rows)]] = True
+            hits = pc.fill_null(whole, False).to_numpy(zero_copy_only=False) | (
+                pc.fill_null(leading, False).to_numpy(zero_copy_only=False) & edge)
+            rows.update(int(i) for i in np.flatnonzero(hits))
     numeric_cols, m = _numeric_matrix(table)
     complete = ~np.isnan(m).any(axis=0) if m.size else np.zeros(0, bool)
     if complete.sum() >= 2 and m.shape[0] >= 3:  # a row equal to the sum of the rows above/below it

@@ -9,6 +9,9 @@ STAGES = Registry("stage", {
     "rules": "generators.rules.stage:RulesStage",
 })
 
+# the order data flows in: where two stages hold a copy of the same record, the later one wins
+PIPELINE_ORDER = ("ingest", "clean", "rules")
+
 EXECUTORS = Registry("executor", {
     "local": "curation.pipeline.executor:LocalExecutor",
 })

@@ -59,9 +59,10 @@ class SampleColumns:
             self._prefixes[key] = h
         return h
 
-    def add(self, *, task: str, template: str, question: str, answer: Any, answer_type: str,
+    def add(self, task: str, template: str, question: str, answer: Any, answer_type: str,
             table_ids: tuple[str, ...], kind: str, text: str, dialect: str = "", question_short: str = "",
             origin: str = "rule", quality: str = "rule-based", provenance: dict[str, str] | None = None) -> str:
+        """Append one sample (positional arguments: this is the hot path)."""
         h = self._prefix(task, table_ids).copy()
         h.update(_part(f"[{_encode(kind)},{_encode(text)}]".encode()))
         h.update(_part(_encode(question).encode()))

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from curation.answers import format_answer, plain
+from curation.answers import format_answer, plain, round_number
 from curation.pipeline.rng import record_rng
 from curation.table import Table, flat_header
 from curation.taxonomy import task as taxonomy_task
@@ -79,6 +79,8 @@ class Context:
         self._choices: list[list[int]] | None = None
         self._n_emitted = 0
         self._provenance = {"table": profile.table.name, "seed": str(seed), "format": template.answer}
+        self._table_ids = (profile.table.id,)
+        self._decimals = int(template.answer[6:]) if template.answer.startswith("round:") else None
 
     @property
     def rng(self) -> np.random.Generator:
@@ -108,25 +110,25 @@ class Context:
     def emit(self, slots: dict[str, Any], answer: Any, *, spec: dict[str, Any] | None = None,
              program: tuple[str, str] | None = None, answer_type: str | None = None,
              table_ids: tuple[str, ...] | None = None) -> None:
+        """One sample. This runs a million times per corpus: it only formats and appends."""
         t = self.template
         if self._choices is None:  # one draw per table and template, not two per sample
             self._choices = self.rng.integers(0, 1 << 30, size=(self.cap * 3 + 8, 2)).tolist()
-        n = self._n_emitted
-        a, b = self._choices[n % len(self._choices)]
+        a, b = self._choices[self._n_emitted % len(self._choices)]
         self._n_emitted += 1
         question = t.phrasings[a % len(t.phrasings)].format(**slots)
         short = t.short[b % len(t.short)].format(**slots) if t.short else ""
         if program is None:
-            assert spec is not None
-            program = ("sql", spec_sql(spec))
-        self.out.add(task=t.task, template=t.id, question=question, question_short=short,
-                     answer=format_answer(answer, t.answer), answer_type=answer_type or self.answer_type,
-                     table_ids=table_ids or (self.profile.table.id,), kind=program[0], text=program[1],
-                     dialect="duckdb" if program[0] == "sql" else "",
-                     provenance=self._provenance)
-        self.stats.emitted[t.task] = self.stats.emitted.get(t.task, 0) + 1
+            program = ("sql", spec_sql(spec))  # type: ignore[arg-type]
+        if type(answer) is float and self._decimals is not None:
+            gold: Any = round_number(answer, self._decimals)
+        else:
+            gold = format_answer(answer, t.answer)
+        self.out.add(t.task, t.id, question, gold, answer_type or self.answer_type,
+                     table_ids or self._table_ids, program[0], program[1],
+                     "duckdb" if program[0] == "sql" else "", short, "rule", "rule-based", self._provenance)
         if self.specs is not None and spec is not None:
-            self.specs.append((self.profile.table.id, spec, format_answer(answer, t.answer), t.answer))
+            self.specs.append((self.profile.table.id, spec, gold, t.answer))
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -259,7 +261,8 @@ def op_lookup(ctx: Context) -> None:
         r, j = divmod(idx, len(cols))
         column, key = cols[j], p.keys[r]
         spec = {"kind": "cell", "key": p.key, "key_value": key, "column": column}
-        ctx.emit({"key_column": p.key, "key": show(key), "column": column}, p.cell(r, column), spec=spec,
+        ctx.emit({"key_column": p.key, "key": show(key), "row": p.row_name(key), "column": column},
+                 p.cell(r, column), spec=spec,
                  answer_type=value_type(p, column))
 
 
@@ -369,7 +372,7 @@ def op_fact(ctx: Context) -> None:
             value = p.cell(r, column)
             integral = isinstance(value, int)
             spec = {"kind": "cell", "key": p.key, "key_value": p.keys[r], "column": column}
-            phrase = f"the {column} of {show(p.keys[r])}"
+            phrase = f"the {column} of {p.row_name(p.keys[r])}"
         else:
             which, g = cands[idx]
             ms = table_masks(p, ctx.seed, which)
@@ -440,7 +443,7 @@ def _normalise(text: str) -> str:
 def op_fuzzy_lookup(ctx: Context) -> None:
     """Fuzzy query: the row key written without its case, spaces and punctuation."""
     p = ctx.profile
-    if not p.key or p.frame[p.key].dtype != object:
+    if not p.key or p.key not in p.text_columns:
         return ctx.reject("no_text_key")
     norms = [_normalise(k) for k in p.keys]
     counts: dict[str, int] = {}
@@ -585,7 +588,7 @@ def op_rank(ctx: Context) -> None:
         v = x[r]
         rank = int(np.sum(x > v) + 1) if direction == "max" else int(np.sum(x < v) + 1)
         spec = {"kind": "rank", "key": p.key, "key_value": p.keys[r], "column": p.numeric[j], "direction": direction}
-        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "column": p.numeric[j]}, rank, spec=spec)
+        ctx.emit({"key_column": p.key, "row": p.row_name(p.keys[r]), "column": p.numeric[j]}, rank, spec=spec)
 
 
 def op_topk(ctx: Context) -> None:
@@ -679,7 +682,8 @@ def op_compare_rows(ctx: Context) -> None:
         va, vb = p.cell(a, column), p.cell(b, column)
         value = va - vb if func == "difference" else va / vb
         spec = {"kind": "compare_rows", "key": p.key, "a": p.keys[a], "b": p.keys[b], "column": column, "func": func}
-        ctx.emit({"key_column": p.key, "a": show(p.keys[a]), "b": show(p.keys[b]), "column": column}, value, spec=spec)
+        ctx.emit({"key_column": p.key, "a": p.row_name(p.keys[a]), "b": p.row_name(p.keys[b]), "column": column},
+                 value, spec=spec)
 
 
 # ------------------------------------------------------------------------------ TCO: domain formulas
@@ -700,7 +704,7 @@ def op_share(ctx: Context) -> None:
         r, j = cands[idx]
         x = p.matrix[:, j]
         spec = {"kind": "share", "key": p.key, "key_value": p.keys[r], "column": p.numeric[j]}
-        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "column": p.numeric[j]},
+        ctx.emit({"key_column": p.key, "row": p.row_name(p.keys[r]), "column": p.numeric[j]},
                  100.0 * x[r] / x.sum(), spec=spec)
 
 
@@ -752,7 +756,8 @@ def op_row_ratio(ctx: Context) -> None:
     for r, a, b in cands:
         num, den = p.numeric[a], p.numeric[b]
         spec = {"kind": "row_ratio", "key": p.key, "key_value": p.keys[r], "num": num, "den": den}
-        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "num": num, "den": den}, X[r, a] / X[r, b], spec=spec)
+        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "row": p.row_name(p.keys[r]), "num": num, "den": den},
+                 X[r, a] / X[r, b], spec=spec)
 
 
 # ------------------------------------------------------------------------------ DA
@@ -914,4 +919,7 @@ def generate_for_table(table: Table, templates: list[Template], seed: int, out: 
     profile = TableProfile(table)
     for template in templates:
         cap = max(1, int(round(template.cap * scale)))
-        OPS[template.op](Context(profile, template, seed, out, derived, stats, cap, specs))
+        context = Context(profile, template, seed, out, derived, stats, cap, specs)
+        OPS[template.op](context)
+        if context._n_emitted:
+            stats.emitted[template.task] = stats.emitted.get(template.task, 0) + context._n_emitted

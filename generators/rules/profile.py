@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from curation.answers import plain
 from curation.programs import data_view
@@ -58,6 +59,7 @@ class TableProfile:
         self.view = data_view(table)
         self.frame: Frame = frame_from_arrow(self.view)
         self.n_rows = self.view.num_rows
+        self.text_columns = {f.name for f in self.view.schema if pa.types.is_string(f.type)}
         excluded = set(table.summary_columns) | set(table.empty_columns) | set(table.constant_columns)
         # SQL identifiers ignore case: "IOD" and "iod" cannot both be named in a program
         folded = [c.casefold() for c in table.columns]
@@ -103,9 +105,17 @@ class TableProfile:
                     return c
         return None
 
+    def row_name(self, key: Any) -> str:
+        """A row as a question names it: "Mazda RX4", or "row 12" for a numeric row label."""
+        if isinstance(key, str):
+            return key
+        return f"row {show(key)}" if self.key == "rownames" else f"the row with {self.key} {show(key)}"
+
     def _is_measure(self, column: str) -> bool:
         v = self.frame[column]
         if v.dtype.kind not in "if" or column in (self.key, self.time) or column == "rownames":
+            return False
+        if TIME_NAME.match(column):  # a sum of years means nothing
             return False
         if v.dtype.kind == "f" and np.isinf(v).any():
             return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 from pathlib import Path
 from typing import Any
@@ -87,12 +88,13 @@ class RulesStage(Stage):
         n_tables = 0
         for table in tables_from_arrow(data):
             n_tables += 1
-            before = (len(out), len(derived))
+            before = (len(out), len(derived), copy.deepcopy(stats))
             try:
                 generate_for_table(table, templates, s["seed"], out, derived, stats, s["scale"])
             except Exception as e:  # noqa: BLE001 - one bad table must not stop the corpus
                 _truncate(out, before[0])
                 del derived[before[1]:]
+                stats = before[2]
                 failed.append({"table": table.name, "error": f"{type(e).__name__}: {e}"})
         samples = out.to_arrow() if len(out) else SAMPLE_SCHEMA.empty_table()
         tables = tables_to_arrow(_unique(derived)) if derived else TABLE_SCHEMA.empty_table()
