@@ -172,8 +172,9 @@ def generate_rules(workspace: str, config_path: str | None, workers: int | None,
 def verify(path: str | None, workspace: str, workers: int | None, as_json: bool, fraction: float, quiet: bool) -> None:
     """Re-run every stored program (DuckDB SQL, reasoning chains) in a workspace or a release
     folder (PATH) and compare with the stored gold answers. Exit code 1 on any mismatch."""
-    from curation.commands import run_verify
+    from curation.registry import resolve
 
+    run_verify = resolve("validators.execution:run_verify")  # curation never imports a sibling by name
     report = run_verify(path or workspace, executor=_executor(workers), show_progress=not (quiet or as_json),
                         fraction=fraction)
     _emit(report, as_json, _render_verify)

@@ -8,6 +8,8 @@ from typing import Any
 from curation.pipeline.executor import Executor
 from curation.workspace import Workspace
 
+SAMPLE_STAGES = ("rules",)  # stages whose outputs include samples
+
 
 def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, executor: Executor | None = None,
                show_progress: bool = False, part_size: int | None = None) -> dict[str, Any]:
@@ -163,36 +165,3 @@ def run_generate_rules(workspace: Workspace, config_path: str | None = None, exe
     return {**run.report, "cached": run.cached, "dataset": run.dataset.name, "seconds": seconds,
             "samples_per_second": run.report.get("samples", 0) / seconds if seconds else 0.0}
 
-
-SAMPLE_STAGES = ("rules",)
-
-
-def run_verify(path: str, executor: Executor | None = None, show_progress: bool = False,
-               fraction: float = 1.0) -> dict[str, Any]:
-    """Re-run every stored program of a workspace (or a release folder) and compare answers."""
-    from pathlib import Path
-
-    from curation.progress import progress_bars
-    from validators.execution import files_of, verify
-
-    root = Path(path)
-    workspace = Workspace(root)
-    if workspace.exists():
-        from curation.pipeline import PIPELINE_ORDER
-
-        # in pipeline order: a later stage's copy of a table (with its cleaning marks) wins
-        stages = sorted(workspace.state()["current"],
-                        key=lambda s: PIPELINE_ORDER.index(s) if s in PIPELINE_ORDER else len(PIPELINE_ORDER))
-        datasets = [d for stage in stages for d in workspace.current(stage)]
-        sample_files = [str(p) for d in datasets for p in d.files("samples")]
-        table_files = [str(p) for d in datasets for p in d.files("tables")]
-    elif root.is_dir():
-        sample_files, table_files = files_of(root)
-    else:
-        raise SystemExit(f"{path}: neither a workspace nor a release folder")
-    if not sample_files:
-        raise SystemExit(f"{path}: no samples to verify (run `curate generate rules` first)")
-    with progress_bars(show_progress) as bars:
-        report = verify(sample_files, table_files, executor, fraction, bars)
-    report["path"] = path
-    return report

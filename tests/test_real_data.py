@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from curation.commands import run_clean, run_generate_rules, run_ingest, run_verify
+from curation.commands import run_clean, run_generate_rules, run_ingest
+from validators.execution import run_verify
 from curation.database import Database
 from curation.sources import READERS
 from tests.conftest import shared

@@ -240,7 +240,7 @@ def test_ties_for_max_and_top_k_are_rejected_never_emitted():
     samples, _, stats = generate(table, ["tco.argmax", "tco.top_k", "tco.rank"])
     assert not [s for s in samples if s.template == "tco.argmax"]
     assert not [s for s in samples if s.template == "tco.top_k"]  # 9, 9 ties inside every top-k
-    ranked = {s.program.text.rsplit("k = ", 1)[1] for s in samples if s.template == "tco.rank"}
+    ranked = {s.program.text.rsplit("__key = ", 1)[1] for s in samples if s.template == "tco.rank"}
     assert ranked == {"'a'", "'d'", "'e'", "'f'"}  # b and c share the top score
     assert stats.rejected["TCO/general_operations"]["tie"] >= 3
 
@@ -334,12 +334,13 @@ def test_every_sql_program_agrees_with_duckdb_and_with_a_naive_pandas_computatio
 
 
 def test_names_sql_cannot_tell_apart_and_infinities_never_reach_a_program():
-    """DuckDB folds identifier case ("IOD" is "iod"); an infinity has no checkable answer."""
+    """DuckDB folds identifier case ("IOD" is "iod", an alias k is a column "K"); infinities have no answer."""
     n = 12
     table = Table(name="awkward", body=pa.table({
         "name": [f"r{i}" for i in range(n)], "IOD": [float(i % 5) for i in range(n)],
         "iod": [float(i % 7) for i in range(n)], "q1": [float((i * 3) % 11) for i in range(n)],
-        "ratio": [float("inf") if i == 3 else float(i) for i in range(n)], "q3": [float(i * i) for i in range(n)]}))
+        "ratio": [float("inf") if i == 3 else float(i) for i in range(n)], "q3": [float(i * i) for i in range(n)],
+        "K": [float((i * 5) % 13) for i in range(n)], "v": [float(n - i) for i in range(n)]}))
     out, derived, stats = SampleColumns(), [], Stats()
     generate_for_table(table, load_templates(), 0, out, derived, stats)
     samples = list(samples_from_arrow(out.to_arrow()))

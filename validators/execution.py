@@ -136,3 +136,34 @@ def files_of(path: Path) -> tuple[list[str], list[str]]:
     samples = sorted(str(p) for p in path.rglob("*.parquet") if "sample" in p.name)
     tables = sorted(str(p) for p in path.rglob("*.parquet") if "table" in p.name)
     return samples, tables
+
+
+def run_verify(path: str, executor: Any = None, show_progress: bool = False,
+               fraction: float = 1.0) -> dict[str, Any]:
+    """Re-run every stored program of a workspace (or a release folder) and compare answers."""
+    from pathlib import Path
+
+    from curation.progress import progress_bars
+    from curation.workspace import Workspace
+
+    root = Path(path)
+    workspace = Workspace(root)
+    if workspace.exists():
+        from curation.pipeline import PIPELINE_ORDER
+
+        # in pipeline order: a later stage's copy of a table (with its cleaning marks) wins
+        stages = sorted(workspace.state()["current"],
+                        key=lambda s: PIPELINE_ORDER.index(s) if s in PIPELINE_ORDER else len(PIPELINE_ORDER))
+        datasets = [d for stage in stages for d in workspace.current(stage)]
+        sample_files = [str(p) for d in datasets for p in d.files("samples")]
+        table_files = [str(p) for d in datasets for p in d.files("tables")]
+    elif root.is_dir():
+        sample_files, table_files = files_of(root)
+    else:
+        raise SystemExit(f"{path}: neither a workspace nor a release folder")
+    if not sample_files:
+        raise SystemExit(f"{path}: no samples to verify (run `curate generate rules` first)")
+    with progress_bars(show_progress) as bars:
+        report = verify(sample_files, table_files, executor, fraction, bars)
+    report["path"] = path
+    return report

@@ -1,5 +1,8 @@
 """A rule question's *spec*: the small dict from which its SQL program is written.
 
+Names the SQL introduces (aliases, CTEs) start with `__`: DuckDB folds identifier case, so an alias
+`k` would silently capture a data column named "K".
+
 The generator computes answers for many specs at once with numpy; `spec_sql` writes the program
 that `curate verify` re-runs in DuckDB, and `naive_answer` computes one spec the slow, obvious
 way with pandas (the benchmark's baseline, and a third opinion in tests).
@@ -56,13 +59,14 @@ def spec_sql(spec: dict[str, Any]) -> str:
         return f"SELECT {q(spec['key'])} FROM t{where} ORDER BY {q(spec['column'])} {order} LIMIT 1"
     if kind == "rank":
         order = "DESC" if spec["direction"] == "max" else "ASC"
-        return (f"SELECT r FROM (SELECT {q(spec['key'])} AS k, rank() OVER (ORDER BY {q(spec['column'])} {order}) AS r "
-                f"FROM t WHERE {q(spec['column'])} IS NOT NULL) WHERE k = {lit(spec['key_value'])}")
+        return (f"SELECT __rank FROM (SELECT {q(spec['key'])} AS __key, "
+                f"rank() OVER (ORDER BY {q(spec['column'])} {order}) AS __rank "
+                f"FROM t WHERE {q(spec['column'])} IS NOT NULL) WHERE __key = {lit(spec['key_value'])}")
     if kind == "topk":
         order = "DESC" if spec["direction"] == "max" else "ASC"
         c = q(spec["column"])
-        return (f"SELECT list(k ORDER BY v {order}) FROM (SELECT {q(spec['key'])} AS k, {c} AS v FROM t "
-                f"WHERE {c} IS NOT NULL ORDER BY {c} {order} LIMIT {int(spec['k'])})")
+        return (f"SELECT list(__key ORDER BY __value {order}) FROM (SELECT {q(spec['key'])} AS __key, "
+                f"{c} AS __value FROM t WHERE {c} IS NOT NULL ORDER BY {c} {order} LIMIT {int(spec['k'])})")
     if kind == "group_extreme":
         order = "DESC" if spec["direction"] == "max" else "ASC"
         agg = AGG_SQL[spec["agg"]].format(c=q(spec["column"]), p=None)
@@ -88,16 +92,17 @@ def spec_sql(spec: dict[str, Any]) -> str:
         return f"SELECT {q(spec['num'])} / {q(spec['den'])} FROM t WHERE {_key_is(spec)}"
     if kind == "outliers":
         c, fence = q(spec["column"]), lit(spec["fence"])
-        return (f"WITH f AS (SELECT quantile_cont({c}, 0.25) AS q1, quantile_cont({c}, 0.75) AS q3 FROM t) "
-                f"SELECT list(t.{q(spec['key'])} ORDER BY t.rowid) FROM t, f "
-                f"WHERE t.{c} < f.q1 - {fence} * (f.q3 - f.q1) OR t.{c} > f.q3 + {fence} * (f.q3 - f.q1)")
+        return (f"WITH __fence AS (SELECT quantile_cont({c}, 0.25) AS __q1, quantile_cont({c}, 0.75) AS __q3 FROM t) "
+                f"SELECT list(t.{q(spec['key'])} ORDER BY t.rowid) FROM t, __fence f "
+                f"WHERE t.{c} < f.__q1 - {fence} * (f.__q3 - f.__q1) OR t.{c} > f.__q3 + {fence} * (f.__q3 - f.__q1)")
     if kind == "corr":
         x, y = q(spec["x"]), q(spec["y"])
         if spec["method"] == "pearson":
             return f"SELECT corr({x}, {y}) FROM t WHERE {x} IS NOT NULL AND {y} IS NOT NULL"
-        ranks = ", ".join(f"rank() OVER (ORDER BY {c}) + (count(*) OVER (PARTITION BY {c}) - 1) / 2.0 AS r{i}"
+        ranks = ", ".join(f"rank() OVER (ORDER BY {c}) + (count(*) OVER (PARTITION BY {c}) - 1) / 2.0 AS __rank{i}"
                           for i, c in ((1, x), (2, y)))
-        return f"SELECT corr(r1, r2) FROM (SELECT {ranks} FROM t WHERE {x} IS NOT NULL AND {y} IS NOT NULL)"
+        return (f"SELECT corr(__rank1, __rank2) FROM (SELECT {ranks} FROM t "
+                f"WHERE {x} IS NOT NULL AND {y} IS NOT NULL)")
     if kind == "fact":
         inner = spec_sql(spec["inner"])
         claim = spec["claim"]
