@@ -151,9 +151,15 @@ def moments(rows: np.ndarray, func: str) -> np.ndarray:
 
 
 def _average_ranks(x: np.ndarray) -> np.ndarray:
-    from scipy.stats import rankdata
-
-    return rankdata(x)
+    """Ranks 1..n, ties sharing their average rank (as scipy.stats.rankdata and Spearman's rho)."""
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(x)]
+    average = (starts + ends + 1) / 2.0  # mean of the 1-based positions start+1 .. end
+    ranks = np.empty(len(x))
+    ranks[order] = np.repeat(average, ends - starts)
+    return ranks
 
 
 def correlate(x: np.ndarray, y: np.ndarray, method: str) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from curation.answers import plain
@@ -11,6 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from curation.table import Table
 
 
+@lru_cache(maxsize=8192)
 def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 

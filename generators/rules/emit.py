@@ -37,13 +37,16 @@ def _answer_json(value: Any) -> str:
 
 
 class SampleColumns:
+    """Columns of samples. What varies per sample is appended per sample; what a whole run of
+    samples shares (task, template, tables, program kind, provenance...) is stored once per run."""
+
+    PER_SAMPLE = ("id", "question", "question_short", "answer", "text")
+    SHARED = ("task", "template", "answer_type", "table_ids", "kind", "dialect", "origin", "quality", "provenance")
+
     def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {k: [] for k in (
-            "id", "task", "question", "question_short", "answer", "answer_type", "table_ids", "program",
-            "origin", "template", "quality", "provenance")}
+        self.columns: dict[str, list[Any]] = {k: [] for k in self.PER_SAMPLE}
+        self.runs: list[tuple[int, tuple]] = []  # (first sample index, shared values)
         self._prefixes: dict[tuple, Any] = {}
-        self._last_provenance: dict[str, str] | None = None
-        self._last_items: list[tuple[str, str]] = []
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -69,36 +72,51 @@ class SampleColumns:
         sample_id = "smp-" + h.hexdigest()
         c = self.columns
         c["id"].append(sample_id)
-        c["task"].append(task)
         c["question"].append(question)
         c["question_short"].append(question_short)
         c["answer"].append(_answer_json(answer))
-        c["answer_type"].append(answer_type)
-        c["table_ids"].append(list(table_ids))
-        c["program"].append({"kind": kind, "text": text, "dialect": dialect})
-        c["origin"].append(origin)
-        c["template"].append(template)
-        c["quality"].append(quality)
-        c["provenance"].append(self._provenance(provenance))
+        c["text"].append(text)
+        shared = (task, template, answer_type, table_ids, kind, dialect, origin, quality, provenance)
+        if not self.runs or self.runs[-1][1] != shared:
+            self.runs.append((len(c["id"]) - 1, shared))
         return sample_id
 
-    def _provenance(self, provenance: dict[str, str] | None) -> list[tuple[str, str]]:
-        """Sorted items, shared between samples that carry the same provenance dict."""
-        if not provenance:
-            return []
-        if provenance is not self._last_provenance:
-            self._last_provenance = provenance
-            self._last_items = sorted(provenance.items())
-        return self._last_items
+    def truncate(self, n: int) -> None:
+        """Forget every sample from index n on (a table whose generation failed part-way)."""
+        for column in self.columns.values():
+            del column[n:]
+        while self.runs and self.runs[-1][0] >= n:
+            self.runs.pop()
+
+    def _shared(self, name: str, convert: Any = None) -> pa.Array:
+        """One value per run, spread to every sample of the run by `take` (no Python loop per sample)."""
+        import numpy as np
+
+        i = self.SHARED.index(name)
+        kind = SAMPLE_SCHEMA.field(name).type if name in SAMPLE_SCHEMA.names else pa.string()
+        values = pa.array([r[1][i] if convert is None else convert(r[1][i]) for r in self.runs], kind)
+        starts = [r[0] for r in self.runs] + [len(self)]
+        lengths = np.diff(np.asarray(starts, dtype=np.int64))
+        return values.take(pa.array(np.repeat(np.arange(len(self.runs), dtype=np.int64), lengths)))
 
     def to_arrow(self) -> pa.Table:
         n = len(self)
         c = self.columns
+        program = pa.StructArray.from_arrays(
+            [self._shared("kind"), pa.array(c["text"], pa.string()), self._shared("dialect")],
+            names=["kind", "text", "dialect"])
         arrays = {
-            **{k: pa.array(c[k], type=SAMPLE_SCHEMA.field(k).type) for k in c},
+            "id": pa.array(c["id"], pa.string()), "task": self._shared("task"),
+            "question": pa.array(c["question"], pa.string()),
+            "question_short": pa.array(c["question_short"], pa.string()),
+            "answer": pa.array(c["answer"], pa.string()), "answer_type": self._shared("answer_type"),
+            "table_ids": self._shared("table_ids", list), "program": program, "origin": self._shared("origin"),
+            "template": self._shared("template"),
             "votes": pa.array([[]] * n, type=SAMPLE_SCHEMA.field("votes").type),
             "judge_verdict": pa.array([""] * n, type=pa.string()),
+            "quality": self._shared("quality"),
             "reviews": pa.array([[]] * n, type=SAMPLE_SCHEMA.field("reviews").type),
             "split": pa.array(["test"] * n, type=pa.string()),
+            "provenance": self._shared("provenance", lambda p: sorted((p or {}).items())),
         }
         return pa.table([arrays[f.name] for f in SAMPLE_SCHEMA], schema=SAMPLE_SCHEMA)

@@ -103,8 +103,8 @@ class Context:
         valid = np.asarray(valid)
         cap = self.cap if cap is None else cap
         if len(valid) <= cap:
-            return [int(i) for i in self.rng.permutation(valid)]
-        return [int(i) for i in valid[self.rng.choice(len(valid), size=cap, replace=False)]]
+            return self.rng.permutation(valid).tolist()
+        return valid[self.rng.choice(len(valid), size=cap, replace=False)].tolist()
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, slots: dict[str, Any], answer: Any, *, spec: dict[str, Any] | None = None,
@@ -164,6 +164,15 @@ class MaskSet:
         self._cache: dict[tuple, np.ndarray] = {}
 
     @cached_property
+    def slots(self) -> list[dict[str, str]]:
+        """{where}/{cond}/{among} of each group, phrased once."""
+        return [cond_slots(g) for g in self.groups]
+
+    @cached_property
+    def triples(self) -> list[list[list[Any]]]:
+        return [[c.triple() for c in g] for g in self.groups]
+
+    @cached_property
     def own(self) -> np.ndarray:
         """(groups x numeric columns): True where a group's condition is on that very column."""
         return np.array([[any(c.column == col for c in g) for col in self.profile.numeric] for g in self.groups],
@@ -198,9 +207,9 @@ class MaskSet:
                 elif agg == "range":
                     out = np.nanmax(Y, axis=1) - np.nanmin(Y, axis=1)
                 elif agg == "median":
-                    out = np.nanmedian(Y, axis=1)
+                    out = sorted_quantile(Y, 0.5)
                 elif agg == "percentile":
-                    out = np.nanquantile(Y, p, axis=1)
+                    out = sorted_quantile(Y, p)
                 elif agg in ("std", "var", "cv"):
                     var = np.nanvar(Y, axis=1, ddof=1)
                     var = np.where(count >= 2, var, np.nan)
@@ -219,16 +228,30 @@ class MaskSet:
         return out
 
 
+def sorted_quantile(Y: np.ndarray, q: float) -> np.ndarray:
+    """np.nanquantile(Y, q, axis=1) (linear interpolation) by one sort: NaNs sort last."""
+    ordered = np.sort(Y, axis=1)
+    n = (~np.isnan(Y)).sum(axis=1)
+    position = q * np.maximum(n - 1, 0)
+    lo = np.floor(position).astype(np.int64)
+    hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
+    low = np.take_along_axis(ordered, lo[:, None, :], axis=1)[:, 0, :]
+    high = np.take_along_axis(ordered, hi[:, None, :], axis=1)[:, 0, :]
+    out = low + (high - low) * (position - lo)
+    return np.where(n > 0, np.where(position == lo, low, out), np.nan)
+
+
 def table_masks(profile: TableProfile, seed: int, which: int) -> MaskSet:
     """0: all rows; 1: one condition each; 2: two conditions on different columns."""
     cache = profile.__dict__.setdefault("_mask_sets", {})
     if which in cache:
         return cache[which]
+    if which == 0:
+        cache[0] = MaskSet(profile, [[]])
+        return cache[0]
     rng = record_rng(seed, profile.table.id, "conditions")
     singles = profile.conditions(rng, MAX_CONDITIONS)
-    if which == 0:
-        groups: list[list[Condition]] = [[]]
-    elif which == 1:
+    if which == 1:
         groups = [[c] for c in singles]
     else:
         pairs = [(a, b) for i, a in enumerate(singles) for b in singles[i + 1:] if a.column != b.column]
@@ -344,7 +367,7 @@ def op_fact(ctx: Context) -> None:
         cols = [c for c in p.usable if c != p.key]
         present = np.column_stack([p.present(c) for c in cols]) if cols else np.zeros((p.n_rows, 0), bool)
         ctx.reject("missing_value", int((~present).sum()))
-        cands = [(int(r), int(j)) for r, j in zip(*np.nonzero(present))]
+        cands = np.flatnonzero(present.ravel())  # row * len(cols) + column, split once picked
     elif kind == "count":
         for which in (1, 2):
             cands += [(which, g) for g in range(len(table_masks(p, ctx.seed, which).groups))]
@@ -359,15 +382,15 @@ def op_fact(ctx: Context) -> None:
             values = ms.values(agg)
             integral = is_integral_answer(p, column, agg)
             value: Any = int(round(values[g, j])) if integral else float(values[g, j])
-            spec = {"kind": "aggregate", "agg": agg, "column": column, "where": [c.triple() for c in group]}
-            phrase = f"the {AGG_LABEL[agg]} of {column}{where_phrase(group)}"
+            spec = {"kind": "aggregate", "agg": agg, "column": column, "where": ms.triples[g]}
+            phrase = f"the {AGG_LABEL[agg]} of {column}{ms.slots[g]['where']}"
             if group and not truth:  # the same statement under another value of the condition's column
                 counts = ms.values("count")
                 alternatives = [float(values[h, j]) for h, other in enumerate(ms.groups)
                                 if h != g and other[0].column == group[0].column and counts[h, j] >= 2
                                 and not np.isnan(values[h, j])]
         elif kind == "cell":
-            r, j = cands[idx]
+            r, j = divmod(int(cands[idx]), len(cols))
             column = cols[j]
             value = p.cell(r, column)
             integral = isinstance(value, int)
@@ -378,8 +401,8 @@ def op_fact(ctx: Context) -> None:
             ms = table_masks(p, ctx.seed, which)
             group = ms.groups[g]
             value, integral = int(ms.row_counts[g]), True
-            spec = {"kind": "aggregate", "agg": "count", "column": None, "where": [c.triple() for c in group]}
-            phrase = f"the number of rows{where_phrase(group)}"
+            spec = {"kind": "aggregate", "agg": "count", "column": None, "where": ms.triples[g]}
+            phrase = f"the number of rows{ms.slots[g]['where']}"
         claim = _claim(ctx, kind, spec, value, integral, truth, alternatives, rule)
         if claim is None:
             ctx.reject("no_false_variant")
@@ -484,8 +507,8 @@ def op_select(ctx: Context) -> None:
     for g in ctx.pick(np.flatnonzero((counts > 0) & (counts <= limit))):
         group = ms.groups[g]
         rows = np.flatnonzero(ms.masks[g])
-        spec = {"kind": "select", "key": p.key, "where": [c.triple() for c in group]}
-        ctx.emit({"key_column": p.key, **cond_slots(group)}, [p.keys[r] for r in rows], spec=spec)
+        spec = {"kind": "select", "key": p.key, "where": ms.triples[g]}
+        ctx.emit({"key_column": p.key, **ms.slots[g]}, [p.keys[r] for r in rows], spec=spec)
 
 
 # ------------------------------------------------------------------------------ TCO
@@ -521,10 +544,10 @@ def op_aggregate(ctx: Context) -> None:
         column, group = p.numeric[j], ms.groups[g]
         v = values[g, j]
         answer = int(round(v)) if is_integral_answer(p, column, agg) else float(v)
-        spec = {"kind": "aggregate", "agg": agg, "column": column, "where": [c.triple() for c in group]}
+        spec = {"kind": "aggregate", "agg": agg, "column": column, "where": ms.triples[g]}
         if q is not None:
             spec["p"] = q
-        ctx.emit({"column": column, **cond_slots(group), "agg": AGG_LABEL[agg],
+        ctx.emit({"column": column, **ms.slots[g], "agg": AGG_LABEL[agg],
                   "pct": show(int(q * 100)) if q is not None else ""}, answer, spec=spec)
 
 
@@ -535,8 +558,8 @@ def op_count(ctx: Context) -> None:
     ctx.considered(len(counts))
     for g in ctx.pick(np.flatnonzero(counts >= 0)):
         group = ms.groups[g]
-        spec = {"kind": "aggregate", "agg": "count", "column": None, "where": [c.triple() for c in group]}
-        ctx.emit(cond_slots(group), int(counts[g]), spec=spec)
+        spec = {"kind": "aggregate", "agg": "count", "column": None, "where": ms.triples[g]}
+        ctx.emit(ms.slots[g], int(counts[g]), spec=spec)
 
 
 def op_argext(ctx: Context) -> None:
@@ -561,9 +584,8 @@ def op_argext(ctx: Context) -> None:
         g, j = divmod(idx, len(p.numeric))
         column, group = p.numeric[j], ms.groups[g]
         row = int(np.flatnonzero(ms.masks[g] & (X[:, j] == ext[g, j]))[0])
-        spec = {"kind": "argext", "key": p.key, "column": column, "direction": direction,
-                "where": [c.triple() for c in group]}
-        ctx.emit({"key_column": p.key, "column": column, **cond_slots(group)}, p.keys[row], spec=spec,
+        spec = {"kind": "argext", "key": p.key, "column": column, "direction": direction, "where": ms.triples[g]}
+        ctx.emit({"key_column": p.key, "column": column, **ms.slots[g]}, p.keys[row], spec=spec,
                  answer_type=value_type(p, p.key))
 
 
@@ -660,24 +682,20 @@ def op_compare_rows(ctx: Context) -> None:
         return ctx.reject("no_key_or_numeric_column")
     X = p.matrix
     tries = min(3 * ctx.cap, p.n_rows * (p.n_rows - 1) * len(p.numeric))
-    seen = set()
-    cands = []
-    for _ in range(tries):
-        a, b = (int(x) for x in ctx.rng.choice(p.n_rows, size=2, replace=False))
-        j = int(ctx.rng.integers(len(p.numeric)))
-        if (a, b, j) in seen:
-            continue
-        seen.add((a, b, j))
-        ctx.considered(1)
-        if np.isnan(X[a, j]) or np.isnan(X[b, j]):
-            ctx.reject("missing_value")
-        elif func == "ratio" and X[b, j] == 0:
-            ctx.reject("division_by_zero")
-        else:
-            cands.append((a, b, j))
-        if len(cands) == ctx.cap:
-            break
-    for a, b, j in cands:
+    a = ctx.rng.integers(p.n_rows, size=tries)  # pairs of distinct rows, drawn together
+    b = ctx.rng.integers(p.n_rows - 1, size=tries)
+    b = b + (b >= a)
+    j = ctx.rng.integers(len(p.numeric), size=tries)
+    _, first = np.unique(np.stack([a, b, j]), axis=1, return_index=True)
+    draws = np.sort(first)  # each distinct (a, b, column) once, in draw order
+    a, b, j = a[draws], b[draws], j[draws]
+    missing = np.isnan(X[a, j]) | np.isnan(X[b, j])
+    zero = ~missing & (X[b, j] == 0) if func == "ratio" else np.zeros(len(a), dtype=bool)
+    ctx.considered(len(a))
+    ctx.reject("missing_value", int(missing.sum()))
+    ctx.reject("division_by_zero", int(zero.sum()))
+    keep = np.flatnonzero(~missing & ~zero)[:ctx.cap]
+    for a, b, j in zip(a[keep].tolist(), b[keep].tolist(), j[keep].tolist()):
         column = p.numeric[j]
         va, vb = p.cell(a, column), p.cell(b, column)
         value = va - vb if func == "difference" else va / vb
@@ -692,17 +710,14 @@ def op_share(ctx: Context) -> None:
     p = ctx.profile
     if not p.key:
         return ctx.reject("no_key_column")
-    cands = []
-    for j, column in enumerate(p.numeric):
-        x = p.matrix[:, j]
-        ctx.considered(len(x))
-        if np.isnan(x).any() or (x < 0).any() or x.sum() <= 0:
-            ctx.reject("not_a_positive_complete_column", len(x))
-            continue
-        cands += [(r, j) for r in range(len(x))]
-    for idx in ctx.pick(list(range(len(cands)))):
-        r, j = cands[idx]
-        x = p.matrix[:, j]
+    X = p.matrix
+    ok = ~np.isnan(X).any(axis=0) & ~(X < 0).any(axis=0) & (np.nansum(X, axis=0) > 0)
+    ctx.considered(X.size)
+    ctx.reject("not_a_positive_complete_column", int((~ok).sum()) * p.n_rows)
+    n = len(p.numeric)
+    for idx in ctx.pick(np.flatnonzero(np.broadcast_to(ok, X.shape).ravel())):
+        r, j = divmod(idx, n)
+        x = X[:, j]
         spec = {"kind": "share", "key": p.key, "key_value": p.keys[r], "column": p.numeric[j]}
         ctx.emit({"key_column": p.key, "row": p.row_name(p.keys[r]), "column": p.numeric[j]},
                  100.0 * x[r] / x.sum(), spec=spec)

@@ -25,6 +25,7 @@ ID_NAME = re.compile(r"(^|[^a-z])(id|ids|index|idx|no|nr|num|code|key|obs|row|ro
 TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
 MAX_EXACT = 2.0 ** 53
+WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +38,7 @@ class Condition:
     mask: np.ndarray = field(compare=False, repr=False)
 
     def phrase(self) -> str:
-        words = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least",
-                 "<": "is less than", "<=": "is at most"}
-        return f"{self.column} {words[self.op]} {show(self.value)}"
+        return f"{self.column} {WORDS[self.op]} {show(self.value)}"
 
     def triple(self) -> list[Any]:
         return [self.column, self.op, self.value]
@@ -148,7 +147,15 @@ class TableProfile:
         return self.frame[column].dtype.kind == "i"
 
     def cell(self, row: int, column: str) -> Any:
-        return plain(self.frame[column][row])
+        cache = self.__dict__.setdefault("_plain_columns", {})
+        values = cache.get(column)
+        if values is None:
+            array = self.frame[column]
+            values = array.tolist()  # Python ints, floats and strings already
+            if array.dtype.kind == "f":
+                values = [None if v != v else v for v in values]
+            cache[column] = values
+        return values[row]
 
     @cached_property
     def keys(self) -> list[Any]:
@@ -156,6 +163,12 @@ class TableProfile:
 
     def categories(self, column: str) -> list[tuple[Any, int]]:
         """(value, count) for each value of a categorical column, most frequent first, then by value."""
+        cache = self.__dict__.setdefault("_category_counts", {})
+        if column not in cache:
+            cache[column] = self._categories(column)
+        return cache[column]
+
+    def _categories(self, column: str) -> list[tuple[Any, int]]:
         v = self.frame[column][self.present(column)].tolist()
         counts: dict[Any, int] = {}
         for x in v:

@@ -92,7 +92,7 @@ class RulesStage(Stage):
             try:
                 generate_for_table(table, templates, s["seed"], out, derived, stats, s["scale"])
             except Exception as e:  # noqa: BLE001 - one bad table must not stop the corpus
-                _truncate(out, before[0])
+                out.truncate(before[0])
                 del derived[before[1]:]
                 stats = before[2]
                 failed.append({"table": table.name, "error": f"{type(e).__name__}: {e}"})
@@ -116,8 +116,3 @@ def _unique(tables: list) -> list:
             seen.add(t.id)
             out.append(t)
     return out
-
-
-def _truncate(out: Any, n: int) -> None:
-    for column in out.columns.values():
-        del column[n:]
