@@ -5,7 +5,6 @@ from __future__ import annotations
 import string
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from curation.hashing import content_hash
 from generators.rules.engine import OPS, Template
@@ -74,7 +73,3 @@ def _check_phrasings(template: Template, where: str) -> None:
 def catalog_fingerprint(directory: Path = TEMPLATE_DIR) -> str:
     """Changes whenever a template file does, so editing one reruns generation."""
     return content_hash([(p.name, p.read_text()) for p in template_files(directory)])
-
-
-def describe(templates: list[Template]) -> list[dict[str, Any]]:
-    return [{"id": t.id, "task": t.task, "op": t.op, "cap": t.cap, "family": t.family} for t in templates]

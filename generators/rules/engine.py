@@ -505,7 +505,6 @@ def op_select(ctx: Context) -> None:
     ctx.reject("empty_filter", int((counts == 0).sum()))
     ctx.reject("too_many_rows", int((counts > limit).sum()))
     for g in ctx.pick(np.flatnonzero((counts > 0) & (counts <= limit))):
-        group = ms.groups[g]
         rows = np.flatnonzero(ms.masks[g])
         spec = {"kind": "select", "key": p.key, "where": ms.triples[g]}
         ctx.emit({"key_column": p.key, **ms.slots[g]}, [p.keys[r] for r in rows], spec=spec)
@@ -541,7 +540,7 @@ def op_aggregate(ctx: Context) -> None:
     n_cols = len(p.numeric)
     for idx in ctx.pick(valid):
         g, j = divmod(idx, n_cols)
-        column, group = p.numeric[j], ms.groups[g]
+        column = p.numeric[j]
         v = values[g, j]
         answer = int(round(v)) if is_integral_answer(p, column, agg) else float(v)
         spec = {"kind": "aggregate", "agg": agg, "column": column, "where": ms.triples[g]}
@@ -557,7 +556,6 @@ def op_count(ctx: Context) -> None:
     counts = ms.row_counts
     ctx.considered(len(counts))
     for g in ctx.pick(np.flatnonzero(counts >= 0)):
-        group = ms.groups[g]
         spec = {"kind": "aggregate", "agg": "count", "column": None, "where": ms.triples[g]}
         ctx.emit(ms.slots[g], int(counts[g]), spec=spec)
 
@@ -582,7 +580,7 @@ def op_argext(ctx: Context) -> None:
     valid = ~own & ~np.isnan(ext) & (ties == 1)
     for idx in ctx.pick(np.flatnonzero(valid.ravel())):
         g, j = divmod(idx, len(p.numeric))
-        column, group = p.numeric[j], ms.groups[g]
+        column = p.numeric[j]
         row = int(np.flatnonzero(ms.masks[g] & (X[:, j] == ext[g, j]))[0])
         spec = {"kind": "argext", "key": p.key, "column": column, "direction": direction, "where": ms.triples[g]}
         ctx.emit({"key_column": p.key, "column": column, **ms.slots[g]}, p.keys[row], spec=spec,

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
@@ -41,7 +40,8 @@ class RulesStage(Stage):
         from curation.taxonomy import TAXONOMY_FILE
         from generators.rules.catalog import catalog_fingerprint
 
-        code = [Path(__file__).with_name(n).read_bytes().decode() for n in ("engine.py", "profile.py", "specs.py")]
+        code = [Path(__file__).with_name(n).read_text() for n in ("engine.py", "profile.py", "specs.py", "emit.py",
+                                                                   "catalog.py")]
         chains = (Path(__file__).parent.parent / "chains.py").read_text()
         return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains)
 
