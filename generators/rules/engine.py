@@ -182,34 +182,45 @@ class MaskSet:
     def row_counts(self) -> np.ndarray:
         return self.masks.sum(axis=1)
 
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """(groups x numeric columns): how many values each aggregate sees."""
+        return self.masks.astype(np.float64) @ (~np.isnan(self.profile.matrix)).astype(np.float64)
+
+    @cached_property
+    def block(self) -> np.ndarray:
+        """(groups x rows x columns): the values each group keeps, NaN elsewhere."""
+        return np.where(self.masks[:, :, None], self.profile.matrix[None, :, :], np.nan)
+
+    @cached_property
+    def ordered(self) -> np.ndarray:
+        """`block` sorted along the rows (NaNs last): medians and percentiles read it."""
+        return np.sort(self.block, axis=1)
+
     def values(self, agg: str, p: float | None = None) -> np.ndarray:
-        """(mask sets x numeric columns) of one aggregate, NaN where undefined."""
+        """(groups x numeric columns) of one aggregate, NaN where undefined."""
         key = (agg, p)
         if key in self._cache:
             return self._cache[key]
         X = self.profile.matrix
-        present = ~np.isnan(X)
-        m = self.masks.astype(np.float64)
-        count = m @ present.astype(np.float64)
+        count = self.counts
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
             if agg == "count":
                 out = count
             elif agg in ("sum", "mean"):
-                total = m @ np.nan_to_num(X)
+                total = self.masks.astype(np.float64) @ np.nan_to_num(X)
                 out = np.where(count > 0, total, np.nan) if agg == "sum" else total / count
+            elif agg in ("median", "percentile"):
+                out = sorted_quantile(self.ordered, count, 0.5 if agg == "median" else p)
             else:
-                Y = np.where(self.masks[:, :, None], X[None, :, :], np.nan)
+                Y = self.block
                 if agg == "min":
                     out = np.nanmin(Y, axis=1)
                 elif agg == "max":
                     out = np.nanmax(Y, axis=1)
                 elif agg == "range":
                     out = np.nanmax(Y, axis=1) - np.nanmin(Y, axis=1)
-                elif agg == "median":
-                    out = sorted_quantile(Y, 0.5)
-                elif agg == "percentile":
-                    out = sorted_quantile(Y, p)
                 elif agg in ("std", "var", "cv"):
                     var = np.nanvar(Y, axis=1, ddof=1)
                     var = np.where(count >= 2, var, np.nan)
@@ -228,10 +239,10 @@ class MaskSet:
         return out
 
 
-def sorted_quantile(Y: np.ndarray, q: float) -> np.ndarray:
-    """np.nanquantile(Y, q, axis=1) (linear interpolation) by one sort: NaNs sort last."""
-    ordered = np.sort(Y, axis=1)
-    n = (~np.isnan(Y)).sum(axis=1)
+def sorted_quantile(ordered: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
+    """np.nanquantile(Y, q, axis=1) (linear interpolation), given Y sorted along axis 1 (NaNs
+    last) and the count of values n: one sort serves every median and percentile."""
+    n = n.astype(np.int64)
     position = q * np.maximum(n - 1, 0)
     lo = np.floor(position).astype(np.int64)
     hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
@@ -513,9 +524,8 @@ def op_select(ctx: Context) -> None:
 # ------------------------------------------------------------------------------ TCO
 
 def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q: float | None = None):
-    p = ctx.profile
     values = ms.values(agg, q)
-    counts = ms.masks.astype(np.float64) @ (~np.isnan(p.matrix)).astype(np.float64)
+    counts = ms.counts
     own = ms.own
     ctx.considered(values.size)
     ctx.reject("condition_on_same_column", int(own.sum()))
@@ -638,34 +648,40 @@ def op_topk(ctx: Context) -> None:
         ctx.emit({"key_column": p.key, "column": p.numeric[j], "k": k}, [p.keys[r] for r in rows], spec=spec)
 
 
+def category_masks(profile: TableProfile, by: str) -> MaskSet:
+    """One group per value of a categorical column, so group aggregates come from one MaskSet."""
+    cache = profile.__dict__.setdefault("_category_masks", {})
+    if by not in cache:
+        values = profile.frame[by]
+        present = profile.present(by)
+        cache[by] = MaskSet(profile, [[Condition(by, "==", v, present & (values == v))]
+                                      for v, _ in profile.categories(by)])
+    return cache[by]
+
+
 def op_group_extreme(ctx: Context) -> None:
     """Which category has the highest/lowest aggregate of a measure; ties rejected."""
-    from curation.programs.chain import aggregate
-
     p = ctx.profile
     t = ctx.template
     agg, direction = t.params.get("agg", "mean"), t.params.get("direction", "max")
     cands = []
     for by in p.categorical:
-        groups = [v for v, _ in p.categories(by)]
-        keys = p.frame[by]
+        ms = category_masks(p, by)
+        values = ms.values(agg)  # (groups x measures)
         for j, column in enumerate(p.numeric):
             if column == by:
                 continue
             ctx.considered(1)
-            results = []
-            for g in groups:
-                r = aggregate(p.matrix[:, j][keys == g], agg)
-                if r is not None:
-                    results.append((r, g))
-            if len(results) < 2:
+            v = values[:, j]
+            defined = np.flatnonzero(~np.isnan(v))
+            if len(defined) < 2:
                 ctx.reject("too_few_groups")
                 continue
-            results.sort(key=lambda x: x[0], reverse=direction == "max")
-            if results[0][0] == results[1][0]:
+            ranked = defined[np.argsort(-v[defined] if direction == "max" else v[defined], kind="stable")]
+            if v[ranked[0]] == v[ranked[1]]:
                 ctx.reject("tie")
                 continue
-            cands.append((by, column, results[0][1]))
+            cands.append((by, column, ms.groups[ranked[0]][0].value))
     for idx in ctx.pick(list(range(len(cands)))):
         by, column, winner = cands[idx]
         spec = {"kind": "group_extreme", "by": by, "column": column, "agg": agg, "direction": direction}
