@@ -678,7 +678,8 @@ def op_group_extreme(ctx: Context) -> None:
                 ctx.reject("too_few_groups")
                 continue
             ranked = defined[np.argsort(-v[defined] if direction == "max" else v[defined], kind="stable")]
-            if v[ranked[0]] == v[ranked[1]]:
+            best, second = v[ranked[0]], v[ranked[1]]
+            if abs(best - second) <= 1e-9 * max(1.0, abs(best)):  # computed means: ties up to rounding
                 ctx.reject("tie")
                 continue
             cands.append((by, column, ms.groups[ranked[0]][0].value))
