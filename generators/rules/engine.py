@@ -833,10 +833,12 @@ def op_outliers(ctx: Context) -> None:
                        mask=np.isnan(x))
         changed = _derived(ctx, t.replace(name=t.name, body=t.body.set_column(i, column, new)))
         q1n, q3n = np.quantile(x[~np.isnan(x)], [0.25, 0.75])
-        outside = (x < q1n - fence * (q3n - q1n)) | (x > q3n + fence * (q3n - q1n))
-        if not outside.any():  # the injected values moved the quartiles too far
-            ctx.derived.pop()
-            ctx.reject("no_anomaly")
+        low, high = q1n - fence * (q3n - q1n), q3n + fence * (q3n - q1n)
+        outside = (x < low) | (x > high)
+        margin = np.nanmin(np.minimum(np.abs(x - low), np.abs(x - high)))
+        if not outside.any() or margin <= 1e-9 * max(1.0, float(np.nanmax(np.abs(x)))):
+            ctx.derived.pop()  # no anomaly left, or a value on the fence that rounding could move
+            ctx.reject("no_anomaly" if not outside.any() else "value_on_the_fence")
             continue
         spec = {"kind": "outliers", "key": p.key, "column": column, "fence": fence}
         ctx.emit({"key_column": p.key, "column": column, "fence": show(fence)},
