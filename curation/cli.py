@@ -55,6 +55,7 @@ def main() -> None:
     curate clean                      apply the cleaning rules (TReB's, and more)
     curate generate rules             rule-based QA with executed gold answers (TReB)
     curate verify                     re-run every stored program, report mismatches
+    curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes and header tree
     """
@@ -181,7 +182,45 @@ def verify(path: str | None, workspace: str, workers: int | None, as_json: bool,
         sys.exit(1)
 
 
+@main.command()
+@click.argument("database", required=False)
+@workspace_option
+@json_option
+def keys(database: str | None, workspace: str, as_json: bool) -> None:
+    """Declared and inferred primary/foreign keys of the workspace's databases (or DATABASE),
+    with the precision and recall of inference where keys are declared, and the join paths."""
+    from curation.registry import resolve
+
+    run_keys = resolve("generators.sql.schema:run_keys")
+    _emit(run_keys(workspace, database), as_json, _render_keys)
+
+
 # ------------------------------------------------------------------------------ rendering
+
+def _render_keys(result: dict[str, Any]) -> None:
+    console = _console()
+    for db in result["databases"]:
+        console.print(f"[bold]{db['database']}[/] ({len(db['tables'])} tables; join paths: "
+                      f"{db['join_paths']['2_tables']} of 2 tables, {db['join_paths']['3_tables']} of 3)", highlight=False)
+
+        def fk(k: dict[str, Any]) -> str:
+            return f"{k['table']}.{','.join(k['columns'])} -> {k['ref_table']}.{','.join(k['ref_columns'])}"
+
+        for side in ("declared", "inferred"):
+            pks = ", ".join(f"{k['table']}.{','.join(k['columns'])}" for k in db[side]["primary_keys"]) or "none"
+            console.print(f"  {side} primary keys: {pks}", highlight=False)
+            for k in db[side]["foreign_keys"]:
+                extra = f"  ({k['confidence']:.2f}: {k['evidence']})" if side == "inferred" else ""
+                console.print(f"  {side} foreign key: {fk(k)}{extra}", highlight=False)
+        for kind in ("primary_keys", "foreign_keys"):
+            score = db.get(kind)
+            if score:
+                p = "-" if score["precision"] is None else f"{score['precision']:.2f}"
+                r = "-" if score["recall"] is None else f"{score['recall']:.2f}"
+                console.print(f"  {kind.replace('_', ' ')}: precision {p}, recall {r} "
+                              f"({score['agree']} of {score['inferred']} inferred are among {score['declared']} declared)",
+                              highlight=False)
+
 
 def _render_generate(result: dict[str, Any]) -> None:
     from rich.table import Table as RichTable

@@ -1,0 +1,1 @@
+"""Multi-table SQL synthesis over relational databases (MMQA): schema graphs, keys, templates."""
