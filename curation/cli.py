@@ -56,6 +56,7 @@ def main() -> None:
     curate generate rules             rule-based QA with executed gold answers (TReB)
     curate verify                     re-run every stored program, report mismatches
     curate keys [DB]                  declared and inferred keys of the databases, side by side
+    curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes and header tree
     """
@@ -195,7 +196,30 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
     _emit(run_keys(workspace, database), as_json, _render_keys)
 
 
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@json_option
+def recheck(file: str, as_json: bool) -> None:
+    """Re-run the SQL of a published dataset (MMQA's sample format) on its own tables and list
+    which gold answers agree with the result and which do not. Exit code 1 if any disagree."""
+    from curation.registry import resolve
+
+    report = resolve("validators.recheck:recheck_mmqa")(file)
+    _emit(report, as_json, _render_recheck)
+    if report["disagree"]:
+        sys.exit(1)
+
+
 # ------------------------------------------------------------------------------ rendering
+
+def _render_recheck(report: dict[str, Any]) -> None:
+    console = _console()
+    for r in report["results"]:
+        mark = "[green]agree[/]" if r["agree"] else "[red]DISAGREE[/]"
+        detail = r.get("error") or f"gold {r['gold']!r}, SQL gives {r.get('computed')!r}"
+        console.print(f"{mark} #{r['id']}: {detail}", highlight=False)
+    console.print(f"{report['agree']} of {report['samples']} gold answers agree with their own SQL", highlight=False)
+
 
 def _render_keys(result: dict[str, Any]) -> None:
     console = _console()

@@ -43,6 +43,11 @@ def read(path: str) -> Iterator[Table]:
         if table is not None:
             yield Table(name=stem, body=from_rows(*table), provenance=provenance)
             return
+    from curation.sources import mmqa
+
+    if all(mmqa.is_mmqa(doc) for doc in documents):  # MMQA samples: their tables and keys
+        yield from mmqa.read(path, documents)  # type: ignore[misc]
+        return
     found = 0
     for k, doc in enumerate(documents):
         for name, value in _candidates(doc, stem, len(documents) > 1 and k + 1):
