@@ -387,3 +387,21 @@ def test_group_means_equal_up_to_float_rounding_are_ties():
         "score": [0.1, 0.2, 0.3, 0.0, 0.05, 0.05]}))
     samples, _, stats = generate(table, ["tco.group_max_mean"])
     assert not samples and stats.rejected["TCO/general_operations"]["tie"] == 1
+
+
+def test_date_columns_get_earliest_latest_and_range_questions():
+    import datetime as dt
+
+    from curation.answers import answers_match
+
+    days = [dt.date(2021, 3, 5), dt.date(2020, 1, 9), dt.date(2022, 7, 1), dt.date(2020, 6, 30), dt.date(2021, 1, 1)]
+    table = Table(name="launches", body=pa.table({"name": ["a", "b", "c", "d", "e"], "launched": days,
+                                                  "cost": [1.0, 2.0, 3.0, 4.0, 5.0]}))
+    samples, _, _ = generate(table, ["tbo.date_extreme", "tco.date_range_count"])
+    answers = {s.template + ":" + s.question: s.answer for s in samples}
+    assert [a for q, a in answers.items() if "earliest" in q] == ["b"]
+    assert [a for q, a in answers.items() if "latest" in q] == ["c"]
+    (count,) = [s for s in samples if s.template == "tco.date_range_count"]
+    assert "2020-06-30" in count.question and "2021-03-05" in count.question and count.answer == 3
+    runner = ProgramRunner()
+    assert all(answers_match(s.answer, runner.run(s.program, [table]), s.provenance["format"]) for s in samples)

@@ -59,6 +59,7 @@ class TableProfile:
         self.frame: Frame = frame_from_arrow(self.view)
         self.n_rows = self.view.num_rows
         self.text_columns = {f.name for f in self.view.schema if pa.types.is_string(f.type)}
+        self.date_columns = {f.name for f in self.view.schema if pa.types.is_date(f.type) or pa.types.is_timestamp(f.type)}
         excluded = set(table.summary_columns) | set(table.empty_columns) | set(table.constant_columns)
         # SQL identifiers ignore case: "IOD" and "iod" cannot both be named in a program
         folded = [c.casefold() for c in table.columns]
@@ -68,6 +69,7 @@ class TableProfile:
         self.time = self._find_time()
         self.numeric = [c for c in self.usable if self._is_measure(c)]
         self.categorical = [c for c in self.usable if c != self.key and self._is_categorical(c)]
+        self.dates = [c for c in self.usable if c in self.date_columns and c != self.key]
 
     # -- column roles -----------------------------------------------------------------------
     def present(self, column: str) -> np.ndarray:
@@ -126,6 +128,8 @@ class TableProfile:
         return True
 
     def _is_categorical(self, column: str) -> bool:
+        if column in self.date_columns:
+            return False
         v = self.frame[column]
         present = self.present(column)
         if present.sum() < 4 or v.dtype.kind == "f":
