@@ -47,23 +47,30 @@ def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, exec
     }
 
 
-def run_clean(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,
-              show_progress: bool = False, settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    from curation.config import load_config
+def _run_on_current(workspace: Workspace, stage: str, after: str, config: dict[str, Any], missing: str,
+                    executor: Executor | None, show_progress: bool) -> dict[str, Any]:
+    """Run `stage` over the current datasets of stage `after`; make its output current."""
     from curation.pipeline.runner import run_stage
     from curation.progress import progress_bars
 
     started = time.perf_counter()
-    config = dict(load_config(config_path).get("clean", {}))
-    config.update(settings or {})
-    inputs = workspace.current("ingest")
+    inputs = workspace.current(after)
     if not inputs:
-        raise SystemExit("nothing to clean: run `curate ingest SOURCE...` first")
+        raise SystemExit(missing)
     with workspace.lock(), progress_bars(show_progress) as bars:
-        run = run_stage("clean", config, inputs, workspace.stages_dir, executor, bars)
-        workspace.set_current("clean", [run.dataset])
+        run = run_stage(stage, config, inputs, workspace.stages_dir, executor, bars)
+        workspace.set_current(stage, [run.dataset])
     return {**run.report, "cached": run.cached, "dataset": run.dataset.name,
             "seconds": time.perf_counter() - started}
+
+
+def run_clean(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,
+              show_progress: bool = False, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    from curation.config import load_config
+
+    config = {**load_config(config_path).get("clean", {}), **(settings or {})}
+    return _run_on_current(workspace, "clean", "ingest", config,
+                           "nothing to clean: run `curate ingest SOURCE...` first", executor, show_progress)
 
 
 def workspace_summary(workspace: Workspace, examples: int = 5) -> dict[str, Any]:
@@ -149,19 +156,12 @@ def run_generate_rules(workspace: Workspace, config_path: str | None = None, exe
                        show_progress: bool = False, settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Rule-based QA over the cleaned tables (the `rules` stage)."""
     from curation.config import load_config
-    from curation.pipeline.runner import run_stage
-    from curation.progress import progress_bars
 
-    started = time.perf_counter()
-    config = dict(load_config(config_path).get("generate", {}).get("rules", {}))
-    config.update(settings or {})
-    inputs = workspace.current("clean")
-    if not inputs:
-        raise SystemExit("nothing to generate from: run `curate ingest SOURCE...` and `curate clean` first")
-    with workspace.lock(), progress_bars(show_progress) as bars:
-        run = run_stage("rules", config, inputs, workspace.stages_dir, executor, bars)
-        workspace.set_current("rules", [run.dataset])
-    seconds = time.perf_counter() - started
-    return {**run.report, "cached": run.cached, "dataset": run.dataset.name, "seconds": seconds,
-            "samples_per_second": run.report.get("samples", 0) / seconds if seconds else 0.0}
+    config = {**load_config(config_path).get("generate", {}).get("rules", {}), **(settings or {})}
+    result = _run_on_current(workspace, "rules", "clean", config,
+                             "nothing to generate from: run `curate ingest SOURCE...` and `curate clean` first",
+                             executor, show_progress)
+    seconds = result["seconds"]
+    result["samples_per_second"] = result.get("samples", 0) / seconds if seconds else 0.0
+    return result
 

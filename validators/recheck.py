@@ -48,14 +48,14 @@ def answers_agree(gold: str, rows: list[tuple]) -> bool:
 def _run_in_sqlite(sample: dict[str, Any], path: str) -> list[tuple]:
     import sqlite3
 
+    from curation.programs.sql import quote_ident
     from curation.sources.mmqa import sample_tables
 
     con = sqlite3.connect(":memory:")
     try:
         for table in sample_tables(sample, path):
-            names = ", ".join('"' + c.replace('"', '""') + '"' for c in table.columns)
-            name = '"' + table.name.replace('"', '""') + '"'
-            con.execute(f"CREATE TABLE {name} ({names})")
+            name = quote_ident(table.name)
+            con.execute(f"CREATE TABLE {name} ({', '.join(quote_ident(c) for c in table.columns)})")
             con.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * table.n_cols)})",
                             [tuple(r.values()) for r in table.body.to_pylist()])
         return con.execute(sample["SQL"]).fetchall()

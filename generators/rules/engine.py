@@ -18,6 +18,7 @@ import numpy as np
 
 from curation.answers import format_answer, plain, round_number
 from curation.pipeline.rng import record_rng
+from curation.sources.grid import column_letter
 from curation.table import Table, flat_header
 from curation.taxonomy import task as taxonomy_task
 from generators.rules.emit import SampleColumns
@@ -312,7 +313,7 @@ def op_column_naming(ctx: Context) -> None:
     ctx.considered(len(names))
     if len(t.columns) < 2 or t.is_hierarchical:
         return ctx.reject("too_few_or_nested_columns", len(names))
-    letters = [_letters(i) for i in range(len(t.columns))]
+    letters = [column_letter(i) for i in range(len(t.columns))]
     masked_names = [f"Column {x}" for x in letters]
     masked = _derived(ctx, t.replace(name=t.name + " (headers hidden)",
                                      body=t.body.rename_columns(masked_names),
@@ -323,15 +324,6 @@ def op_column_naming(ctx: Context) -> None:
         program = ("metadata", json.dumps({"table": t.id, "field": "columns", "index": i}))
         ctx.emit({"masked": masked_names[i], "all_masked": ", ".join(masked_names)}, column, program=program,
                  table_ids=(masked.id,))
-
-
-def _letters(i: int) -> str:
-    out = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        out = chr(65 + r) + out
-    return out
 
 
 def op_title_naming(ctx: Context) -> None:
@@ -652,9 +644,7 @@ def category_masks(profile: TableProfile, by: str) -> MaskSet:
     """One group per value of a categorical column, so group aggregates come from one MaskSet."""
     cache = profile.__dict__.setdefault("_category_masks", {})
     if by not in cache:
-        values = profile.frame[by]
-        present = profile.present(by)
-        cache[by] = MaskSet(profile, [[Condition(by, "==", v, present & (values == v))]
+        cache[by] = MaskSet(profile, [[Condition(by, "==", v, profile.mask(by, "==", v))]
                                       for v, _ in profile.categories(by)])
     return cache[by]
 

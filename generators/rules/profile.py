@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from curation.answers import plain
 from curation.programs import data_view
-from curation.programs.chain import Frame, frame_from_arrow
+from curation.programs.chain import Frame, condition_mask, frame_from_arrow
 from curation.table import Table
 
 ID_NAME = re.compile(r"(^|[^a-z])(id|ids|index|idx|no|nr|num|code|key|obs|row|rownames|case|subject)$", re.I)
@@ -180,22 +180,24 @@ class TableProfile:
         return sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
 
     # -- conditions ---------------------------------------------------------------------
+    def mask(self, column: str, op: str, value: Any) -> np.ndarray:
+        """The rows where `column op value` holds: the chain interpreter's own test, so a
+        condition means the same in generation and in a re-run chain."""
+        return self.present(column) & condition_mask(self.frame, column, op, value)
+
     def conditions(self, rng: np.random.Generator, limit: int) -> list[Condition]:
         """Single-column conditions that keep some rows but not all, chosen at random."""
         out: list[Condition] = []
         for c in self.categorical:
             values = [(v, n) for v, n in self.categories(c) if n < self.n_rows]
             for value, _ in values[:6]:
-                out.append(Condition(c, "==", value, self.present(c) & (self.frame[c] == value)))
+                out.append(Condition(c, "==", value, self.mask(c, "==", value)))
         for c in self.numeric:
-            x = self.frame[c]
-            present = self.present(c)
-            ordered = np.sort(x[present])
+            ordered = np.sort(self.frame[c][self.present(c)])
             for q in (0.25, 0.5, 0.75):
                 threshold = plain(ordered[int(q * (len(ordered) - 1))])
                 for op in (">", "<"):
-                    xv = np.where(present, x, 0)
-                    mask = present & (xv > threshold if op == ">" else xv < threshold)
+                    mask = self.mask(c, op, threshold)
                     if 0 < mask.sum() < self.n_rows:
                         out.append(Condition(c, op, threshold, mask))
         unique: dict[tuple, Condition] = {}
