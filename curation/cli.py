@@ -54,6 +54,7 @@ def main() -> None:
     curate ingest PATH...             CSV, TSV, JSON, XLSX, HTML, SQLite, DuckDB, Spider folders
     curate clean                      apply the cleaning rules (TReB's, and more)
     curate generate rules             rule-based QA with executed gold answers (TReB)
+    curate generate sql               multi-table SQL questions over databases (MMQA)
     curate verify                     re-run every stored program, report mismatches
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
@@ -122,6 +123,11 @@ def inspect(file: str, as_json: bool) -> None:
     _emit(inspect_file(file), as_json, _render_inspect)
 
 
+def _generator_settings(**options: Any) -> dict[str, Any]:
+    """The options given on the command line (they override the build config's section)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in options.items() if v is not None and v != ()}
+
+
 @main.group()
 def generate() -> None:
     """Generate samples from the cleaned tables."""
@@ -143,21 +149,43 @@ def generate_rules(workspace: str, config_path: str | None, workers: int | None,
     gold answers computed by execution, ambiguous candidates rejected with a counted reason."""
     from curation.commands import run_generate_rules
 
-    settings: dict[str, Any] = {}
-    if seed is not None:
-        settings["seed"] = seed
-    if scale is not None:
-        settings["scale"] = scale
-    if only:
-        settings["templates"] = list(only)
-    if exclude:
-        settings["exclude"] = list(exclude)
+    settings = _generator_settings(seed=seed, scale=scale, templates=only, exclude=exclude)
     try:
         result = run_generate_rules(_workspace(workspace), config_path, executor=_executor(workers),
                                     show_progress=not (quiet or as_json), settings=settings)
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     _emit(result, as_json, _render_generate)
+    if result.get("failed"):
+        sys.exit(1)
+
+
+@generate.command("sql")
+@workspace_option
+@config_option
+@workers_option
+@json_option
+@click.option("--seed", type=int, default=None, help="Build seed (default 0, or [generate.sql] seed).")
+@click.option("--per-path", type=click.IntRange(1), default=None,
+              help="Queries kept per template and join path (default 2).")
+@click.option("--only", multiple=True, help="Template ids, id prefixes or categories (numerical, list, count, "
+                                            "select) to run. Repeatable.")
+@click.option("--exclude", multiple=True, help="Template ids, id prefixes or categories to leave out. Repeatable.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def generate_sql(workspace: str, config_path: str | None, workers: int | None, as_json: bool, seed: int | None,
+                 per_path: int | None, only: tuple[str, ...], exclude: tuple[str, ...], quiet: bool) -> None:
+    """Multi-table, multi-hop SQL questions over the workspace's databases (MMQA): templates from
+    generators/sql/templates/*.toml over 2- and 3-table join paths, gold answers by execution in
+    DuckDB (re-checked in SQLite), rejected candidates counted by reason."""
+    from curation.commands import run_generate_sql
+
+    settings = _generator_settings(seed=seed, per_path=per_path, templates=only, exclude=exclude)
+    try:
+        result = run_generate_sql(_workspace(workspace), config_path, executor=_executor(workers),
+                                  show_progress=not (quiet or as_json), settings=settings)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    _emit(result, as_json, _render_generate_sql)
     if result.get("failed"):
         sys.exit(1)
 
@@ -265,6 +293,36 @@ def _render_generate(result: dict[str, Any]) -> None:
     console.print(f"{result.get('derived_tables', 0):,} derived tables (masked headers, injected anomalies); "
                   f"{result['seconds']:.1f}s, {result['samples_per_second']:,.0f} samples/s"
                   + (" (cached)" if result.get("cached") else ""), highlight=False)
+
+
+def _render_generate_sql(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    view = RichTable(title=f"generate sql: {result.get('queries', 0):,} queries, {result.get('samples', 0):,} samples "
+                           f"from {result.get('databases', 0):,} databases")
+    view.add_column("task")
+    view.add_column("samples", justify="right")
+    for task, n in sorted(result.get("by_task", {}).items()):
+        view.add_row(task, f"{n:,}")
+    console.print(view)
+    categories = ", ".join(f"{c} {n:,}" for c, n in sorted(result.get("by_category", {}).items()))
+    rejected = ", ".join(f"{r} {n:,}" for r, n in sorted(result.get("rejected", {}).items(), key=lambda kv: -kv[1]))
+    console.print(f"queries by category: {categories or 'none'}", highlight=False)
+    console.print(f"{result.get('candidates', 0):,} candidates; rejected: {rejected or 'none'}", highlight=False)
+    console.print(f"{result.get('sqlite_checked', 0):,} queries re-run in SQLite with the same answer", highlight=False)
+    if result.get("templates_without_samples"):
+        console.print(f"templates with no sample: {', '.join(result['templates_without_samples'])}", highlight=False)
+    if result.get("missing_tables"):
+        console.print(f"tables not in the workspace (dropped by cleaning?): {', '.join(result['missing_tables'][:20])}",
+                      highlight=False)
+    for f in result.get("failed", [])[:20]:
+        console.print(f"[red]failed[/] {f['database']}: {f['error']}", highlight=False)
+    if result.get("cached"):
+        console.print("unchanged since the last run (cached)", highlight=False)
+    else:
+        console.print(f"{result['seconds']:.1f}s, {result['queries_per_second']:,.0f} queries/s, "
+                      f"{result['samples_per_second']:,.0f} samples/s", highlight=False)
 
 
 def _render_verify(report: dict[str, Any]) -> None:

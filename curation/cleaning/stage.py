@@ -17,7 +17,7 @@ EXAMPLES_PER_RULE = 5
 
 class CleanStage(Stage):
     name = "clean"
-    version = "2"  # 2: summary-row keywords need a whole label, or the table's edge
+    version = "3"  # 3: tables of a database are never dropped as too long or as duplicates
     outputs = ("tables", "databases")
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
@@ -36,10 +36,13 @@ class CleanStage(Stage):
                 if not tables:
                     weights.append(1.0)
                     continue
-                meta = pq.read_table(tables, columns=["content_hash", "name", "n_rows"])
+                meta = pq.read_table(tables, columns=["content_hash", "name", "n_rows", "provenance"])
                 weights.append(float(max(1, sum(meta.column("n_rows").to_pylist()))))
+                members = [p["database"] for p in meta.column("provenance").to_pylist()]
                 for row, (h, name) in enumerate(zip(meta.column("content_hash").to_pylist(),
                                                     meta.column("name").to_pylist())):
+                    if members[row]:
+                        continue  # a database needs every one of its tables, even a copy of another's
                     if h in seen:
                         first = seen[h]
                         duplicates.append([part, row, name, names[first]])

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from curation.body import cell_text, infer_column, plain_array
 from curation.database import Database, ForeignKey, PrimaryKey
 from curation.sources.errors import SourceError
 from curation.table import Provenance, Table, unique_names
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
 
 TEXT_AFFINITY = ("CHAR", "CLOB", "TEXT")
 
@@ -42,13 +45,8 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
             columns = [r[1] for r in info]
             declared = [r[2] or "" for r in info]
             rows = con.execute(f"SELECT * FROM {_quote(name)}").fetchall()
-            arrays = []
-            for j, col_type in enumerate(declared):
-                values = [r[j] for r in rows]
-                if any(t in col_type.upper() for t in TEXT_AFFINITY):
-                    arrays.append(pa.array([None if v is None else cell_text(v) for v in values], type=pa.string()))
-                else:
-                    arrays.append(infer_column(values))
+            arrays = [_column([r[j] for r in rows], any(t in col_type.upper() for t in TEXT_AFFINITY))
+                      for j, col_type in enumerate(declared)]
             table = Table(name=name, body=pa.table(arrays, names=unique_names(columns)),
                           provenance=Provenance(source=source, path=path, sheet=name, database=db_name))
             members.append((name, table.id))
@@ -146,3 +144,22 @@ def read_duckdb(path: str) -> Iterator[Table | Database]:
         con.close()
     yield Database(name=db_name, tables=tuple(members), primary_keys=tuple(pks), foreign_keys=tuple(fks),
                    source="duckdb", path=path)
+
+
+def _column(values: list[Any], text: bool) -> "pa.Array":
+    """One column exactly as stored: SQL over a database must find the values it holds, so text
+    keeps its whitespace and words like "NA" (a spreadsheet reader would normalise both). Numbers
+    in a TEXT column stay text, as SQLite compares them."""
+    import pyarrow as pa
+
+    present = [v for v in values if v is not None]
+    if not text and present and all(isinstance(v, int) for v in present) and \
+            all(-(2**63) <= v < 2**63 for v in present):
+        return pa.array(values, type=pa.int64())
+    if not text and present and all(isinstance(v, (int, float)) for v in present):
+        return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
+    if not present and not text:
+        return infer_column(values)
+    return pa.array([None if v is None else v if isinstance(v, str)
+                     else v.decode("utf-8", "replace") if isinstance(v, bytes) else cell_text(v)
+                     for v in values], type=pa.string())

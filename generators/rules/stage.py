@@ -33,7 +33,7 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
 
 class RulesStage(Stage):
     name = "rules"
-    version = "1"
+    version = "2"  # 2: skips tables flagged too long
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
@@ -87,6 +87,8 @@ class RulesStage(Stage):
         started = time.perf_counter()
         n_tables = 0
         for table in tables_from_arrow(data):
+            if "too_long" in table.flags:
+                continue  # kept for SQL over its database; too long to put in a prompt
             n_tables += 1
             before = (len(out), len(derived), copy.deepcopy(stats))
             try:

@@ -1,0 +1,63 @@
+"""Column roles for SQL templates: which columns a `num`, `cat`, `label` or `date` slot may take.
+
+Key columns (any primary- or foreign-key column, and id-like names) take no role: summing ids
+or asking for "the customer_id of ..." makes no question worth asking.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+MAX_CATEGORIES = 30  # a categorical column has at most this many distinct values...
+MAX_CATEGORY_SHARE = 0.6  # ...and repeats: distinct values are at most this share of its rows
+MIN_LABEL_SHARE = 0.5  # a label column names rows: mostly distinct values
+MAX_LABEL_CHARS = 60  # ...and short enough to be an answer
+_ID_LIKE = re.compile(r"(^|_)u?id$|[a-z]Id$|ID$|^rownames$|^Unnamed: \d+$")  # R's rownames: a row number
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]]:
+    """Role -> column names, in the table's column order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    roles: dict[str, list[str]] = {"num": [], "cat": [], "label": [], "date": []}
+    rows = body.num_rows
+    if rows == 0:
+        return roles
+    for name, column in zip(body.column_names, body.columns):
+        if name in key_columns or _ID_LIKE.search(name):
+            continue
+        kind = column.type
+        valid = column.drop_null()
+        if len(valid) < 2:
+            continue
+        distinct = len(pc.unique(valid))
+        if pa.types.is_boolean(kind):
+            continue  # engines disagree on how to print them (true vs 1)
+        if pa.types.is_date(kind):
+            roles["date"].append(name)
+        elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            if pa.types.is_floating(kind):
+                finite = pc.is_finite(valid)
+                if not pc.all(finite).as_py():
+                    continue  # inf/nan compare differently across engines
+            if pa.types.is_integer(kind) and distinct <= 12 and distinct <= MAX_CATEGORY_SHARE * rows:
+                roles["cat"].append(name)
+            elif distinct >= 3:
+                roles["num"].append(name)
+        elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            sample = valid.slice(0, 20).to_pylist()
+            if all(_ISO_DATE.match(v) for v in sample):
+                roles["date"].append(name)
+            elif 2 <= distinct <= MAX_CATEGORIES and distinct <= MAX_CATEGORY_SHARE * rows:
+                roles["cat"].append(name)
+            elif distinct >= MIN_LABEL_SHARE * len(valid) and distinct >= 3:
+                longest = pc.max(pc.utf8_length(valid)).as_py() or 0
+                if longest <= MAX_LABEL_CHARS:
+                    roles["label"].append(name)
+    return roles

@@ -1,0 +1,526 @@
+"""SQL synthesis over one database: bind templates to join paths, execute, validate, keep.
+
+For each template and each oriented join path, a generator seeded by the database, the template
+and the path (so results never depend on order) binds the slots to columns of the right roles
+and draws values from the joined data. Queries are built by substituting into the parsed
+skeleton, so identifiers and values are never pasted into SQL text. A candidate is kept only if
+it survives every check, and each rejection is counted by its reason:
+
+- `no_values`: too few distinct values to draw from;
+- `duplicate`: the same SQL was already kept;
+- `error`: the database refused the query;
+- `empty`: no rows, a NULL aggregate or a count of zero;
+- `null_answer`: the answer contains a missing value;
+- `too_large`: a list longer than `max_list`;
+- `ties`: one answer asked, but the top of the ORDER BY is tied or several values match;
+- `join_adds_nothing`: dropping an end table of the path leaves the answer unchanged;
+- `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from curation.answers import answers_match, format_answer, plain
+from curation.pipeline.rng import record_rng
+from generators.sql.render import render
+from generators.sql.roles import column_roles
+from generators.sql.schema import SchemaGraph
+from generators.sql.templates import ALIASES, SqlTemplate
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+    from curation.database import Database
+    from curation.table import Table
+
+REJECTIONS = ("no_values", "duplicate", "error", "empty", "null_answer", "too_large", "ties",
+              "join_adds_nothing", "dialects_disagree")
+NUMBER_FORMAT = "round:4"
+MAX_VALUES = 5000  # distinct values fetched per column to draw from
+DEFAULTS: dict[str, Any] = {
+    "seed": 0, "templates": [], "exclude": [],
+    "per_path": 2,  # queries kept per template and oriented join path
+    "attempts": 4,  # candidates tried per template and path
+    "max_list": 20,  # longest list answer
+    "sqlite_check_rows": 5_000,  # paths of up to this many rows are checked in SQLite too (else DuckDB only)
+    "max_join_rows": 1_000_000,  # a path whose join is larger is skipped (flights x weather by airport)
+}
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """A join path with its tables in template order (A, B[, C]) and, per edge, the columns
+    on each side: `edges[0]` joins A and B, `edges[1]` joins B and C."""
+
+    tables: tuple[str, ...]
+    edges: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+
+    @property
+    def key(self) -> str:
+        return repr((self.tables, self.edges))
+
+
+@dataclass
+class SqlQuery:
+    """One kept query, with everything the MMQA task samples need."""
+
+    template: SqlTemplate
+    orientation: Orientation
+    columns: dict[str, str]
+    values: dict[str, Any]
+    duckdb: str
+    sqlite: str
+    answer: Any
+    question: str
+    short: str
+    sqlite_checked: bool
+
+
+@dataclass
+class Stats:
+    candidates: int = 0
+    kept: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    by_template: dict[str, int] = field(default_factory=dict)
+    by_category: dict[str, int] = field(default_factory=dict)
+    sqlite_checked: int = 0
+    paths: int = 0
+    paths_too_large: int = 0
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+
+    def reject(self, reason: str) -> None:
+        self.rejected[reason] = self.rejected.get(reason, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"candidates": self.candidates, "kept": self.kept, "rejected": self.rejected,
+                "by_template": self.by_template, "by_category": self.by_category,
+                "sqlite_checked": self.sqlite_checked, "paths": self.paths, "paths_too_large": self.paths_too_large,
+                "disagreements": self.disagreements[:5]}
+
+
+def settings(config: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(config) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"[generate.sql]: unknown setting(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(DEFAULTS))}")
+    out = {**DEFAULTS, **config}
+    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows"):
+        if not isinstance(out[name], int) or isinstance(out[name], bool) or out[name] < 0:
+            raise ValueError(f"[generate.sql] {name} must be a non-negative integer, got {out[name]!r}")
+    return out
+
+
+def orientations(graph: SchemaGraph) -> list[Orientation]:
+    """Every join path in each direction a template can read it: a 2-table path as
+    (referencing table, referenced table); a 3-table path from either end."""
+    def sides(key: Any, first: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (key.columns, key.ref_columns) if key.table == first else (key.ref_columns, key.columns)
+
+    out = []
+    for tables, edges in graph.join_paths():
+        if len(tables) == 2:
+            key = edges[0].key
+            out.append(Orientation((key.table, key.ref_table), ((key.columns, key.ref_columns),)))
+        else:
+            x, middle, z = tables
+            first, second = edges[0].key, edges[1].key
+            out.append(Orientation((x, middle, z), (sides(first, x), sides(second, middle))))
+            out.append(Orientation((z, middle, x), (sides(second, z), sides(first, middle))))
+    return out
+
+
+def _literal(value: Any) -> Any:
+    from sqlglot import exp
+
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int):
+        return exp.Literal.number(value)
+    if isinstance(value, float):  # an exponent makes DuckDB read a DOUBLE, not a DECIMAL
+        text = repr(value)
+        return exp.Literal.number(text if "e" in text else text + "e0")
+    return exp.Literal.string(str(value))
+
+
+class Synthesizer:
+    """One database loaded in DuckDB (and SQLite, when small enough to re-check every query)."""
+
+    def __init__(self, database: "Database", tables: dict[str, "Table"], config: dict[str, Any]) -> None:
+        import duckdb
+
+        from curation.programs import data_view
+
+        self.database = database
+        self.settings = settings(config)
+        self.tables = tables
+        self.views: dict[str, "pa.Table"] = {name: data_view(t) for name, t in tables.items()}
+        self.con = duckdb.connect(config={"threads": 1})
+        self.con.execute("SET enable_external_access = false")
+        from curation.programs.sql import quote_ident
+
+        for name, view in self.views.items():  # as `curate verify` loads them: the data view, by name
+            self.con.register("__curate_source", view)
+            self.con.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT * FROM __curate_source")
+            self.con.unregister("__curate_source")
+        self.graph = SchemaGraph(database, self.views)
+        keys: dict[str, set[str]] = {name: set() for name in self.views}
+        for pk in self.graph.primary_keys:
+            keys.get(pk.table, set()).update(pk.columns)
+        for fk in self.graph.foreign_keys:
+            keys.get(fk.table, set()).update(fk.columns)
+            keys.get(fk.ref_table, set()).update(fk.ref_columns)
+        self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
+        small = {n: v for n, v in self.views.items() if v.num_rows <= self.settings["sqlite_check_rows"]}
+        self.sqlite = _sqlite_copy(small, keys) if small else None
+        self._values: dict[tuple, list[Any]] = {}
+        self._joins: dict[tuple, Any] = {}
+
+    def close(self) -> None:
+        self.con.close()
+        if self.sqlite is not None:
+            self.sqlite.close()
+
+    # ------------------------------------------------------------------ binding
+
+    def _join(self, orientation: Orientation, index: int) -> Any:
+        """The condition of edge `index` (0: A-B, 1: B-C), casting a text key to its partner's type."""
+        key = (orientation.key, index)
+        if key not in self._joins:
+            self._joins[key] = self._make_join(orientation, index)
+        return self._joins[key]
+
+    def _make_join(self, orientation: Orientation, index: int) -> Any:
+        import pyarrow as pa
+        from sqlglot import exp
+
+        first, second = orientation.tables[index], orientation.tables[index + 1]
+        left_alias, right_alias = "abc"[index], "abc"[index + 1]
+        parts = []
+        for left_col, right_col in zip(*orientation.edges[index]):
+            left = exp.column(left_col, table=left_alias, quoted=True)
+            right = exp.column(right_col, table=right_alias, quoted=True)
+            left_type = self.views[first].schema.field(left_col).type
+            right_type = self.views[second].schema.field(right_col).type
+            if pa.types.is_string(left_type) and not pa.types.is_string(right_type):
+                left = exp.TryCast(this=left, to=exp.DataType.build(_sql_type(right_type)))
+            elif pa.types.is_string(right_type) and not pa.types.is_string(left_type):
+                right = exp.TryCast(this=right, to=exp.DataType.build(_sql_type(left_type)))
+            parts.append(exp.EQ(this=left, expression=right))
+        return exp.and_(*parts)
+
+    def _key_cast(self, orientation: Orientation, alias: str, name: str) -> str:
+        """For a `key_ab`/`key_bc` slot whose column is text while its partner is not: the type to
+        cast it to, so that IN compares like with like (Spider has TEXT keys referencing INTs)."""
+        import pyarrow as pa
+
+        if name not in ("key_ab", "key_bc"):
+            return ""
+        edge = 0 if name == "key_ab" else 1
+        side = name[4:].index(alias)
+        mine = orientation.tables[edge + side]
+        theirs = orientation.tables[edge + 1 - side]
+        column, partner = orientation.edges[edge][side][0], orientation.edges[edge][1 - side][0]
+        kind, other = self.views[mine].schema.field(column).type, self.views[theirs].schema.field(partner).type
+        return _sql_type(other) if pa.types.is_string(kind) and not pa.types.is_string(other) else ""
+
+    def _bind(self, template: SqlTemplate, orientation: Orientation, rng: Any) -> dict[str, str] | None:
+        """Slot -> column, or None when the path's tables lack columns of the roles asked for."""
+        tables = dict(zip("abc", orientation.tables))
+        columns: dict[str, str] = {}
+        wanted: dict[tuple[str, str], list[str]] = {}
+        for ref, slot in template.slots.items():
+            if slot.role == "key":
+                edge = 0 if slot.name == "key_ab" else 1
+                side = orientation.edges[edge]["ab".index(slot.alias) if edge == 0 else "bc".index(slot.alias)]
+                if len(side) != 1:
+                    return None  # IN / NOT IN over a composite key
+                columns[ref] = side[0]
+            else:
+                wanted.setdefault((slot.alias, slot.role), []).append(ref)
+        for (alias, role), refs in sorted(wanted.items()):
+            choices = self.roles[tables[alias]][role]
+            if len(choices) < len(refs):
+                return None
+            for ref, pick in zip(sorted(refs), rng.choice(len(choices), size=len(refs), replace=False)):
+                columns[ref] = choices[int(pick)]
+        return columns
+
+    def _path_join(self, orientation: Orientation, target: Any) -> Any:
+        """SELECT target FROM A AS a JOIN B AS b ON ab [JOIN C AS c ON bc]."""
+        from sqlglot import exp
+
+        query = exp.select(target).from_(self._aliased(orientation, 0))
+        for i in range(len(orientation.tables) - 1):
+            query = query.join(self._aliased(orientation, i + 1), on=self._join(orientation, i).copy())
+        return query
+
+    def join_too_large(self, orientation: Orientation) -> bool:
+        """Does the path's join have more than `max_join_rows` rows? (A many-to-many path through
+        a shared parent can multiply two large tables; counting stops at the limit.)"""
+        from sqlglot import exp
+
+        limit = self.settings["max_join_rows"]
+        inner = self._path_join(orientation, exp.Literal.number(1)).limit(limit + 1)
+        query = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("j"))
+        return self.con.execute(query.sql(dialect="duckdb")).fetchone()[0] > limit
+
+    def _distinct(self, orientation: Orientation, ref: str, column: str) -> list[Any]:
+        """The distinct non-null values of a column among the rows of the joined path, sorted."""
+        from sqlglot import exp
+
+        key = (orientation.key, ref, column)
+        if key not in self._values:
+            alias = ref.split(".")[0]
+            target = exp.column(column, table=alias, quoted=True)
+            present = exp.Not(this=exp.Is(this=target.copy(), expression=exp.Null()))
+            query = self._path_join(orientation, target).distinct().where(present)
+            query = query.order_by(exp.Literal.number(1)).limit(MAX_VALUES)
+            dialect, execute = self._engine(orientation)
+            self._values[key] = [plain(r[0]) for r in execute(query.sql(dialect=dialect)).fetchall()]
+        return self._values[key]
+
+    @staticmethod
+    def _aliased(orientation: Orientation, index: int) -> Any:
+        from sqlglot import exp
+
+        return exp.Table(this=exp.to_identifier(orientation.tables[index], quoted=True),
+                         alias=exp.TableAlias(this=exp.to_identifier("abc"[index])))
+
+    def _draw_values(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
+                     rng: Any) -> dict[str, Any] | None:
+        values: dict[str, Any] = {}
+        used: dict[str, set] = {}
+        for name, spec in sorted(template.values.items()):
+            if spec.kind == "count":
+                values[name] = int(rng.integers(2, 4))
+                continue
+            pool = self._distinct(orientation, spec.slot, columns[spec.slot])
+            taken = used.setdefault(spec.slot, set())
+            if spec.kind == "threshold":
+                if len(pool) < 3:
+                    return None
+                low = int(0.2 * len(pool))
+                candidates = [i for i in range(low, max(low + 1, int(0.8 * len(pool))))]
+            else:
+                candidates = list(range(len(pool)))
+            candidates = [i for i in candidates if repr(pool[i]) not in taken]
+            if not candidates:
+                return None
+            value = pool[candidates[int(rng.integers(len(candidates)))]]
+            taken.add(repr(value))
+            values[name] = value
+        return values
+
+    def _build(self, skeleton: Any, orientation: Orientation, columns: dict[str, str],
+               values: dict[str, Any]) -> Any:
+        from sqlglot import exp
+
+        joins = {"ab": self._join(orientation, 0)}
+        if len(orientation.tables) == 3:
+            joins["bc"] = self._join(orientation, 1)
+        tables = dict(zip("ABC", orientation.tables))
+
+        def swap(node: Any) -> Any:
+            if isinstance(node, exp.Table) and node.name in tables:
+                return exp.Table(this=exp.to_identifier(tables[node.name], quoted=True),
+                                 alias=exp.TableAlias(this=exp.to_identifier(ALIASES[node.name])))
+            if isinstance(node, exp.Column) and f"{node.table}.{node.name}" in columns:
+                column = exp.column(columns[f"{node.table}.{node.name}"], table=node.table, quoted=True)
+                cast = self._key_cast(orientation, node.table, node.name)
+                return exp.TryCast(this=column, to=exp.DataType.build(cast)) if cast else column
+            if isinstance(node, exp.Placeholder):
+                return joins[node.name].copy() if node.name in joins else _literal(values[node.name])
+            return node
+
+        return skeleton.transform(swap)
+
+    # ------------------------------------------------------------------ checking
+
+    def _engine(self, orientation: Orientation) -> tuple[str, Any]:
+        """Where candidates are checked: SQLite when the path's tables are small (a query on them
+        costs SQLite a tenth of DuckDB's planning time, and the kept query is then re-checked in
+        both engines), else DuckDB (vectorised: faster on large joins)."""
+        rows = sum(self.views[t].num_rows for t in orientation.tables)
+        if self.sqlite is not None and rows <= self.settings["sqlite_check_rows"]:
+            return "sqlite", self.sqlite.execute
+        return "duckdb", self.con.execute
+
+    def _answer(self, template: SqlTemplate, rows: list[tuple]) -> tuple[Any, str]:
+        """(answer, rejection reason or "")."""
+        if template.answer == "list":
+            if not rows:
+                return None, "empty"
+            answer = [plain(r[0]) for r in rows]
+            if any(v is None for v in answer):
+                return None, "null_answer"
+            if len(answer) > self.settings["max_list"]:
+                return None, "too_large"
+            return answer, ""
+        if not rows:
+            return None, "empty"
+        if len(rows) > 1:
+            return None, "ties"
+        value = plain(rows[0][0])
+        if value is None or (template.category == "count" and value == 0):
+            return None, "empty"
+        return value, ""
+
+    def _check(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
+               values: dict[str, Any], tree: Any) -> tuple[Any, str]:
+        """Run a candidate and its derived queries on the checking engine: (answer, reason)."""
+        dialect, execute = self._engine(orientation)
+        answer, reason = self._answer(template, execute(tree.sql(dialect=dialect)).fetchall())
+        if reason:
+            return None, reason
+        if template.tie_query is not None:
+            tie = self._build(template.tie_query, orientation, columns, values).sql(dialect=dialect)
+            if execute(tie).fetchone()[0] > 1:
+                return None, "ties"
+        for dropped in template.drops.values():
+            rows = execute(self._build(dropped, orientation, columns, values).sql(dialect=dialect)).fetchall()
+            if template.answer == "list":
+                other: Any = [plain(r[0]) for r in rows]
+            else:
+                other = plain(rows[0][0]) if len(rows) == 1 else [plain(r[0]) for r in rows]
+            if other == answer:
+                return None, "join_adds_nothing"
+        return answer, ""
+
+    # ------------------------------------------------------------------ the loop
+
+    def synthesize(self, templates: list[SqlTemplate], stats: Stats) -> list[SqlQuery]:
+        """Every template on every oriented path of its size; the queries that pass every check."""
+        import sqlite3
+
+        import duckdb
+
+        kept: list[SqlQuery] = []
+        s = self.settings
+        paths = orientations(self.graph)
+        too_large: dict[str, bool] = {}  # checked when a template first binds to the path
+        tried: set[tuple] = set()
+        for template in templates:
+            rule = f"list:{NUMBER_FORMAT}" if template.answer == "list" else NUMBER_FORMAT
+            for orientation in paths:
+                if len(orientation.tables) != template.tables:
+                    continue
+                rng = record_rng(s["seed"], self.database.id, f"{template.id}|{orientation.key}")
+                found = 0
+                for _ in range(s["attempts"]):
+                    if found >= s["per_path"]:
+                        break
+                    columns = self._bind(template, orientation, rng)
+                    if columns is None:
+                        break  # no attempt can bind it: not a rejection, the path just lacks the roles
+                    if orientation.key not in too_large:
+                        too_large[orientation.key] = self.join_too_large(orientation)
+                        stats.paths += 1
+                        stats.paths_too_large += too_large[orientation.key]
+                    if too_large[orientation.key]:
+                        break
+                    stats.candidates += 1
+                    values = self._draw_values(template, orientation, columns, rng)
+                    if values is None:
+                        stats.reject("no_values")
+                        continue
+                    identity = (template.id, orientation.key, tuple(sorted(columns.items())),
+                                tuple(sorted((k, repr(v)) for k, v in values.items())))
+                    if identity in tried:
+                        stats.reject("duplicate")
+                        continue
+                    tried.add(identity)
+                    tree = self._build(template.skeleton, orientation, columns, values)
+                    in_sqlite = self._engine(orientation)[0] == "sqlite"
+                    try:
+                        checked, reason = self._check(template, orientation, columns, values, tree)
+                        if not reason:  # the gold answer is DuckDB's (checked there already, or run now)
+                            duck, lite = tree.sql(dialect="duckdb"), tree.sql(dialect="sqlite")
+                            answer, reason = (self._answer(template, self.con.execute(duck).fetchall()) if in_sqlite
+                                              else (checked, ""))
+                            gold = format_answer(answer, rule)
+                    except (duckdb.Error, sqlite3.Error):
+                        reason = "error"
+                    if not reason and in_sqlite and not answers_match(gold, checked, rule):
+                        reason = "dialects_disagree"
+                        stats.disagreements.append({"database": self.database.name, "template": template.id,
+                                                    "duckdb": duck, "sqlite": lite, "duckdb_answer": gold,
+                                                    "sqlite_answer": checked})
+                    if reason:
+                        stats.reject(reason)
+                        continue
+                    stats.sqlite_checked += in_sqlite
+                    stats.kept += 1
+                    stats.by_template[template.id] = stats.by_template.get(template.id, 0) + 1
+                    stats.by_category[template.category] = stats.by_category.get(template.category, 0) + 1
+                    found += 1
+                    names = dict(zip("ABC", orientation.tables))
+                    kept.append(SqlQuery(
+                        template=template, orientation=orientation, columns=columns, values=values,
+                        duckdb=duck, sqlite=lite, answer=gold,
+                        question=render(template.question, names, columns, values),
+                        short=render(template.short, names, columns, values) if template.short else "",
+                        sqlite_checked=in_sqlite))
+        return kept
+
+
+def _sql_type(kind: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_integer(kind):
+        return "BIGINT"
+    if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return "DOUBLE"
+    if pa.types.is_date(kind):
+        return "DATE"
+    return "VARCHAR"
+
+
+def _sqlite_copy(views: dict[str, "pa.Table"], keys: dict[str, set[str]]) -> Any:
+    """An in-memory SQLite database holding the same data views, with column affinities and an
+    index on every key column (joins on tables of 30k rows take milliseconds, not seconds)."""
+    import sqlite3
+
+    import pyarrow as pa
+
+    from curation.programs.sql import quote_ident
+
+    con = sqlite3.connect(":memory:")
+    for name, view in views.items():
+        columns = []
+        for f in view.schema:
+            affinity = ("INTEGER" if pa.types.is_integer(f.type) or pa.types.is_boolean(f.type)
+                        else "REAL" if pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) else "TEXT")
+            columns.append(f"{quote_ident(f.name)} {affinity}")
+        con.execute(f"CREATE TABLE {quote_ident(name)} ({', '.join(columns)})")
+        if view.num_rows:
+            marks = ", ".join("?" * view.num_columns)
+            rows = zip(*(map(_sqlite_value, c.to_pylist()) for c in view.columns))
+            con.executemany(f"INSERT INTO {quote_ident(name)} VALUES ({marks})", rows)
+        for i, column in enumerate(sorted(keys.get(name, ()))):
+            index = quote_ident(f"__key_{i}_{name}")
+            con.execute(f"CREATE INDEX {index} ON {quote_ident(name)} ({quote_ident(column)})")
+    return con
+
+
+def _sqlite_value(value: Any) -> Any:
+    if value is None or isinstance(value, (int, float, str, bytes)):
+        return value
+    return plain(value)
+
+
+def synthesize_database(database: "Database", tables: dict[str, "Table"], templates: list[SqlTemplate],
+                        config: dict[str, Any]) -> tuple[list[SqlQuery], Stats, Any, float]:
+    """(kept queries, stats, schema graph, seconds) for one database."""
+    started = time.perf_counter()
+    synth = Synthesizer(database, tables, config)
+    stats = Stats()
+    try:
+        kept = synth.synthesize(templates, stats)
+    finally:
+        synth.close()
+    return kept, stats, synth.graph, time.perf_counter() - started

@@ -1,0 +1,115 @@
+"""MMQA's five tasks as Samples, from kept SQL queries and a database's keys.
+
+Each kept query becomes three samples sharing its question: multi-table QA (gold: the executed
+answer), text-to-SQL (gold: the same result, which any correct SQL reproduces; the reference SQL
+is the program) and multi-table retrieval (gold: the tables the SQL uses, out of the pool of all
+tables in the corpus). Each join path also gives one primary-key and one foreign-key selection
+sample over its tables.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from curation.sample import Program, Sample
+from generators.sql.render import label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from curation.database import Database
+    from generators.sql.schema import SchemaGraph
+    from generators.sql.synth import SqlQuery
+
+QA, TEXT_TO_SQL, RETRIEVAL = "MMQA/multi_table_qa", "MMQA/text_to_sql", "MMQA/multi_table_retrieval"
+PK_SELECTION, FK_SELECTION = "MMQA/primary_key_selection", "MMQA/foreign_key_selection"
+
+
+def qualified(database: str, table: str) -> str:
+    """A table's name in the retrieval pool: tables of different databases may share a name."""
+    return f"{database}.{table}"
+
+
+def keys_of(graph: "SchemaGraph", tables: tuple[str, ...]) -> dict[str, Any]:
+    """The primary keys of these tables and the foreign keys among them."""
+    chosen = set(tables)
+    return {
+        "primary_keys": {k.table: list(k.columns) for k in graph.primary_keys if k.table in chosen},
+        "foreign_keys": [[f"{k.table}.{c}", f"{k.ref_table}.{r}"] for k in graph.foreign_keys
+                         if k.table in chosen and k.ref_table in chosen for c, r in zip(k.columns, k.ref_columns)],
+    }
+
+
+def _answer_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number"
+    return "text"
+
+
+def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery", table_ids: dict[str, str],
+                  pool: dict[str, Any]) -> list[Sample]:
+    from generators.sql.synth import NUMBER_FORMAT
+
+    tables = query.orientation.tables
+    ids = tuple(table_ids[t] for t in tables)
+    rule = f"list:{NUMBER_FORMAT}" if query.template.answer == "list" else NUMBER_FORMAT
+    provenance = {
+        "database": database.name, "category": query.template.category, "hops": str(len(tables) - 1),
+        "tables": json.dumps(list(tables), ensure_ascii=False),
+        "keys": json.dumps(keys_of(graph, tables), ensure_ascii=False, sort_keys=True),
+        "sql_sqlite": query.sqlite, "format": rule, "sqlite_checked": "yes" if query.sqlite_checked else "no",
+    }
+    program = Program("sql", query.duckdb, "duckdb")
+    common = {"question": query.question, "question_short": query.short, "table_ids": ids, "origin": "sql",
+              "template": query.template.id, "quality": "executed"}
+    retrieval = {**provenance, "format": "list:exact", "pool_size": str(pool["size"]), "pool": pool["hash"]}
+    return [
+        Sample(task=QA, answer=query.answer, answer_type=_answer_type(query.answer), program=program,
+               provenance=provenance, **common),
+        Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
+               provenance=provenance, **common),
+        Sample(task=RETRIEVAL, answer=sorted(qualified(database.name, t) for t in tables), answer_type="list",
+               provenance=retrieval, **common),
+    ]
+
+
+def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str, str]) -> list[Sample]:
+    """Primary- and foreign-key selection over the tables of each join path (once per table set)."""
+    samples: list[Sample] = []
+    seen: set[tuple[str, ...]] = set()
+    declared = all(k.origin == "declared" for k in graph.primary_keys + graph.foreign_keys)
+    quality = "declared-keys" if declared else "inferred-keys"
+    for tables, _ in graph.join_paths():
+        chosen = tuple(sorted(tables))
+        if chosen in seen:
+            continue
+        seen.add(chosen)
+        keys = keys_of(graph, chosen)
+        listed = _listing(chosen)
+        ids = tuple(table_ids[t] for t in chosen)
+        provenance = {"database": database.name, "tables": json.dumps(list(chosen), ensure_ascii=False),
+                      "keys": json.dumps(keys, ensure_ascii=False, sort_keys=True), "format": "list:exact",
+                      "key_origin": "declared" if declared else "inferred"}
+        primary = sorted(f"{t}.{c}" for t, cols in keys["primary_keys"].items() for c in cols)
+        if primary:
+            samples.append(Sample(
+                task=PK_SELECTION, answer=primary, answer_type="list", table_ids=ids, origin="sql",
+                template="sql.keys.primary", quality=quality, provenance=provenance,
+                question=f"In the {label(database.name)} database, which columns form the primary key of each of "
+                         f"the tables {listed}? Answer with table.column for every key column.",
+                question_short=f"primary keys of {listed}?"))
+        foreign = sorted(f"{a} -> {b}" for a, b in keys["foreign_keys"])
+        if foreign:
+            samples.append(Sample(
+                task=FK_SELECTION, answer=foreign, answer_type="list", table_ids=ids, origin="sql",
+                template="sql.keys.foreign", quality=quality, provenance=provenance,
+                question=f"In the {label(database.name)} database, which foreign keys link the tables {listed}? "
+                         "Answer each as table.column -> referenced_table.column.",
+                question_short=f"foreign keys between {listed}?"))
+    return samples
+
+
+def _listing(names: tuple[str, ...]) -> str:
+    quoted = [f'"{n}"' for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
