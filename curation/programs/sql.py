@@ -34,7 +34,8 @@ def quote_literal(value: Any) -> str:
 
 
 class SqlRunner:
-    """Tables are named `t` for a single-table program, or by their own names for several."""
+    """Tables are named `t` for a single-table program, or by their own names for several (or by
+    the names given: a database's table names)."""
 
     def __init__(self) -> None:
         import duckdb
@@ -43,8 +44,9 @@ class SqlRunner:
         self._con.execute("SET enable_external_access = false")
         self._loaded: dict[str, str] = {}  # SQL name -> table id
 
-    def _load(self, tables: list["Table"]) -> None:
-        names = ["t"] if len(tables) == 1 else [t.name for t in tables]
+    def _load(self, tables: list["Table"], names: list[str] | None = None) -> None:
+        if names is None or len(names) != len(tables):
+            names = ["t"] if len(tables) == 1 else [t.name for t in tables]
         for name, table in zip(names, tables):
             if self._loaded.get(name) == table.id:
                 continue
@@ -55,10 +57,10 @@ class SqlRunner:
                 self._con.unregister("__curate_source")
             self._loaded[name] = table.id
 
-    def run(self, text: str, tables: list["Table"]) -> Any:
+    def run(self, text: str, tables: list["Table"], names: list[str] | None = None) -> Any:
         import duckdb
 
-        self._load(tables)
+        self._load(tables, names)
         try:
             cursor = self._con.execute(text)
             rows = cursor.fetchall()
