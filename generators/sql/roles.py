@@ -18,6 +18,7 @@ MIN_LABEL_SHARE = 0.5  # a label column names rows: mostly distinct values
 MAX_LABEL_CHARS = 60  # ...and short enough to be an answer
 _ID_LIKE = re.compile(r"(^|_)u?id$|[a-z]Id$|ID$|^rownames$|^Unnamed: \d+$")  # R's rownames: a row number
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_YEAR_NAME = re.compile(r"(^|_)(year|yr|jahr|season)s?($|_)", re.IGNORECASE)
 
 
 def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]]:
@@ -46,7 +47,9 @@ def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]
                 finite = pc.is_finite(valid)
                 if not pc.all(finite).as_py():
                     continue  # inf/nan compare differently across engines
-            if pa.types.is_integer(kind) and distinct <= 12 and distinct <= MAX_CATEGORY_SHARE * rows:
+            if pa.types.is_integer(kind) and (_YEAR_NAME.search(name) or _all_years(valid)):
+                roles["date"].append(name)  # a year orders and compares like a date; its sum means nothing
+            elif pa.types.is_integer(kind) and distinct <= 12 and distinct <= MAX_CATEGORY_SHARE * rows:
                 roles["cat"].append(name)
             elif distinct >= 3:
                 roles["num"].append(name)
@@ -61,3 +64,10 @@ def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]
                 if longest <= MAX_LABEL_CHARS:
                     roles["label"].append(name)
     return roles
+
+
+def _all_years(values: "pa.Array") -> bool:
+    import pyarrow.compute as pc
+
+    low, high = pc.min_max(values).values()
+    return 1800 <= low.as_py() and high.as_py() <= 2100

@@ -312,6 +312,8 @@ class Synthesizer:
             if not candidates:
                 return None
             value = pool[candidates[int(rng.integers(len(candidates)))]]
+            if spec.kind == "threshold" and isinstance(value, float):
+                value = float(f"{value:.3g}")  # "above 0.455", not "above 0.4550069531760242"
             taken.add(repr(value))
             values[name] = value
         return values
