@@ -44,7 +44,12 @@ class SqlRunner:
         self._con.execute("SET enable_external_access = false")
         self._loaded: dict[str, str] = {}  # SQL name -> table id
 
-    def _load(self, tables: list["Table"], names: list[str] | None = None) -> None:
+    @property
+    def connection(self) -> Any:
+        return self._con
+
+    def load(self, tables: list["Table"], names: list[str] | None = None) -> None:
+        """Make the tables' data views queryable, under `names` (else `t`, or their own names)."""
         if names is None or len(names) != len(tables):
             names = ["t"] if len(tables) == 1 else [t.name for t in tables]
         for name, table in zip(names, tables):
@@ -60,7 +65,7 @@ class SqlRunner:
     def run(self, text: str, tables: list["Table"], names: list[str] | None = None) -> Any:
         import duckdb
 
-        self._load(tables, names)
+        self.load(tables, names)
         try:
             cursor = self._con.execute(text)
             rows = cursor.fetchall()

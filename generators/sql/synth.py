@@ -148,25 +148,19 @@ def _literal(value: Any) -> Any:
 
 
 class Synthesizer:
-    """One database loaded in DuckDB (and SQLite, when small enough to re-check every query)."""
+    """One database loaded in DuckDB, and its small tables in SQLite too."""
 
     def __init__(self, database: "Database", tables: dict[str, "Table"], config: dict[str, Any]) -> None:
-        import duckdb
-
         from curation.programs import data_view
+        from curation.programs.sql import SqlRunner
 
         self.database = database
         self.settings = settings(config)
         self.tables = tables
         self.views: dict[str, "pa.Table"] = {name: data_view(t) for name, t in tables.items()}
-        self.con = duckdb.connect(config={"threads": 1})
-        self.con.execute("SET enable_external_access = false")
-        from curation.programs.sql import quote_ident
-
-        for name, view in self.views.items():  # as `curate verify` loads them: the data view, by name
-            self.con.register("__curate_source", view)
-            self.con.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT * FROM __curate_source")
-            self.con.unregister("__curate_source")
+        self.runner = SqlRunner()  # loaded as `curate verify` loads them: the data views, by name
+        self.runner.load(list(tables.values()), list(tables))
+        self.con = self.runner.connection
         self.graph = SchemaGraph(database, self.views)
         keys: dict[str, set[str]] = {name: set() for name in self.views}
         for pk in self.graph.primary_keys:
@@ -181,7 +175,7 @@ class Synthesizer:
         self._joins: dict[tuple, Any] = {}
 
     def close(self) -> None:
-        self.con.close()
+        self.runner.close()
         if self.sqlite is not None:
             self.sqlite.close()
 
