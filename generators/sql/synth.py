@@ -259,6 +259,11 @@ class Synthesizer:
         from sqlglot import exp
 
         limit = self.settings["max_join_rows"]
+        bound = 1
+        for table in orientation.tables:
+            bound *= max(1, self.views[table].num_rows)
+        if bound <= limit:
+            return False  # even a cross join of these tables fits
         inner = self._path_join(orientation, exp.Literal.number(1)).limit(limit + 1)
         query = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("j"))
         return self.con.execute(query.sql(dialect="duckdb")).fetchone()[0] > limit
