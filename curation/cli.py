@@ -56,6 +56,7 @@ def main() -> None:
     curate generate rules             rule-based QA with executed gold answers (TReB)
     curate generate sql               multi-table SQL questions over databases (MMQA)
     curate verify                     re-run every stored program, report mismatches
+    curate check                      near-duplicate questions, leakage across splits
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
     curate show                       what the workspace holds
@@ -212,6 +213,22 @@ def verify(path: str | None, workspace: str, workers: int | None, as_json: bool,
 
 
 @main.command()
+@click.argument("path", required=False)
+@workspace_option
+@json_option
+def check(path: str | None, workspace: str, as_json: bool) -> None:
+    """Near-duplicate questions (same task and tables, equal up to case, punctuation and spacing)
+    and leakage (the same tables and program in two splits), in a workspace or a release folder
+    (PATH). Exit code 1 if either is found."""
+    from curation.registry import resolve
+
+    report = resolve("validators.checks:run_check")(path or workspace)
+    _emit(report, as_json, _render_check)
+    if not report["ok"]:
+        sys.exit(1)
+
+
+@main.command()
 @click.argument("database", required=False)
 @workspace_option
 @json_option
@@ -323,6 +340,20 @@ def _render_generate_sql(result: dict[str, Any]) -> None:
     else:
         console.print(f"{result['seconds']:.1f}s, {result['queries_per_second']:,.0f} queries/s, "
                       f"{result['samples_per_second']:,.0f} samples/s", highlight=False)
+
+
+def _render_check(report: dict[str, Any]) -> None:
+    console = _console()
+    dup, leak = report["near_duplicates"], report["leakage"]
+    console.print(f"{report['samples']:,} samples: {dup['groups']:,} groups of near-duplicate questions "
+                  f"({dup['samples']:,} samples), {leak['groups']:,} programs in more than one split "
+                  f"({leak['samples']:,} samples)", highlight=False)
+    for d in dup["examples"]:
+        console.print(f"[yellow]duplicate[/] x{d['count']} {d['task']}: {d['question'][:100]!r} {d['ids'][:3]}",
+                      highlight=False)
+    for e in leak["examples"]:
+        console.print(f"[red]leak[/] {', '.join(e['splits'])}: {e['program'][:100]!r} {e['ids'][:3]}", highlight=False)
+    console.print("OK" if report["ok"] else "FAILED", highlight=False)
 
 
 def _render_verify(report: dict[str, Any]) -> None:

@@ -252,6 +252,7 @@ def test_verify_re_executes_every_sql_gold_answer(school_workspace):
     assert out.exit_code == 0, out.output
     result = json.loads(out.output)
     assert result["checked"] == 2 * report["queries"] and result["mismatch_count"] == 0 and result["error_count"] == 0
+    assert invoke("check", "-w", ws).exit_code == 0
 
 
 def test_a_rerun_reuses_the_stage_and_a_new_seed_does_not(school_workspace):
@@ -293,6 +294,8 @@ def test_spider_databases_yield_every_family_and_verify(spider_workspace):
     assert report["failed"] == [] and report.get("disagreements", []) == []
     result = json.loads(invoke("verify", "-w", ws, "--json").output)
     assert result["mismatch_count"] == 0 and result["error_count"] == 0 and result["checked"] == 2 * report["queries"]
+    checked = json.loads(invoke("check", "-w", ws, "--json").output)  # no question asked twice, no id twice
+    assert checked["ok"], checked
 
 
 def test_spider_sqlite_translations_agree_with_the_original_files(spider_workspace):

@@ -7,7 +7,9 @@ skeleton, so identifiers and values are never pasted into SQL text. A candidate 
 it survives every check, and each rejection is counted by its reason:
 
 - `no_values`: too few distinct values to draw from;
-- `duplicate`: the same SQL was already kept;
+- `duplicate`: the same query (template, path, columns, values) was already tried;
+- `same_question`: a kept query on the same tables already reads the same (a slot that the
+  question does not name, bound to another column, would make one text ask two things);
 - `error`: the database refused the query;
 - `empty`: no rows, a NULL aggregate or a count of zero;
 - `null_answer`: the answer contains a missing value;
@@ -19,6 +21,7 @@ it survives every check, and each rejection is counted by its reason:
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from curation.database import Database
     from curation.table import Table
 
-REJECTIONS = ("no_values", "duplicate", "error", "empty", "null_answer", "too_large", "ties",
+REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
               "join_adds_nothing", "dialects_disagree")
 NUMBER_FORMAT = "round:4"
 MAX_VALUES = 5000  # distinct values fetched per column to draw from
@@ -405,6 +408,7 @@ class Synthesizer:
         paths = orientations(self.graph)
         too_large: dict[str, bool] = {}  # checked when a template first binds to the path
         tried: set[tuple] = set()
+        asked: set[tuple] = set()  # (tables, question as `curate check` compares them)
         for template in templates:
             rule = f"list:{NUMBER_FORMAT}" if template.answer == "list" else NUMBER_FORMAT
             for orientation in paths:
@@ -451,22 +455,30 @@ class Synthesizer:
                         stats.disagreements.append({"database": self.database.name, "template": template.id,
                                                     "duckdb": duck, "sqlite": lite, "duckdb_answer": gold,
                                                     "sqlite_answer": checked})
+                    names = dict(zip("ABC", orientation.tables))
+                    question = render(template.question, names, columns, values) if not reason else ""
+                    said = (tuple(sorted(orientation.tables)), _normalized(question))
+                    if not reason and said in asked:
+                        reason = "same_question"
                     if reason:
                         stats.reject(reason)
                         continue
+                    asked.add(said)
                     stats.sqlite_checked += in_sqlite
                     stats.kept += 1
                     stats.by_template[template.id] = stats.by_template.get(template.id, 0) + 1
                     stats.by_category[template.category] = stats.by_category.get(template.category, 0) + 1
                     found += 1
-                    names = dict(zip("ABC", orientation.tables))
                     kept.append(SqlQuery(
                         template=template, orientation=orientation, columns=columns, values=values,
-                        duckdb=duck, sqlite=lite, answer=gold,
-                        question=render(template.question, names, columns, values),
+                        duckdb=duck, sqlite=lite, answer=gold, question=question,
                         short=render(template.short, names, columns, values) if template.short else "",
                         sqlite_checked=in_sqlite))
         return kept
+
+
+def _normalized(question: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", question.lower()).split())
 
 
 def _sql_type(kind: Any) -> str:
