@@ -21,7 +21,7 @@ MAX_BYTES_PER_PART = 16 << 20
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "2"  # 2: SQLite and DuckDB values kept exactly as stored (whitespace, "NA")
+    version = "2"  # 2: SQLite values kept exactly as stored (whitespace, "NA")
     outputs = ("tables", "databases")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
