@@ -36,11 +36,11 @@ def perturb(table: "Table", kind: str, seed: int = 0) -> "Table":
         order = [int(i) for i in rng.permutation(body.num_columns)]
         body = body.select(order)
     elif kind == "transpose":
-        from exports.serialize import cell
+        from curation.body import cell_text
 
-        first = [cell(v) for v in body.column(0).to_pylist()]
+        first = [cell_text(v) for v in body.column(0).to_pylist()]
         names = unique_names([body.column_names[0], *first])
-        rows = [[name, *[cell(v) for v in body.column(j).to_pylist()]] for j, name in
+        rows = [[name, *[cell_text(v) for v in body.column(j).to_pylist()]] for j, name in
                 enumerate(body.column_names[1:], 1)]
         body = pa.table([pa.array([r[i] for r in rows], pa.string()) for i in range(len(names))], names=names)
     else:  # empty_rows

@@ -45,10 +45,6 @@ def parse(text: str, fmt: str) -> tuple[list[str], list[list[str]]]:
 
 # ---------------------------------------------------------------------------- shared pieces
 
-def cell(value: Any) -> str:
-    return "" if value is None else cell_text(value)
-
-
 def rows_of(table: "Table") -> list[list[Any]]:
     columns = [c.to_pylist() for c in table.body.columns]
     return [list(r) for r in zip(*columns)] if columns else []
@@ -114,13 +110,13 @@ def to_csv(table: "Table") -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(column_paths(table))
-    writer.writerows([[cell(v) for v in row] for row in rows_of(table)])
+    writer.writerows([[cell_text(v) for v in row] for row in rows_of(table)])
     return out.getvalue()
 
 
 def _json_value(value: Any) -> Any:
     """Numbers, booleans and nulls as themselves; anything else (text, dates) as its cell text."""
-    return plain(value) if value is None or isinstance(value, (bool, int, float)) else cell(value)
+    return plain(value) if value is None or isinstance(value, (bool, int, float)) else cell_text(value)
 
 
 def to_json(table: "Table") -> str:
@@ -136,7 +132,7 @@ def _md(text: str) -> str:
 def to_markdown(table: "Table") -> str:
     lines = ["| " + " | ".join(_md(c) for c in column_paths(table)) + " |",
              "| " + " | ".join("---" for _ in range(table.n_cols)) + " |"]
-    lines += ["| " + " | ".join(_md(cell(v)) for v in row) + " |" for row in rows_of(table)]
+    lines += ["| " + " | ".join(_md(cell_text(v)) for v in row) + " |" for row in rows_of(table)]
     return "\n".join(lines) + "\n"
 
 
@@ -154,7 +150,7 @@ def to_html(table: "Table") -> str:
     parts.append("</thead>")
     parts.append("<tbody>")
     for row in rows_of(table):
-        parts.append("<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in row) + "</tr>")
+        parts.append("<tr>" + "".join(f"<td>{html.escape(cell_text(v))}</td>" for v in row) + "</tr>")
     parts.append("</tbody>")
     parts.append("</table>")
     return "\n".join(parts) + "\n"
@@ -188,7 +184,7 @@ def to_latex(table: "Table") -> str:
             j += colspan
         lines.append(" & ".join(cells) + r" \\")
     lines.append(r"\hline")
-    lines += [" & ".join(_tex(cell(v)) for v in row) + r" \\" for row in rows_of(table)]
+    lines += [" & ".join(_tex(cell_text(v)) for v in row) + r" \\" for row in rows_of(table)]
     lines += [r"\hline", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -199,8 +195,8 @@ def to_indexed_row_major(table: "Table") -> str:
         return f"{label} : " + " | ".join(v.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
                                           for v in values)
 
-    return "\n".join([line("col", column_paths(table))]
-                     + [line(f"row {i}", [cell(v) for v in row]) for i, row in enumerate(rows_of(table), 1)]) + "\n"
+    rows = [line(f"row {i}", [cell_text(v) for v in row]) for i, row in enumerate(rows_of(table), 1)]
+    return "\n".join([line("col", column_paths(table)), *rows]) + "\n"
 
 
 def to_dataframe(table: "Table") -> str:
@@ -213,7 +209,7 @@ def to_dataframe(table: "Table") -> str:
 
 def to_concatenation(table: "Table") -> str:
     """Every header and cell text in reading order, separated by spaces (ToRR's weakest format)."""
-    texts = column_paths(table) + [cell(v) for row in rows_of(table) for v in row]
+    texts = column_paths(table) + [cell_text(v) for row in rows_of(table) for v in row]
     return " ".join(t for t in texts if t) + "\n"
 
 
@@ -231,7 +227,7 @@ def _parse_csv(text: str) -> tuple[list[str], list[list[str]]]:
 
 def _parse_json(text: str) -> tuple[list[str], list[list[str]]]:
     data = json.loads(text)
-    return data["columns"], [[cell(v) for v in row] for row in data["data"]]
+    return data["columns"], [[cell_text(v) for v in row] for row in data["data"]]
 
 
 def _split_escaped(line: str, sep: str = "|") -> list[str]:
@@ -277,7 +273,7 @@ def _parse_dataframe(text: str) -> tuple[list[str], list[list[str]]]:
     call = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call))
     columns = ast.literal_eval(call.args[0])
     names = list(columns)
-    return names, [[cell(v) for v in row] for row in zip(*columns.values())]
+    return names, [[cell_text(v) for v in row] for row in zip(*columns.values())]
 
 
 class _HtmlGrid(HTMLParser):

@@ -8,9 +8,10 @@ from collections import Counter
 import pyarrow as pa
 import pytest
 
+from curation.body import cell_text
 from curation.table import HeaderNode, Table
 from exports.perturb import PERTURBATIONS, perturb
-from exports.serialize import FORMATS, PARSEABLE, cell, column_paths, parse, serialize
+from exports.serialize import FORMATS, PARSEABLE, column_paths, parse, serialize
 
 # cells that break naive writers: separators, quotes, escapes, markup, unicode, missing values
 TRICKY = Table(name="tricky", caption="Sales & returns", body=pa.table({
@@ -22,7 +23,7 @@ LOSSY = {"latex", "indexed_row_major"}  # they fold a newline into a space
 
 
 def cells(table: Table) -> list[list[str]]:
-    return [[cell(v) for v in row] for row in zip(*(c.to_pylist() for c in table.body.columns))]
+    return [[cell_text(v) for v in row] for row in zip(*(c.to_pylist() for c in table.body.columns))]
 
 
 @pytest.mark.parametrize("fmt", PARSEABLE)

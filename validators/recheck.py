@@ -48,21 +48,18 @@ def answers_agree(gold: str, rows: list[tuple]) -> bool:
 def _run_in_sqlite(sample: dict[str, Any], path: str) -> list[tuple]:
     import sqlite3
 
-    from curation.programs.sql import quote_ident
+    from curation.programs.sql import sqlite_copy
     from curation.sources.mmqa import sample_tables
 
-    con = sqlite3.connect(":memory:")
+    con = None
     try:
-        for table in sample_tables(sample, path):
-            name = quote_ident(table.name)
-            con.execute(f"CREATE TABLE {name} ({', '.join(quote_ident(c) for c in table.columns)})")
-            con.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * table.n_cols)})",
-                            [tuple(r.values()) for r in table.body.to_pylist()])
+        con = sqlite_copy({t.name: t.body for t in sample_tables(sample, path)}, typed=False)
         return con.execute(sample["SQL"]).fetchall()
     except sqlite3.Error as e:
         return [(f"sqlite error: {e}",)]
     finally:
-        con.close()
+        if con is not None:
+            con.close()
 
 
 def recheck_mmqa(path: str) -> dict[str, Any]:
