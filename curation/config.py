@@ -1,4 +1,14 @@
-"""The build config: a TOML file whose tables configure the stages ([clean], ...)."""
+"""The build config: a TOML file whose tables configure the stages ([clean], ...).
+
+    [build]            sources, seed, stages (the generators to run)
+    [clean]            cleaning thresholds
+    [generate.rules]   rule-based QA;  [generate.sql]  multi-table SQL synthesis
+    [select]           which samples a release holds, and the splits
+    [contracts]        split size bounds for the data contracts
+    [release]          name, version, serializations
+
+`examples/build.toml` spells out the default build.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "sources", "clean", "generate", "pipeline"}
+KNOWN_SECTIONS = {"build", "clean", "generate", "select", "contracts", "release"}
 
 
 def load_config(path: str | None) -> dict[str, Any]:

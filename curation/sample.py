@@ -7,6 +7,10 @@ from typing import Any
 
 from curation.hashing import content_hash
 
+# a question as near-duplicate detection sees it: lower case, letters and digits of any script,
+# single spaces (DuckDB SQL over a `question` column)
+NORMALIZED_QUESTION_SQL = r"trim(regexp_replace(lower(question), '[^\pL\pN]+', ' ', 'g'))"
+
 
 @dataclass(frozen=True, slots=True)
 class Program:

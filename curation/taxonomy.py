@@ -20,12 +20,17 @@ class Task:
     format: str  # the answer normalisation rule, see curation.answers
     origin: str
     description: str = ""
+    answer_types: tuple[str, ...] = ()  # every type a gold answer may have (default: answer_type alone)
+
+    def allows(self, answer_type: str) -> bool:
+        return answer_type in (self.answer_types or (self.answer_type,))
 
 
 @lru_cache(maxsize=1)
 def tasks() -> dict[str, Task]:
     data = tomllib.loads(TAXONOMY_FILE.read_text())
-    return {key: Task(key=key, **entry) for key, entry in data["tasks"].items()}
+    return {key: Task(key=key, **{**entry, "answer_types": tuple(entry.get("answer_types", ()))})
+            for key, entry in data["tasks"].items()}
 
 
 def task(key: str) -> Task:

@@ -45,8 +45,16 @@ class Workspace:
         return [Dataset(self.stages_dir / n) for n in names if (self.stages_dir / n / "_COMPLETE.json").exists()]
 
     def set_current(self, stage: str, datasets: list[Dataset], **extra: Any) -> None:
+        """Make `datasets` stand for `stage`. If that changes what stands for it, the stages
+        downstream stop being current: their outputs were computed from the old one."""
+        from curation.pipeline import downstream
+
         state = self.state()
-        state["current"][stage] = [d.name for d in datasets]
+        names = [d.name for d in datasets]
+        if state["current"].get(stage) != names:
+            for later in downstream(stage):
+                state["current"].pop(later, None)
+        state["current"][stage] = names
         for key, value in extra.items():
             state[key] = value
         atomic_write_json(self.state_path, state)

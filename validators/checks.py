@@ -14,8 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from curation.sample import NORMALIZED_QUESTION_SQL
+
 EXAMPLES = 10
-NORMALIZED = r"trim(regexp_replace(lower(question), '[^\pL\pN]+', ' ', 'g'))"  # letters and digits of any script
 
 
 def check_samples(sample_files: list[str], examples: int = EXAMPLES) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def check_samples(sample_files: list[str], examples: int = EXAMPLES) -> dict[str
     con.read_parquet(sample_files).create_view("samples")
     total = con.execute("SELECT count(*) FROM samples").fetchone()[0]
     duplicates = con.execute(f"""
-        SELECT task, table_ids, {NORMALIZED} AS normalized, count(*) AS n, list(id ORDER BY id) AS ids,
+        SELECT task, table_ids, {NORMALIZED_QUESTION_SQL} AS normalized, count(*) AS n, list(id ORDER BY id) AS ids,
                min(question) AS question
         FROM samples GROUP BY ALL HAVING count(*) > 1 ORDER BY n DESC, normalized""").fetchall()
     leaks = con.execute("""
@@ -60,8 +61,9 @@ def run_check(path: str) -> dict[str, Any]:
     root = Path(path)
     workspace = Workspace(root)
     if workspace.exists():
-        sample_files = [str(p) for stage in workspace.state()["current"] for d in workspace.current(stage)
-                        for p in d.files("samples")]
+        from curation.commands import sample_datasets
+
+        sample_files = [str(p) for d in sample_datasets(workspace) for p in d.files("samples")]
     elif root.is_dir():
         sample_files = files_of(root)[0]
     else:

