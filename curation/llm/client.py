@@ -1,0 +1,159 @@
+"""ChatClient: a backend behind the response cache, with token counts and structured replies."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from curation.llm.cache import ResponseCache, cache_key
+from curation.llm.types import ChatRequest, ChatResponse
+
+RETRY_PROMPT = ("Your reply could not be read: {error}. Reply again with only the requested format, "
+                "nothing before or after it.")
+
+
+@dataclass
+class StructuredReply:
+    """A reply parsed against a schema. `flagged` when it still failed after one retry with the
+    parse error: the record keeps the raw exchange instead of crashing the stage."""
+
+    value: Any
+    text: str
+    error: str = ""
+    retried: bool = False
+    exchange: list[dict[str, str]] = field(default_factory=list)  # every message sent and received
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.error)
+
+
+@dataclass
+class Usage:
+    requests: int = 0  # reached the backend
+    cached: int = 0  # answered by the cache
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+class ChatClient:
+    def __init__(self, backend: Any, cache: ResponseCache | None = None, role: str = "") -> None:
+        self.backend = backend
+        self.cache = cache
+        self.role = role
+        self.identity = backend.identity()
+        self.usage = Usage()
+
+    @property
+    def model(self) -> str:
+        return f"{self.identity['backend']}:{self.identity['model']}"
+
+    def complete(self, requests: list[ChatRequest]) -> list[ChatResponse]:
+        """One response per request, in order. Cached answers are not asked again; identical
+        requests in one batch are asked once."""
+        keys = [cache_key(self.identity, r) for r in requests]
+        hits = self.cache.get_many(keys) if self.cache else {}
+        unique: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key not in hits and key not in unique:
+                unique[key] = i
+        todo = list(unique.items())
+
+        def store(j: int, response: ChatResponse) -> None:
+            if self.cache:
+                self.cache.put(todo[j][0], self.model, response)
+
+        fresh = self.backend.complete([requests[i] for _, i in todo], on_response=store) if todo else []
+        answered = dict(hits)
+        for (key, _), response in zip(todo, fresh):
+            answered[key] = response
+            self.usage.requests += 1
+            self.usage.errors += 0 if response.ok else 1
+            self.usage.prompt_tokens += response.prompt_tokens
+            self.usage.completion_tokens += response.completion_tokens
+        self.usage.cached += sum(1 for k in keys if k in hits)
+        return [answered[k] for k in keys]
+
+    def structured(self, requests: list[ChatRequest], parse: Callable[[str], Any]) -> list[StructuredReply]:
+        """Replies parsed by `parse` (which raises ValueError with a reason). A reply that does not
+        parse is asked once more, with the parse error; if it fails again it is flagged."""
+        first = self.complete(requests)
+        out: list[StructuredReply] = []
+        retry: list[tuple[int, ChatRequest]] = []
+        for i, (request, response) in enumerate(zip(requests, first)):
+            exchange = [*request.messages, {"role": "assistant", "content": response.text}]
+            if not response.ok:
+                out.append(StructuredReply(None, "", f"no reply: {response.error}", exchange=exchange))
+                continue
+            try:
+                out.append(StructuredReply(parse(response.text), response.text, exchange=exchange))
+            except ValueError as e:
+                out.append(StructuredReply(None, response.text, str(e), exchange=exchange))
+                retry.append((i, ChatRequest(
+                    messages=(*request.messages, {"role": "assistant", "content": response.text},
+                              {"role": "user", "content": RETRY_PROMPT.format(error=e)}),
+                    params=request.params, index=request.index, tag=request.tag)))
+        second = self.complete([r for _, r in retry]) if retry else []
+        for (i, request), response in zip(retry, second):
+            exchange = [*request.messages, {"role": "assistant", "content": response.text}]
+            reply = StructuredReply(None, response.text, retried=True, exchange=exchange)
+            if not response.ok:
+                reply.error = f"no reply: {response.error}"
+            else:
+                try:
+                    reply.value = parse(response.text)
+                except ValueError as e:
+                    reply.error = str(e)
+            out[i] = reply
+        return out
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def parse_json_object(text: str, schema: dict[str, type | tuple[type, ...]]) -> dict[str, Any]:
+    """The first JSON object in a reply (fenced or not), with every key of `schema` of its type."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            break
+    else:
+        raise ValueError("no JSON object found")
+    for key, kind in schema.items():
+        if key not in value:
+            raise ValueError(f"the JSON object has no {key!r}")
+        if not isinstance(value[key], kind) or (kind in (int, float, (int, float)) and isinstance(value[key], bool)):
+            raise ValueError(f"{key!r} must be {getattr(kind, '__name__', kind)}, got {value[key]!r}")
+    return value
+
+
+def client_from_config(section: dict[str, Any], cache_path: str | Path | None, role: str = ""
+                       ) -> tuple[ChatClient, dict[str, Any]]:
+    """A `[models.<role>]` table: `backend` (default openai), the backend's settings, and request
+    parameters (temperature, max_tokens, ...). Returns the client and the request parameters."""
+    from curation.llm import BACKENDS
+    from curation.llm.types import OUTPUT_PARAMETERS
+
+    settings = dict(section)
+    backend_name = settings.pop("backend", "openai")
+    params = {k: settings.pop(k) for k in list(settings) if k in OUTPUT_PARAMETERS}
+    try:
+        backend = BACKENDS.get(backend_name)(**settings)
+    except TypeError as e:
+        raise ValueError(f"[models.{role}]: {e}") from None
+    cache = ResponseCache(cache_path) if cache_path else None
+    return ChatClient(backend, cache, role), params

@@ -1,0 +1,86 @@
+"""Any OpenAI-compatible chat server (vLLM's, llama.cpp's, hosted APIs) through the `openai` package.
+
+Requests run on a bounded thread pool. A 429, a 5xx, a timeout or a refused connection is
+retried with exponential backoff (honouring Retry-After); any other 4xx is the request's own fault
+and is not retried. A request that still fails becomes a response with `error` set: the batch
+goes on, and nothing failed is cached, so a rerun asks again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, Callable
+
+from curation.llm.types import ChatRequest, ChatResponse
+
+
+class OpenAIBackend:
+    kind = "openai"
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 api_key_env: str = "OPENAI_API_KEY", revision: str = "", concurrency: int = 8,
+                 timeout: float = 120.0, retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0) -> None:
+        import openai
+
+        self.model, self.base_url, self.revision = model, base_url or "https://api.openai.com/v1", revision
+        self.concurrency, self.retries, self.backoff, self.max_backoff = max(1, concurrency), retries, backoff, max_backoff
+        key = api_key or os.environ.get(api_key_env) or "not-needed"  # local servers take any key
+        # retries are ours (the policy above), not the client's
+        self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0)
+        self._openai = openai
+
+    def identity(self) -> dict[str, Any]:
+        return {"backend": self.kind, "base_url": self.base_url.rstrip("/"), "model": self.model,
+                "revision": self.revision}
+
+    def complete(self, requests: list[ChatRequest], on_response: Callable[[int, ChatResponse], None] | None = None
+                 ) -> list[ChatResponse]:
+        out: list[ChatResponse | None] = [None] * len(requests)
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(requests)))) as pool:
+            futures = {pool.submit(self._one, r): i for i, r in enumerate(requests)}
+            for future in as_completed(futures):
+                i = futures[future]
+                out[i] = future.result()
+                if on_response:
+                    on_response(i, out[i])  # in this thread: the cache is written by one thread
+        return [r for r in out if r is not None]
+
+    def retryable(self, error: Exception) -> bool:
+        o = self._openai
+        if isinstance(error, (o.RateLimitError, o.APITimeoutError, o.APIConnectionError, o.InternalServerError)):
+            return True
+        return isinstance(error, o.APIStatusError) and error.status_code >= 500
+
+    def _one(self, request: ChatRequest) -> ChatResponse:
+        last = ""
+        for attempt in range(self.retries + 1):
+            try:
+                reply = self._client.chat.completions.create(model=self.model, messages=list(request.messages),
+                                                             **request.params)
+            except Exception as e:  # noqa: BLE001 - classified below; a bad request must not stop the batch
+                last = f"{type(e).__name__}: {e}"
+                if not self.retryable(e) or attempt == self.retries:
+                    return ChatResponse(error=last, attempts=attempt + 1)
+                time.sleep(self._delay(e, attempt))
+                continue
+            choice = reply.choices[0] if reply.choices else None
+            usage = reply.usage
+            return ChatResponse(
+                text=(choice.message.content or "") if choice else "",
+                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                finish_reason=(choice.finish_reason or "") if choice else "", attempts=attempt + 1,
+                raw={"id": reply.id, "model": reply.model})
+        return ChatResponse(error=last, attempts=self.retries + 1)  # pragma: no cover - the loop returns
+
+    def _delay(self, error: Exception, attempt: int) -> float:
+        response = getattr(error, "response", None)
+        if response is not None:
+            after = response.headers.get("retry-after")
+            try:
+                return min(self.max_backoff, float(after))
+            except (TypeError, ValueError):
+                pass
+        return min(self.max_backoff, self.backoff * 2 ** attempt)

@@ -1,0 +1,61 @@
+"""What goes to a model and what comes back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# request parameters that change what a model answers: all of them are part of the cache key
+OUTPUT_PARAMETERS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "frequency_penalty",
+                     "presence_penalty", "response_format", "logit_bias", "n")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One conversation to complete.
+
+    `index` tells apart repeated draws of the same prompt (the n-th sample of a self-consistency
+    vote): equal requests with another index are another answer, not a cache hit. `tag` names
+    the record the answer belongs to; it is not part of the key.
+    """
+
+    messages: tuple[dict[str, str], ...]
+    params: dict[str, Any] = field(default_factory=dict)
+    index: int = 0
+    tag: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.params) - set(OUTPUT_PARAMETERS))
+        if unknown:
+            raise ValueError(f"unknown request parameter(s) {', '.join(unknown)}; known: {', '.join(OUTPUT_PARAMETERS)}")
+        for m in self.messages:
+            if set(m) != {"role", "content"} or m["role"] not in ("system", "user", "assistant"):
+                raise ValueError(f"a message is {{'role': system|user|assistant, 'content': str}}, got {m!r}")
+
+
+@dataclass
+class ChatResponse:
+    """The reply, or the error that stopped it (then `text` is empty and nothing is cached)."""
+
+    text: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = ""
+    error: str = ""
+    cached: bool = False
+    attempts: int = 1
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "finish_reason": self.finish_reason, "error": self.error, "raw": self.raw}
+
+
+def user(content: str, system: str = "") -> tuple[dict[str, str], ...]:
+    """The messages of a one-turn prompt."""
+    messages = ({"role": "system", "content": system},) if system else ()
+    return messages + ({"role": "user", "content": content},)

@@ -1,0 +1,195 @@
+"""Three-model voting with a judge (TReB), and RealHiTBench's frequency x judge-score variant.
+
+Three candidate models answer a sample; a judge says, for each candidate, whether it matches the
+gold answer, and whether candidates match each other. TReB's table, exactly:
+
+    all three agree, and match the gold     -> keep the gold        (agreement "3/3", unanimous)
+    all three agree, and differ from it     -> replace the gold with their consensus ("3/3-replaced")
+    two agree, and match the gold           -> keep the gold        ("2/3")
+    any other case                          -> keep the gold        ("2/3-against-gold", "none")
+
+Quality: "high" for rule-based (an executed program), human-annotated or unanimous samples;
+"low" otherwise, and those are queued for human review at the configured rate.
+
+The judge first compares by rule (numbers within a tolerance, aliases, lists in any order); an
+LLM judge, when configured, decides only what the rule cannot (free text that differs).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+HIGH, LOW = "high", "low"
+HIGH_QUALITY_ORIGINS = ("rule-based", "executed", "human-annotated", "unanimous")
+
+_NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
+_SPACES = re.compile(r"\s+")
+
+
+# ------------------------------------------------------------------------------ the rule judge
+
+
+@dataclass(frozen=True)
+class RuleJudge:
+    """Match two answers by rule.
+
+    - numbers within `rel_tol` relative (or `abs_tol` absolute) of each other: 0.947 ~ 0.95 at 1%
+    - "42", "42.0", "42.00" and 42 are one number; "1,234" is 1234; "45%" is 45
+    - text equal after case, spacing and surrounding punctuation are ignored, or listed as aliases
+    - lists equal as multisets (order ignored) unless `ordered`
+    - "yes"/"true" and "no"/"false" are booleans
+    """
+
+    rel_tol: float = 0.01
+    abs_tol: float = 1e-6
+    aliases: tuple[tuple[str, ...], ...] = ()
+    ordered: bool = False
+
+    def same(self, a: Any, b: Any) -> bool:
+        a, b = normalize(a), normalize(b)
+        if isinstance(a, list) or isinstance(b, list):
+            a = a if isinstance(a, list) else [a]
+            b = b if isinstance(b, list) else [b]
+            if len(a) != len(b):
+                return False
+            if self.ordered:
+                return all(self.same(x, y) for x, y in zip(a, b))
+            rest = list(b)
+            for x in a:
+                for i, y in enumerate(rest):
+                    if self.same(x, y):
+                        del rest[i]
+                        break
+                else:
+                    return False
+            return True
+        if isinstance(a, bool) or isinstance(b, bool):
+            return a == b and isinstance(a, bool) and isinstance(b, bool)
+        if isinstance(a, float) and isinstance(b, float):
+            return math.isclose(a, b, rel_tol=self.rel_tol, abs_tol=self.abs_tol)
+        if isinstance(a, str) and isinstance(b, str):
+            return a == b or any(a in group and b in group for group in self._alias_sets())
+        return False
+
+    def _alias_sets(self) -> list[set[str]]:
+        return [{normalize(x) for x in group} for group in self.aliases]
+
+
+def normalize(value: Any) -> Any:
+    """An answer as the judge compares it: numbers as floats, text folded, booleans recognised."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            try:
+                return normalize(json.loads(text))
+            except json.JSONDecodeError:
+                pass
+        folded = _SPACES.sub(" ", text.strip(" .,;:!?\"'")).lower()
+        if folded in ("true", "yes"):
+            return True
+        if folded in ("false", "no"):
+            return False
+        compact = folded.replace(" ", "")
+        if compact and _NUMBER.match(compact) and any(ch.isdigit() for ch in compact):
+            return float(compact.replace(",", "").rstrip("%"))
+        return folded
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [normalize(v) for v in value]
+    return normalize(str(value))
+
+
+# ------------------------------------------------------------------------------ the vote
+
+
+@dataclass
+class Verdict:
+    """The outcome of one sample's vote."""
+
+    answer: Any  # the gold answer after the vote (replaced only by a unanimous consensus)
+    agreement: str  # 3/3 | 3/3-replaced | 2/3 | 2/3-against-gold | none | no-votes
+    matches_gold: list[bool | None]  # per candidate (None: no usable answer)
+    replaced: bool = False
+    quality: str = LOW
+    needs_review: bool = True
+    votes: list[dict[str, Any]] = field(default_factory=list)
+
+
+def vote(gold: Any, answers: Sequence[Any], same: Callable[[Any, Any], bool],
+         matches_gold: Callable[[Any], bool | None] | None = None) -> Verdict:
+    """TReB's table over three candidate answers (None: the candidate gave no usable answer).
+
+    `same(a, b)` says whether two candidates agree; `matches_gold(a)` whether a candidate matches
+    the gold (default: `same(a, gold)`; an LLM judge may answer here).
+    """
+    matches_gold = matches_gold or (lambda a: same(a, gold))
+    usable = [a for a in answers if a is not None]
+    judged = [None if a is None else bool(matches_gold(a)) for a in answers]
+    if len(answers) != 3:
+        raise ValueError(f"TReB's vote takes three candidates, got {len(answers)}")
+    if not usable:
+        return Verdict(gold, "no-votes", judged)
+    # the largest group of candidates that agree with each other
+    groups: list[list[int]] = []
+    for i, a in enumerate(answers):
+        if a is None:
+            continue
+        for g in groups:
+            if same(answers[g[0]], a):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    largest = max(groups, key=len)
+    if len(largest) == 3:
+        if all(judged[i] for i in largest):
+            return Verdict(gold, "3/3", judged, quality=HIGH, needs_review=False)
+        if not any(judged[i] for i in largest):
+            return Verdict(answers[largest[0]], "3/3-replaced", judged, replaced=True, quality=HIGH,
+                           needs_review=False)
+        return Verdict(gold, "3/3-split-judge", judged)  # the judge disagrees with itself: a human decides
+    if len(largest) == 2:
+        if all(judged[i] for i in largest):
+            return Verdict(gold, "2/3", judged)
+        return Verdict(gold, "2/3-against-gold", judged)
+    return Verdict(gold, "none", judged)
+
+
+def quality_of(origin_quality: str, verdict: Verdict | None) -> str:
+    """High for rule-based, human-annotated or unanimous samples; low otherwise."""
+    if origin_quality in HIGH_QUALITY_ORIGINS:
+        return HIGH
+    return verdict.quality if verdict else LOW
+
+
+def frequency_judge_scores(answers: Sequence[Any], judge_scores: Sequence[float],
+                           same: Callable[[Any, Any], bool]) -> list[tuple[Any, float]]:
+    """RealHiTBench's variant: each distinct answer scores (how many candidates gave it) x (the
+    mean judge score of those candidates); best first. The best becomes the candidate gold, which a
+    human then checks."""
+    groups: list[tuple[Any, list[float]]] = []
+    for a, score in zip(answers, judge_scores):
+        if a is None:
+            continue
+        for rep, scores in groups:
+            if same(rep, a):
+                scores.append(score)
+                break
+        else:
+            groups.append((a, [score]))
+    ranked = [(rep, len(scores) * (sum(scores) / len(scores))) for rep, scores in groups]
+    return sorted(ranked, key=lambda x: -x[1])
+
+
+def review_sampled(sample_id: str, rate: float, seed: int = 0) -> bool:
+    """Whether a sample short of full agreement goes to human review, at `rate`, by content hash."""
+    from curation.pipeline.rng import record_seed
+
+    return record_seed(seed, sample_id, "review") / 2.0 ** 64 < rate
