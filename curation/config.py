@@ -3,6 +3,8 @@
     [build]            sources, seed, stages (the generators to run)
     [clean]            cleaning thresholds
     [generate.rules]   rule-based QA;  [generate.sql]  multi-table SQL synthesis
+    [generate.adversarial]  LLM-written question forms (needs [models.generator] and [models.discriminator])
+    [models.<role>]    a model per role: backend, model, base_url, ... and request parameters
     [select]           which samples a release holds, and the splits
     [contracts]        split size bounds for the data contracts
     [release]          name, version, serializations
@@ -16,7 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "clean", "generate", "select", "contracts", "release"}
+KNOWN_SECTIONS = {"build", "clean", "generate", "select", "contracts", "release", "models"}
 
 
 def load_config(path: str | None) -> dict[str, Any]:
@@ -30,3 +32,11 @@ def load_config(path: str | None) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"{path}: unknown section(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN_SECTIONS))}")
     return config
+
+
+def with_defaults(section: str, config: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """A section's settings over its defaults; an unknown key (a typo) is an error naming the known ones."""
+    unknown = sorted(set(config) - set(defaults))
+    if unknown:
+        raise ValueError(f"[{section}]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(defaults))}")
+    return {**defaults, **config}

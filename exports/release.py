@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.config import with_defaults
 from curation.pipeline.store import atomic_write_json
 
 MANIFEST, CARD, CHECKSUMS, DIFF = "manifest.json", "README.md", "SHA256SUMS", "diff.json"
@@ -39,7 +40,6 @@ SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 DEFAULT_SERIALIZATION, DEFAULT_PERTURBATION = "markdown", "none"
 DEFAULTS: dict[str, Any] = {"name": "curate-rdatasets", "version": "", "serializations": [],
                             "max_serialized_cells": 50_000, "description": ""}
-KNOWN = set(DEFAULTS)
 DIFF_EXAMPLES = 10
 SERIALIZE_CHUNK = 250  # tables per worker task
 TABLE_RECORDS = "tables.parquet"
@@ -62,10 +62,7 @@ class ReleaseBusy(RuntimeError):
 def settings(config: dict[str, Any]) -> dict[str, Any]:
     from exports.serialize import FORMATS
 
-    unknown = sorted(set(config) - KNOWN)
-    if unknown:
-        raise ValueError(f"[release]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN))}")
-    out = {**DEFAULTS, **config}
+    out = with_defaults("release", config, DEFAULTS)
     out["serializations"] = list(out["serializations"] or FORMATS)
     bad = [f for f in out["serializations"] if f not in FORMATS]
     if bad:

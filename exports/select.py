@@ -21,22 +21,19 @@ from typing import Any
 
 import pyarrow as pa
 
+from curation.config import with_defaults
 from curation.pipeline.rng import record_seed
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
 DEFAULTS: dict[str, Any] = {"seed": 0, "max_per_task": 0, "splits": {"test": 1.0}, "drop_near_duplicates": True}
-KNOWN = set(DEFAULTS)
 SPLIT_NAME = r"^\w+$"
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:
     import re
 
-    unknown = sorted(set(config) - KNOWN)
-    if unknown:
-        raise ValueError(f"[select]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN))}")
-    out = {**DEFAULTS, **config}
+    out = with_defaults("select", config, DEFAULTS)
     splits = out["splits"]
     if not isinstance(splits, dict) or not splits:
         raise ValueError(f"[select] splits must be a table of split name = fraction, got {splits!r}")

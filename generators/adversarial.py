@@ -16,8 +16,10 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from curation.config import with_defaults
 from curation.llm.client import ChatClient, parse_json_object
-from curation.llm.types import ChatRequest, user
+from curation.pipeline.stage import Plan, Stage
+from curation.llm.types import ChatRequest, ModelUnavailable, user
 from curation.sample import Sample
 
 CRITERIA = ("plausibility", "consistency", "answerability")
@@ -93,6 +95,7 @@ class Outcome:
     status: str = "pending"
     sample: Sample | None = None
     reason: str = ""
+    unavailable: bool = False  # flagged because a model server failed, not because of a reply
     turns: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -124,6 +127,7 @@ class AdversarialLoop:
                 outcomes[i].turns.append(record)
                 if reply.flagged:
                     outcomes[i].status, outcomes[i].reason = "flagged", f"generator: {reply.error}"
+                    outcomes[i].unavailable = reply.unavailable
                     continue
                 record["forms"] = reply.value
                 conversations[i] = (*reply.exchange[:-1], {"role": "assistant", "content": reply.text})
@@ -139,6 +143,7 @@ class AdversarialLoop:
                 record["discriminator"] = review.text
                 if review.flagged:
                     outcomes[i].status, outcomes[i].reason = "flagged", f"discriminator: {review.error}"
+                    outcomes[i].unavailable = review.unavailable
                     continue
                 record["scores"] = review.value
                 failing = {f: s for f, s in review.value.items() if min(s[c] for c in CRITERIA) < self.threshold}
@@ -176,3 +181,107 @@ def _steps(sample: Sample) -> str:
     if not isinstance(steps, list):
         return sample.program.text
     return "\n".join(f"{n}. {json.dumps(step, ensure_ascii=False)}" for n, step in enumerate(steps, 1))
+
+
+# ------------------------------------------------------------------------------ the stage
+
+STAGE_DEFAULTS: dict[str, Any] = {"seed": 0, "max_samples": 50, "max_turns": 3, "threshold": 4.0,
+                                  "max_table_rows": 20, "max_table_chars": 4000, "tasks": ["ADA/"], "per_part": 16,
+                                  "generator": {}, "discriminator": {}}
+
+
+def stage_settings(config: dict[str, Any]) -> dict[str, Any]:
+    out = with_defaults("generate.adversarial", config, STAGE_DEFAULTS)
+    for role in ("generator", "discriminator"):
+        if not out[role].get("model"):
+            raise ValueError(f"the adversarial stage needs [models.{role}] with a model (see examples/build-llm.toml)")
+    return out
+
+
+class AdversarialStage(Stage):
+    """The `adversarial` stage: chain samples of the rules stage, rewritten by the loop above.
+
+    Inputs: the rules dataset (its chain samples and derived tables) and the clean dataset (the
+    tables). Outputs the kept samples and one `llm_records` row per chain sample (its status,
+    reason and every turn), so rejected and flagged ones stay auditable. Replies are cached in the
+    workspace (`llm-cache.sqlite`), so a rerun, or a resumed run, asks no finished request again.
+    """
+
+    name = "adversarial"
+    version = "1"
+    outputs = ("samples", "llm_records")
+
+    def fingerprint(self, config: dict[str, Any]) -> Any:
+        return [GENERATOR_PROMPT, REVISE_PROMPT, DISCRIMINATOR_PROMPT]
+
+    def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
+        import duckdb
+        import pyarrow.parquet as pq
+
+        s = stage_settings(config)
+        files = [str(p) for p in inputs[0].files("samples")]
+        tables = {}
+        for d in inputs:
+            for path in d.files("tables"):
+                for row, table_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
+                    tables[table_id] = (str(path), row)
+        if not files:
+            return Plan(tasks=[])
+        prefixes = " OR ".join(["starts_with(task, ?)"] * len(s["tasks"])) or "true"
+        con = duckdb.connect()
+        # materialized first: DuckDB 2.0 fails an assertion when a filter on a struct field is
+        # pushed into this Parquet scan
+        con.execute("CREATE TEMP TABLE s AS SELECT filename, file_row_number AS row, id, task, program.kind AS kind "
+                    "FROM read_parquet(?, filename = true, file_row_number = true)", [files])
+        rows = con.execute(f"""
+            SELECT filename, row FROM s WHERE kind = 'chain' AND ({prefixes})
+            ORDER BY md5(? || id), id LIMIT ?""", [*s["tasks"], str(s["seed"]), s["max_samples"]]).fetchall()
+        con.close()
+        chosen = sorted(rows)
+        tasks = [chosen[i:i + s["per_part"]] for i in range(0, len(chosen), s["per_part"])]
+        cache = inputs[0].path.parent.parent / "llm-cache.sqlite"  # <workspace>/llm-cache.sqlite
+        return Plan(tasks=tasks, shared={"tables": tables, "cache": str(cache)})
+
+    def run_part(self, task: list[tuple[str, int]], shared: dict[str, Any], config: dict[str, Any]):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from curation.arrow_io import samples_from_arrow, samples_to_arrow, tables_from_arrow
+        from curation.llm.client import client_from_config
+        from curation.llm.prompts import table_for_prompt
+
+        s = stage_settings(config)
+        items = []
+        for path, row in task:
+            sample = next(samples_from_arrow(pq.read_table(path).slice(row, 1)))
+            where = shared["tables"].get(sample.table_ids[0])
+            table = next(tables_from_arrow(pq.read_table(where[0]).slice(where[1], 1))) if where else None
+            items.append((sample, table_for_prompt(table, s["max_table_rows"], s["max_table_chars"])))
+        generator, gen_params = client_from_config(s["generator"], shared["cache"], "generator")
+        discriminator, disc_params = client_from_config(s["discriminator"], shared["cache"], "discriminator")
+        loop = AdversarialLoop(generator, discriminator, gen_params, disc_params, s["max_turns"], s["threshold"])
+        outcomes = loop.run(items)
+        unreachable = [o.reason for o in outcomes if o.unavailable]
+        if unreachable:
+            raise ModelUnavailable(f"{len(unreachable)} of {len(outcomes)} chains got no reply from a model "
+                                   f"({unreachable[0]}); rerun when it answers: finished requests are cached")
+        kept = [o.sample for o in outcomes if o.sample is not None]
+        records = pa.Table.from_pylist([{"source": o.source.id, "status": o.status, "reason": o.reason,
+                                         "turns": json.dumps(o.turns, ensure_ascii=False),
+                                         "sample": o.sample.id if o.sample else ""} for o in outcomes],
+                                       schema=pa.schema([(k, pa.string()) for k in
+                                                         ("source", "status", "reason", "turns", "sample")]))
+        by_status: dict[str, int] = {}
+        for o in outcomes:
+            by_status[o.status] = by_status.get(o.status, 0) + 1
+        summary = {"chains": len(outcomes), "samples": len(kept), "by_status": by_status,
+                   "usage": {"generator": generator.usage.as_dict(), "discriminator": discriminator.usage.as_dict()}}
+        return {"samples": samples_to_arrow(kept), "llm_records": records}, summary
+
+    def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+        from curation.pipeline.stage import merge_counts
+
+        report = merge_counts(summaries)
+        report["models"] = {role: {k: v for k, v in config.get(role, {}).items() if k != "api_key"}
+                            for role in ("generator", "discriminator")}
+        return report

@@ -20,19 +20,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from curation.config import with_defaults
 from curation.pipeline.stage import Plan, Stage
 from curation.pipeline.store import Dataset
 
 DEFAULTS: dict[str, Any] = {"min_split_size": 1, "max_split_size": 0, "splits": ["test"], "examples": 5}
-KNOWN = set(DEFAULTS)
 PASSING_VERDICTS = ["match", "no_program"]
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(config) - KNOWN)
-    if unknown:
-        raise ValueError(f"[contracts]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN))}")
-    out = {**DEFAULTS, **config}
+    out = with_defaults("contracts", config, DEFAULTS)
     for key in ("min_split_size", "max_split_size", "examples"):
         if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 0:
             raise ValueError(f"[contracts] {key} must be a whole number >= 0, got {out[key]!r}")

@@ -25,6 +25,7 @@ class StructuredReply:
     error: str = ""
     retried: bool = False
     exchange: list[dict[str, str]] = field(default_factory=list)  # every message sent and received
+    unavailable: bool = False  # no reply because the server failed (not the request): ask again later
 
     @property
     def flagged(self) -> bool:
@@ -90,7 +91,8 @@ class ChatClient:
         for i, (request, response) in enumerate(zip(requests, first)):
             exchange = [*request.messages, {"role": "assistant", "content": response.text}]
             if not response.ok:
-                out.append(StructuredReply(None, "", f"no reply: {response.error}", exchange=exchange))
+                out.append(StructuredReply(None, "", f"no reply: {response.error}", exchange=exchange,
+                                           unavailable=response.transient))
                 continue
             try:
                 out.append(StructuredReply(parse(response.text), response.text, exchange=exchange))
@@ -106,6 +108,7 @@ class ChatClient:
             reply = StructuredReply(None, response.text, retried=True, exchange=exchange)
             if not response.ok:
                 reply.error = f"no reply: {response.error}"
+                reply.unavailable = response.transient
             else:
                 try:
                     reply.value = parse(response.text)

@@ -62,7 +62,7 @@ class OpenAIBackend:
             except Exception as e:  # noqa: BLE001 - classified below; a bad request must not stop the batch
                 last = f"{type(e).__name__}: {e}"
                 if not self.retryable(e) or attempt == self.retries:
-                    return ChatResponse(error=last, attempts=attempt + 1)
+                    return ChatResponse(error=last, transient=self.retryable(e), attempts=attempt + 1)
                 time.sleep(self._delay(e, attempt))
                 continue
             choice = reply.choices[0] if reply.choices else None
@@ -73,7 +73,7 @@ class OpenAIBackend:
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                 finish_reason=(choice.finish_reason or "") if choice else "", attempts=attempt + 1,
                 raw={"id": reply.id, "model": reply.model})
-        return ChatResponse(error=last, attempts=self.retries + 1)  # pragma: no cover - the loop returns
+        return ChatResponse(error=last, transient=True, attempts=self.retries + 1)  # pragma: no cover
 
     def _delay(self, error: Exception, attempt: int) -> float:
         response = getattr(error, "response", None)

@@ -10,6 +10,11 @@ OUTPUT_PARAMETERS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "sto
                      "presence_penalty", "response_format", "logit_bias", "n")
 
 
+class ModelUnavailable(RuntimeError):
+    """Requests got no reply (a dead endpoint, a server that keeps failing). A stage raises it so
+    that its part stays unfinished: the rerun asks again, and finished requests come from the cache."""
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One conversation to complete.
@@ -42,6 +47,7 @@ class ChatResponse:
     completion_tokens: int = 0
     finish_reason: str = ""
     error: str = ""
+    transient: bool = False  # the error was the server's (unreachable, overloaded), not the request's
     cached: bool = False
     attempts: int = 1
     raw: dict[str, Any] = field(default_factory=dict)

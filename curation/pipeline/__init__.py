@@ -8,18 +8,20 @@ STAGES = Registry("stage", {
     "clean": "curation.cleaning.stage:CleanStage",
     "rules": "generators.rules.stage:RulesStage",
     "sql": "generators.sql.stage:SqlStage",
+    "adversarial": "generators.adversarial:AdversarialStage",
     "select": "exports.select:SelectStage",
     "verify": "validators.execution:VerifyStage",
     "contracts": "validators.contracts:ContractsStage",
 })
 
 # the order data flows in: where two stages hold a copy of the same record, the later one wins
-PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "select", "verify", "contracts")
+PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "adversarial", "select", "verify", "contracts")
 
 # the stages each stage reads: when a stage's current output changes, every stage downstream of it
 # stops being current (it was computed from the old output)
 STAGE_INPUTS: dict[str, tuple[str, ...]] = {
-    "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",), "select": ("rules", "sql"),
+    "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",), "adversarial": ("rules", "clean"),
+    "select": ("rules", "sql", "adversarial"),
     "verify": ("select", "clean", "rules"), "contracts": ("select", "verify", "clean", "rules"),
 }
 

@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from curation.config import with_defaults
+
 import pyarrow.parquet as pq
 
 from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
@@ -16,14 +18,10 @@ from curation.pipeline.store import Dataset
 
 TARGET_PARTS = 24  # enough parts to keep every core busy, few enough to keep files large
 DEFAULTS: dict[str, Any] = {"seed": 0, "scale": 1.0, "templates": [], "exclude": [], "caps": {}}
-KNOWN = set(DEFAULTS)
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(config) - KNOWN)
-    if unknown:
-        raise ValueError(f"[generate.rules]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN))}")
-    out = {**DEFAULTS, **config}
+    out = with_defaults("generate.rules", config, DEFAULTS)
     if not isinstance(out["seed"], int) or isinstance(out["seed"], bool):
         raise ValueError(f"[generate.rules] seed must be an integer, got {out['seed']!r}")
     if not isinstance(out["scale"], (int, float)) or out["scale"] <= 0:

