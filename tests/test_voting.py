@@ -90,3 +90,12 @@ def test_review_sampling_is_by_content_hash_at_the_configured_rate():
     assert 400 <= len(chosen) <= 600
     assert chosen == [i for i in reversed(ids) if review_sampled(i, 0.25)][::-1]  # order does not matter
     assert all(review_sampled(i, 1.0) for i in ids) and not any(review_sampled(i, 0.0) for i in ids)
+
+
+def test_final_answers_are_read_from_the_last_final_answer_line():
+    from validators.voting import extract_final_answer
+
+    assert extract_final_answer("Let me see. 3+4=7.\nFinal Answer: 7") == "7"
+    assert extract_final_answer("Final Answer: 3\nwait, no.\nFinal answer: **1,234**") == "1,234"
+    assert extract_final_answer("Final Answer: Oslo, Bergen") == ["Oslo", "Bergen"]
+    assert extract_final_answer("I do not know") is None and extract_final_answer("Final Answer:") is None

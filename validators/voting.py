@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from curation.pipeline.stage import Plan, Stage
+
 HIGH, LOW = "high", "low"
 HIGH_QUALITY_ORIGINS = ("rule-based", "executed", "human-annotated", "unanimous")
 
@@ -193,3 +195,135 @@ def review_sampled(sample_id: str, rate: float, seed: int = 0) -> bool:
     from curation.pipeline.rng import record_seed
 
     return record_seed(seed, sample_id, "review") / 2.0 ** 64 < rate
+
+
+# ------------------------------------------------------------------------------ the stage
+
+ANSWER_PROMPT = """Answer the question about the table.
+
+Table:
+{table}
+
+Question: {question}
+
+Think briefly if you need to, then end with one line: "Final Answer: <answer>".
+For several values, separate them with commas."""
+
+_FINAL = re.compile(r"final answer\s*[:：]\s*(.+)", re.I)
+
+STAGE_DEFAULTS: dict[str, Any] = {"seed": 0, "origins": ["llm", "import"], "only_without_program": True,
+                                  "review_rate": 1.0, "audit_rate": 0.0, "rel_tol": 0.01,
+                                  "max_table_rows": 20, "max_table_chars": 4000, "per_part": 32,
+                                  "candidates": [], "judge": {}}
+
+
+def extract_final_answer(text: str) -> Any:
+    """The last "Final Answer:" line; a comma-separated answer becomes a list. None if absent."""
+    found = _FINAL.findall(text or "")
+    if not found:
+        return None
+    answer = found[-1].strip().strip("*").strip()
+    if not answer:
+        return None
+    parts = [p.strip() for p in answer.split(",")]
+    # "1,234" is a number, not a list
+    if len(parts) > 1 and not _NUMBER.match(answer.replace(" ", "")):
+        return parts
+    return answer
+
+
+def vote_settings(config: dict[str, Any]) -> dict[str, Any]:
+    from curation.config import with_defaults
+
+    out = with_defaults("vote", config, STAGE_DEFAULTS)
+    if len(out["candidates"]) != 3 or not all(c.get("model") for c in out["candidates"]):
+        raise ValueError("the vote needs three candidate models: [models.candidate_1], [models.candidate_2] and "
+                         "[models.candidate_3]")
+    for key in ("review_rate", "audit_rate"):
+        if not 0.0 <= out[key] <= 1.0:
+            raise ValueError(f"[vote] {key} must be between 0 and 1, got {out[key]!r}")
+    return out
+
+
+class VoteStage(Stage):
+    """The `vote` stage: three candidates answer every sample no rule computed; TReB's table decides.
+
+    Inputs: the selected samples, then the datasets holding their tables. Every sample passes
+    through; voted ones carry their votes, the agreement (`judge_verdict`), the quality label, a
+    replaced gold answer when all three agree against it, and `provenance["review"] = "queued"`
+    when they go to human review (short of full agreement, at `review_rate`; plus an audit sample
+    of unanimous ones at `audit_rate`).
+    """
+
+    name = "vote"
+    version = "1"
+    outputs = ("samples",)
+
+    def fingerprint(self, config: dict[str, Any]) -> Any:
+        return ANSWER_PROMPT
+
+    def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
+        import pyarrow.parquet as pq
+
+        vote_settings(config)
+        tables: dict[str, tuple[str, int]] = {}
+        for d in inputs[1:]:
+            for path in d.files("tables"):
+                for row, table_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
+                    tables[table_id] = (str(path), row)
+        cache = inputs[0].path.parent.parent / "llm-cache.sqlite"
+        return Plan(tasks=[str(p) for p in inputs[0].files("samples")], shared={"tables": tables, "cache": str(cache)})
+
+    def run_part(self, task: str, shared: dict[str, Any], config: dict[str, Any]):
+        from dataclasses import replace
+
+        import pyarrow.parquet as pq
+
+        from curation.arrow_io import samples_from_arrow, samples_to_arrow, tables_from_arrow
+        from curation.llm.client import client_from_config
+        from curation.llm.prompts import table_for_prompt
+        from curation.llm.types import ChatRequest, ModelUnavailable, user
+        from curation.sample import Vote
+
+        s = vote_settings(config)
+        samples = list(samples_from_arrow(pq.read_table(task)))
+        chosen = [i for i, x in enumerate(samples) if x.origin in s["origins"]
+                  and (x.program is None or not s["only_without_program"])]
+        summary: dict[str, Any] = {"samples": len(samples), "voted": len(chosen), "agreement": {}, "replaced": 0,
+                                   "queued": 0, "quality": {}}
+        if chosen:
+            clients = [client_from_config(c, shared["cache"], f"candidate_{n + 1}")
+                       for n, c in enumerate(s["candidates"])]
+            prompts = []
+            for i in chosen:
+                where = shared["tables"].get(samples[i].table_ids[0]) if samples[i].table_ids else None
+                table = next(tables_from_arrow(pq.read_table(where[0]).slice(where[1], 1))) if where else None
+                prompts.append(user(ANSWER_PROMPT.format(
+                    table=table_for_prompt(table, s["max_table_rows"], s["max_table_chars"]),
+                    question=samples[i].question)))
+            replies = []
+            for client, params in clients:
+                responses = client.complete([ChatRequest(p, params, tag=samples[i].id) for p, i in zip(prompts, chosen)])
+                down = [r for r in responses if not r.ok and r.transient]
+                if down:
+                    raise ModelUnavailable(f"{client.role} ({client.model}): {len(down)} requests got no reply "
+                                           f"({down[0].error}); rerun when it answers: finished requests are cached")
+                replies.append(responses)
+            judge = RuleJudge(rel_tol=s["rel_tol"])
+            for k, i in enumerate(chosen):
+                sample = samples[i]
+                answers = [extract_final_answer(r[k].text) for r in replies]
+                verdict = vote(sample.answer, answers, judge.same)
+                review = verdict.needs_review and review_sampled(sample.id, s["review_rate"], s["seed"])
+                review = review or (not verdict.needs_review and review_sampled(sample.id, s["audit_rate"], s["seed"]))
+                votes = tuple(Vote(model=clients[n][0].model, answer=answers[n], agrees_with_gold=verdict.matches_gold[n],
+                                   raw=replies[n][k].text) for n in range(3))
+                provenance = {**sample.provenance, **({"review": "queued"} if review else {})}
+                samples[i] = replace(sample, votes=votes, judge_verdict=verdict.agreement, answer=verdict.answer,
+                                     quality=quality_of(sample.quality, verdict), provenance=provenance)
+                summary["agreement"][verdict.agreement] = summary["agreement"].get(verdict.agreement, 0) + 1
+                summary["replaced"] += int(verdict.replaced)
+                summary["queued"] += int(review)
+                summary["quality"][samples[i].quality] = summary["quality"].get(samples[i].quality, 0) + 1
+            summary["usage"] = {c.role: c.usage.as_dict() for c, _ in clients}
+        return {"samples": samples_to_arrow(samples)}, summary

@@ -10,19 +10,21 @@ STAGES = Registry("stage", {
     "sql": "generators.sql.stage:SqlStage",
     "adversarial": "generators.adversarial:AdversarialStage",
     "select": "exports.select:SelectStage",
+    "vote": "validators.voting:VoteStage",
     "verify": "validators.execution:VerifyStage",
     "contracts": "validators.contracts:ContractsStage",
 })
 
 # the order data flows in: where two stages hold a copy of the same record, the later one wins
-PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "adversarial", "select", "verify", "contracts")
+PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "adversarial", "select", "vote", "verify", "contracts")
 
 # the stages each stage reads: when a stage's current output changes, every stage downstream of it
 # stops being current (it was computed from the old output)
 STAGE_INPUTS: dict[str, tuple[str, ...]] = {
     "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",), "adversarial": ("rules", "clean"),
     "select": ("rules", "sql", "adversarial"),
-    "verify": ("select", "clean", "rules"), "contracts": ("select", "verify", "clean", "rules"),
+    "vote": ("select", "clean", "rules"), "verify": ("select", "vote", "clean", "rules"),
+    "contracts": ("select", "vote", "verify", "clean", "rules"),
 }
 
 
