@@ -1,7 +1,10 @@
 """`curate build`: the configured stages end to end through the pipeline runner, then the release.
 
-    ingest -> clean -> rules --> select -> verify -> contracts -> release
-                    \\-> sql --/
+    ingest -> clean -> rules ----------------> select [-> vote] -> verify -> contracts -> release
+                    |        \\-> adversarial --/
+                    \\-> sql ------------------/
+
+`adversarial` and `vote` need models ([models.<role>]); the rest needs none.
 
 Every stage is a pipeline stage with a signature, so a rerun with nothing changed reruns nothing,
 a killed build resumes at the part it stopped in, and a changed setting reruns that stage and
