@@ -46,6 +46,40 @@ def body_from_bytes(data: bytes) -> pa.Table:
         return reader.read_all()
 
 
+# ---------------------------------------------------------------------------- files of records
+
+_FILE_CACHE: dict[str, pa.Table] = {}  # per process: a stage's file is read once, not once per record
+FILE_CACHE_SIZE = 8
+
+
+def read_cached(path: str) -> pa.Table:
+    """A Parquet file of records, kept in memory (the last few files) for the next lookup."""
+    import pyarrow.parquet as pq
+
+    if path not in _FILE_CACHE:
+        if len(_FILE_CACHE) >= FILE_CACHE_SIZE:
+            _FILE_CACHE.clear()
+        _FILE_CACHE[path] = pq.read_table(path)
+    return _FILE_CACHE[path]
+
+
+def table_index(files: Iterable[str]) -> dict[str, tuple[str, int]]:
+    """Table id -> (file, row), reading only the ids. Files come in pipeline order and a later one
+    wins: cleaning keeps a table's id but adds the marks (summary rows) that decide its data view."""
+    import pyarrow.parquet as pq
+
+    index: dict[str, tuple[str, int]] = {}
+    for path in files:
+        for row, table_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
+            index[table_id] = (str(path), row)
+    return index
+
+
+def table_at(path: str, row: int) -> Table:
+    """The Table record at one row of a tables file."""
+    return next(tables_from_arrow(read_cached(path).slice(row, 1)))
+
+
 # ---------------------------------------------------------------------------- tables
 
 def tables_to_arrow(tables: Iterable[Table]) -> pa.Table:

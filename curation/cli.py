@@ -132,6 +132,19 @@ def _generator_settings(**options: Any) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in options.items() if v is not None and v != ()}
 
 
+def _run_generator(run, workspace: str, config_path: str | None, workers: int | None, as_json: bool,  # type: ignore[no-untyped-def]
+                   quiet: bool, settings: dict[str, Any], render) -> None:
+    """Run a generator stage command; a bad setting is a usage error, a failed part exits 1."""
+    try:
+        result = run(_workspace(workspace), config_path, executor=_executor(workers),
+                     show_progress=not (quiet or as_json), settings=settings)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    _emit(result, as_json, render)
+    if result.get("failed"):
+        sys.exit(1)
+
+
 @main.group()
 def generate() -> None:
     """Generate samples from the cleaned tables."""
@@ -154,14 +167,7 @@ def generate_rules(workspace: str, config_path: str | None, workers: int | None,
     from curation.commands import run_generate_rules
 
     settings = _generator_settings(seed=seed, scale=scale, templates=only, exclude=exclude)
-    try:
-        result = run_generate_rules(_workspace(workspace), config_path, executor=_executor(workers),
-                                    show_progress=not (quiet or as_json), settings=settings)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    _emit(result, as_json, _render_generate)
-    if result.get("failed"):
-        sys.exit(1)
+    _run_generator(run_generate_rules, workspace, config_path, workers, as_json, quiet, settings, _render_generate)
 
 
 @generate.command("sql")
@@ -184,14 +190,7 @@ def generate_sql(workspace: str, config_path: str | None, workers: int | None, a
     from curation.commands import run_generate_sql
 
     settings = _generator_settings(seed=seed, per_path=per_path, templates=only, exclude=exclude)
-    try:
-        result = run_generate_sql(_workspace(workspace), config_path, executor=_executor(workers),
-                                  show_progress=not (quiet or as_json), settings=settings)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    _emit(result, as_json, _render_generate_sql)
-    if result.get("failed"):
-        sys.exit(1)
+    _run_generator(run_generate_sql, workspace, config_path, workers, as_json, quiet, settings, _render_generate_sql)
 
 
 @main.command()

@@ -216,15 +216,12 @@ class AdversarialStage(Stage):
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
         import duckdb
-        import pyarrow.parquet as pq
+
+        from curation.arrow_io import table_index
 
         s = stage_settings(config)
         files = [str(p) for p in inputs[0].files("samples")]
-        tables = {}
-        for d in inputs:
-            for path in d.files("tables"):
-                for row, table_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
-                    tables[table_id] = (str(path), row)
+        tables = table_index(str(p) for d in inputs for p in d.files("tables"))
         if not files:
             return Plan(tasks=[])
         prefixes = " OR ".join(["starts_with(task, ?)"] * len(s["tasks"])) or "true"
@@ -244,18 +241,17 @@ class AdversarialStage(Stage):
 
     def run_part(self, task: list[tuple[str, int]], shared: dict[str, Any], config: dict[str, Any]):
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        from curation.arrow_io import samples_from_arrow, samples_to_arrow, tables_from_arrow
+        from curation.arrow_io import read_cached, samples_from_arrow, samples_to_arrow, table_at
         from curation.llm.client import client_from_config
         from curation.llm.prompts import table_for_prompt
 
         s = stage_settings(config)
         items = []
-        for path, row in task:
-            sample = next(samples_from_arrow(pq.read_table(path).slice(row, 1)))
+        for path, row in task:  # sorted by file: each samples file is read once
+            sample = next(samples_from_arrow(read_cached(path).slice(row, 1)))
             where = shared["tables"].get(sample.table_ids[0])
-            table = next(tables_from_arrow(pq.read_table(where[0]).slice(where[1], 1))) if where else None
+            table = table_at(*where) if where else None
             items.append((sample, table_for_prompt(table, s["max_table_rows"], s["max_table_chars"])))
         generator, gen_params = client_from_config(s["generator"], shared["cache"], "generator")
         discriminator, disc_params = client_from_config(s["discriminator"], shared["cache"], "discriminator")

@@ -14,30 +14,12 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from curation.arrow_io import table_at, table_index
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
 SAMPLES_PER_TASK = 20_000
 MAX_REPORTED = 50
-_TABLE_CACHE: dict[str, Any] = {}  # per process: tables files are read once, not once per task
-
-
-def _table_index(files: list[str]) -> dict[str, tuple[str, int]]:
-    """Table id -> (file, row). Files come in pipeline order and a later one wins: cleaning keeps a
-    table's id but adds the marks (summary rows) that decide what its programs see."""
-    index: dict[str, tuple[str, int]] = {}
-    for path in files:
-        for row, table_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
-            index[table_id] = (path, row)
-    return index
-
-
-def _load_tables(path: str) -> Any:
-    if path not in _TABLE_CACHE:
-        if len(_TABLE_CACHE) > 8:
-            _TABLE_CACHE.clear()
-        _TABLE_CACHE[path] = pq.read_table(path)
-    return _TABLE_CACHE[path]
 
 
 def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[str, int]],
@@ -47,7 +29,6 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
     With `verdicts`, append (sample id, verdict, detail) for every sample checked: verdict is
     match, mismatch, error or no_program; detail is the computed answer (JSON) or the error."""
     from curation.answers import answers_match
-    from curation.arrow_io import tables_from_arrow
     from curation.programs import ProgramError, ProgramRunner
     from curation.sample import Program
     from curation.taxonomy import tasks
@@ -69,7 +50,7 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
             path, row = index[table_id]
             if len(tables) > 64:
                 tables.clear()
-            tables[table_id] = next(tables_from_arrow(_load_tables(path).slice(row, 1)))
+            tables[table_id] = table_at(path, row)
         return tables[table_id]
 
     try:
@@ -134,7 +115,7 @@ def verify(sample_files: list[str], table_files: list[str], executor: Any = None
     from curation.pipeline.executor import LocalExecutor
 
     started = time.perf_counter()
-    index = _table_index(table_files)
+    index = table_index(table_files)
     calls = []
     for path in sample_files:
         n = pq.ParquetFile(path).metadata.num_rows
@@ -186,7 +167,7 @@ class VerifyStage(Stage):
             for start in range(0, n, SAMPLES_PER_TASK):
                 tasks.append((path, start, min(n, start + SAMPLES_PER_TASK)))
                 weights.append(float(min(n, start + SAMPLES_PER_TASK) - start))
-        return Plan(tasks=tasks, shared={"index": _table_index(table_files)}, weights=weights)
+        return Plan(tasks=tasks, shared={"index": table_index(table_files)}, weights=weights)
 
     def run_part(self, task: tuple[str, int, int], shared: dict[str, Any], config: dict[str, Any]):
         import pyarrow as pa

@@ -263,14 +263,10 @@ class VoteStage(Stage):
         return ANSWER_PROMPT
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
-        import pyarrow.parquet as pq
+        from curation.arrow_io import table_index
 
         vote_settings(config)
-        tables: dict[str, tuple[str, int]] = {}
-        for d in inputs[1:]:
-            for path in d.files("tables"):
-                for row, table_id in enumerate(pq.read_table(path, columns=["id"]).column("id").to_pylist()):
-                    tables[table_id] = (str(path), row)
+        tables = table_index(str(p) for d in inputs[1:] for p in d.files("tables"))
         cache = inputs[0].path.parent.parent / "llm-cache.sqlite"
         return Plan(tasks=[str(p) for p in inputs[0].files("samples")], shared={"tables": tables, "cache": str(cache)})
 
@@ -279,7 +275,7 @@ class VoteStage(Stage):
 
         import pyarrow.parquet as pq
 
-        from curation.arrow_io import samples_from_arrow, samples_to_arrow, tables_from_arrow
+        from curation.arrow_io import samples_from_arrow, samples_to_arrow, table_at
         from curation.llm.client import client_from_config
         from curation.llm.prompts import table_for_prompt
         from curation.llm.types import ChatRequest, ModelUnavailable, user
@@ -297,7 +293,7 @@ class VoteStage(Stage):
             prompts = []
             for i in chosen:
                 where = shared["tables"].get(samples[i].table_ids[0]) if samples[i].table_ids else None
-                table = next(tables_from_arrow(pq.read_table(where[0]).slice(where[1], 1))) if where else None
+                table = table_at(*where) if where else None
                 prompts.append(user(ANSWER_PROMPT.format(
                     table=table_for_prompt(table, s["max_table_rows"], s["max_table_chars"]),
                     question=samples[i].question)))

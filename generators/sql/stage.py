@@ -13,12 +13,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from curation.arrow_io import SAMPLE_SCHEMA, databases_from_arrow, samples_to_arrow, tables_from_arrow
+from curation.arrow_io import SAMPLE_SCHEMA, databases_from_arrow, read_cached, samples_to_arrow, table_at
 from curation.hashing import content_hash
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
-_FILES: dict[str, Any] = {}  # per worker process: a tables file is read once, not once per database
 BIG_DATABASE_ROWS = 50_000
 BIG_DATABASE_PARTS = 4
 CODE = ("schema.py", "roles.py", "templates.py", "synth.py", "render.py", "tasks.py")
@@ -84,8 +83,8 @@ class SqlStage(Stage):
         templates = load_sql_templates(only=s["templates"] or None, exclude=s["exclude"])
         templates = templates[task["part"]::task["parts"]]
         path, row = task["database"]
-        database = next(databases_from_arrow(_read(path).slice(row, 1)))
-        tables = {name: next(tables_from_arrow(_read(file).slice(table_row, 1)))
+        database = next(databases_from_arrow(read_cached(path).slice(row, 1)))
+        tables = {name: table_at(file, table_row)
                   for name, file, table_row in task["tables"]}
         samples = []
         failed: list[dict[str, str]] = []
@@ -126,11 +125,3 @@ class SqlStage(Stage):
         report["templates"] = len(names)
         report["templates_without_samples"] = [n for n in names if n not in report.get("by_template", {})]
         return report
-
-
-def _read(path: str) -> Any:
-    if path not in _FILES:
-        if len(_FILES) >= 8:
-            _FILES.clear()
-        _FILES[path] = pq.read_table(path)
-    return _FILES[path]
