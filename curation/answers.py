@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import math
+import re
 from typing import Any
 
 
@@ -90,3 +92,36 @@ def answers_match(gold: Any, computed: Any, rule: str) -> bool:
             return abs(float(gold) - float(computed)) <= 0.5
         return abs(float(gold) - float(computed)) <= 1e-9 * scale
     return gold == computed
+
+
+_NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_answer(value: Any) -> Any:
+    """An answer as judges and metrics compare it: numbers as floats ("42", "42.00", "1,234", "45%"),
+    text folded (case, spacing, surrounding punctuation), "yes"/"true" and "no"/"false" as booleans,
+    JSON lists as lists."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            try:
+                return normalize_answer(json.loads(text))
+            except json.JSONDecodeError:
+                pass
+        folded = _SPACES.sub(" ", text.strip(" .,;:!?\"'")).lower()
+        if folded in ("true", "yes"):
+            return True
+        if folded in ("false", "no"):
+            return False
+        compact = folded.replace(" ", "")
+        if compact and _NUMBER.match(compact) and any(ch.isdigit() for ch in compact):
+            return float(compact.replace(",", "").rstrip("%"))
+        return folded
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [normalize_answer(v) for v in value]
+    return normalize_answer(str(value))

@@ -150,7 +150,7 @@ def _dump(value: Any) -> str:
 
 
 _VOTE = pa.struct([("model", pa.string()), ("answer", pa.string()), ("agrees_with_gold", pa.bool_()),
-                   ("raw", pa.string())])
+                   ("raw", pa.string()), ("score", pa.float64())])
 _REVIEW = pa.struct([("annotator", pa.string()), ("decision", pa.string()), ("answer", pa.string()),
                      ("comment", pa.string()), ("at", pa.string())])
 SAMPLE_SCHEMA = pa.schema([
@@ -171,7 +171,7 @@ def samples_to_arrow(samples: Iterable[Sample]) -> pa.Table:
                                                    "dialect": s.program.dialect},
         "origin": s.origin, "template": s.template,
         "votes": [{"model": v.model, "answer": _dump(v.answer), "agrees_with_gold": v.agrees_with_gold,
-                   "raw": v.raw} for v in s.votes],
+                   "raw": v.raw, "score": v.score} for v in s.votes],
         "judge_verdict": s.judge_verdict, "quality": s.quality,
         "reviews": [{"annotator": r.annotator, "decision": r.decision, "answer": _dump(r.answer),
                      "comment": r.comment, "at": r.at} for r in s.reviews],
@@ -188,7 +188,8 @@ def samples_from_arrow(data: pa.Table) -> Iterator[Sample]:
             program=None if row["program"] is None else Program(**row["program"]),
             origin=row["origin"], template=row["template"],
             votes=tuple(Vote(model=v["model"], answer=json.loads(v["answer"]),
-                             agrees_with_gold=v["agrees_with_gold"], raw=v["raw"]) for v in row["votes"]),
+                             agrees_with_gold=v["agrees_with_gold"], raw=v["raw"], score=v.get("score"))
+                          for v in row["votes"]),
             judge_verdict=row["judge_verdict"], quality=row["quality"],
             reviews=tuple(Review(annotator=r["annotator"], decision=r["decision"], answer=json.loads(r["answer"]),
                                  comment=r["comment"], at=r["at"]) for r in row["reviews"]),

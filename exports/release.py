@@ -519,9 +519,21 @@ def _stage_line(stage: str, report: dict[str, Any]) -> str:
                 + (f", {over:,} over the cap of {cap:,} per task (spread evenly over templates)" if cap else ""))
     if stage == "vote":
         agreement = ", ".join(f"{k} {v:,}" for k, v in sorted(report.get("agreement", {}).items()))
+        how = ("RealHiTBench's frequency x judge score" if report.get("method") == "realhitbench"
+               else "TReB's table")
         return (f"{report.get('voted', 0):,} samples no rule computed were answered by three models and decided by "
-                f"TReB's table ({agreement or 'none'}); {report.get('replaced', 0):,} gold answers replaced by a "
-                f"unanimous consensus, {report.get('queued', 0):,} queued for human review")
+                f"{how} ({agreement or 'none'}); {report.get('replaced', 0):,} gold answers replaced, "
+                f"{report.get('queued', 0):,} queued for human review")
+    if stage == "phrase":
+        return (f"{report.get('samples', 0):,} of {report.get('tried', 0):,} SQL samples phrased as natural questions by "
+                "a model (MMQA), each still naming every value its query compares against")
+    if stage == "questions":
+        return (f"{report.get('samples', 0):,} questions written by a model from RealHiTBench's per-type prompts over "
+                f"{report.get('tables', 0):,} tables; their answers are candidate golds for the vote and a human check")
+    if stage == "classify":
+        return (f"{report.get('checked', 0):,} questions classified into the task taxonomy by a model (TReB): "
+                f"{report.get('agrees', 0):,} agree with their task, {report.get('disagrees', 0):,} queued for review, "
+                f"{report.get('relabelled', 0):,} relabelled")
     if stage == "adversarial":
         return (f"{report.get('samples', 0):,} of {report.get('chains', 0):,} reasoning chains got LLM-written long and "
                 "short questions that a discriminator passed (TReB's generator/discriminator loop)")

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curation.config import with_defaults
-from curation.llm.client import ChatClient, parse_json_object
-from curation.pipeline.stage import Plan, Stage
+from curation.llm.client import ChatClient, object_schema, parse_json_object
 from curation.llm.types import ChatRequest, ModelUnavailable, user
+from curation.pipeline.stage import Plan, Stage
 from curation.sample import Sample
 
 CRITERIA = ("plausibility", "consistency", "answerability")
@@ -63,6 +63,15 @@ exactly what the steps compute) and answerability (the table alone answers it, w
 above), and give your reasons. Reply with JSON only:
 {{"long": {{"plausibility": n, "consistency": n, "answerability": n, "reasons": "..."}},
  "short": {{"plausibility": n, "consistency": n, "answerability": n, "reasons": "..."}}}}"""
+
+
+def _form_scores() -> dict[str, Any]:
+    score = {"type": "integer", "minimum": 1, "maximum": 5}
+    return object_schema(**{c: score for c in CRITERIA}, reasons={"type": "string"})
+
+
+FORMS_SCHEMA = object_schema(long={"type": "string"}, short={"type": "string"})
+SCORES_SCHEMA = object_schema(long=_form_scores(), short=_form_scores())
 
 
 def parse_forms(text: str) -> dict[str, str]:
@@ -120,7 +129,8 @@ class AdversarialLoop:
             if not active:
                 break
             written = self.generator.structured(
-                [ChatRequest(conversations[i], self.generator_params, tag=items[i][0].id) for i in active], parse_forms)
+                [ChatRequest(conversations[i], self.generator_params, tag=items[i][0].id) for i in active], parse_forms,
+                FORMS_SCHEMA)
             judged_ids, reviews = [], []
             for i, reply in zip(active, written):
                 record = {"turn": turn, "generator": reply.text}
@@ -136,7 +146,7 @@ class AdversarialLoop:
                 reviews.append(ChatRequest(user(DISCRIMINATOR_PROMPT.format(
                     table=tables[i], steps=_steps(s), answer=json.dumps(s.answer, ensure_ascii=False),
                     long=reply.value["long"], short=reply.value["short"])), self.discriminator_params, tag=s.id))
-            scored = self.discriminator.structured(reviews, parse_scores) if reviews else []
+            scored = self.discriminator.structured(reviews, parse_scores, SCORES_SCHEMA) if reviews else []
             still = []
             for i, review in zip(judged_ids, scored):
                 record = outcomes[i].turns[-1]
@@ -210,6 +220,11 @@ class AdversarialStage(Stage):
     name = "adversarial"
     version = "1"
     outputs = ("samples", "llm_records")
+
+    def in_process(self, config: dict[str, Any]) -> bool:
+        from curation.llm import uses_in_process_model
+
+        return uses_in_process_model(config.get("generator"), config.get("discriminator"))
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         return [GENERATOR_PROMPT, REVISE_PROMPT, DISCRIMINATOR_PROMPT]

@@ -76,3 +76,29 @@ def shop_sqlite(path: Path, names: dict[str, str] | None = None) -> Path:
     con.commit()
     con.close()
     return path
+
+
+def voting_inputs(stages: Path):
+    """A finished `select` dataset holding two imported samples (no program: the vote answers them)
+    and one executed sample (a rule computed it: the vote leaves it alone), with their table.
+    Returns (dataset, imported samples, executed sample)."""
+    import pyarrow as pa
+
+    from curation.arrow_io import samples_to_arrow, tables_to_arrow
+    from curation.pipeline.store import Dataset, write_part
+    from curation.sample import Program, Sample
+    from curation.table import Table
+
+    table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
+    imported = [Sample(task="TBO/table_query", question=q, answer=a, answer_type="text", table_ids=(table.id,),
+                       origin="import") for q, a in (("How many people live in Oslo?", 700),
+                                                     ("Which town has 290 people?", "Bergen"))]
+    executed = Sample(task="TCO/general_operations", question="Total people?", answer=990, answer_type="number",
+                      table_ids=(table.id,), program=Program("sql", "SELECT sum(people) FROM t", "duckdb"),
+                      origin="rule", quality="rule-based")
+    selected = Dataset(stages / ("select-" + "0" * 16))
+    selected.path.mkdir(parents=True)
+    write_part(selected.path, 0, {"samples": samples_to_arrow([*imported, executed]),
+                                  "tables": tables_to_arrow([table])}, {})
+    (selected.path / "_COMPLETE.json").write_text("{}")
+    return selected, imported, executed

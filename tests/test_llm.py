@@ -208,3 +208,24 @@ def test_backend_identity_keys_the_cache_by_server_and_model(http_backend, tmp_p
     c.complete([ChatRequest(user("ping"), {"temperature": 0, "max_tokens": 5})])
     assert server.hits == 1
     assert c.identity == {"backend": "openai", "base_url": server.url, "model": "tiny", "revision": ""}
+
+
+def test_a_schema_constrains_decoding_as_the_backend_takes_it_and_is_part_of_the_cache_key(tmp_path):
+    from curation.llm.client import object_schema, structured_output_format
+
+    schema = object_schema(answer={"type": "number"})
+    assert structured_output_format("none", schema) is None
+    assert structured_output_format("json_object", schema) == {"type": "json_object", "schema": schema}
+    assert structured_output_format("json_schema", schema)["json_schema"]["schema"] == schema
+    with pytest.raises(ValueError, match="structured_output must be one of"):
+        structured_output_format("grammar", schema)
+
+    backend = ScriptedBackend(lambda r: '{"answer": 4}', "m")
+    backend.structured_output = "json_object"
+    client = ChatClient(backend, ResponseCache(tmp_path / "c.sqlite"))
+    [reply] = client.structured([ChatRequest(user("2+2?"))], lambda t: parse_json_object(t, {"answer": int}), schema)
+    assert reply.value == {"answer": 4}
+    assert backend.calls[0].params["response_format"] == {"type": "json_object", "schema": schema}
+    # the same prompt without the schema is another request: decoding differed
+    client.structured([ChatRequest(user("2+2?"))], lambda t: parse_json_object(t, {"answer": int}))
+    assert len(backend.calls) == 2 and "response_format" not in backend.calls[1].params

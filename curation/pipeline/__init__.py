@@ -9,6 +9,9 @@ STAGES = Registry("stage", {
     "rules": "generators.rules.stage:RulesStage",
     "sql": "generators.sql.stage:SqlStage",
     "adversarial": "generators.adversarial:AdversarialStage",
+    "phrase": "generators.llm_writing:PhraseStage",
+    "questions": "generators.llm_writing:QuestionsStage",
+    "classify": "validators.classify:ClassifyStage",
     "select": "exports.select:SelectStage",
     "vote": "validators.voting:VoteStage",
     "verify": "validators.execution:VerifyStage",
@@ -16,15 +19,17 @@ STAGES = Registry("stage", {
 })
 
 # the order data flows in: where two stages hold a copy of the same record, the later one wins
-PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "adversarial", "select", "vote", "verify", "contracts")
+PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "adversarial", "phrase", "questions", "select", "classify", "vote",
+                  "verify", "contracts")
 
 # the stages each stage reads: when a stage's current output changes, every stage downstream of it
 # stops being current (it was computed from the old output)
 STAGE_INPUTS: dict[str, tuple[str, ...]] = {
     "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",), "adversarial": ("rules", "clean"),
-    "select": ("rules", "sql", "adversarial"),
-    "vote": ("select", "clean", "rules"), "verify": ("select", "vote", "clean", "rules"),
-    "contracts": ("select", "vote", "verify", "clean", "rules"),
+    "phrase": ("sql", "clean"), "questions": ("clean",),
+    "select": ("rules", "sql", "adversarial", "phrase", "questions"), "classify": ("select",),
+    "vote": ("select", "classify", "clean", "rules"), "verify": ("select", "classify", "vote", "clean", "rules"),
+    "contracts": ("select", "classify", "vote", "verify", "clean", "rules"),
 }
 
 

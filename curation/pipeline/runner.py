@@ -57,7 +57,7 @@ def run_stage(stage_name: str, config: dict[str, Any], inputs: list[Dataset], st
     advance = progress(stage.name, sum(weights)) if progress else (lambda n: None)
     advance(sum(weights[i] for i in done))
 
-    executor = executor or LocalExecutor()
+    executor = LocalExecutor(1) if stage.in_process(config) else (executor or LocalExecutor())
     calls = ((stage.name, i, plan.tasks[i], plan.shared, config, str(dataset.path)) for i in todo)
     for marker in executor.map_unordered(_run_part, calls):
         advance(weights[marker["index"]])

