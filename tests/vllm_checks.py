@@ -62,9 +62,28 @@ def vote(workdir: Path, section: dict) -> dict:
             "imported": [s.id for s in imported], "executed": executed.id}
 
 
-CHECKS = {"backend": backend, "vote": vote}
+def evaluate(workdir: Path, section: dict, release: str) -> dict:
+    """`curate evaluate`'s evaluator with the vLLM backend over a real release (TCoT and PoT, two
+    configurations), twice: the second run predicts nothing."""
+    from curation.llm.client import client_from_config
+    from evaluation.evaluate import Evaluator, Settings
+
+    settings = Settings(modes=["tcot", "pot"], limit=3, tasks=["TCO/"], max_table_chars=1500,
+                        configs=["markdown:none", "json:column_shuffle"])
+    client, params = client_from_config({**section, "temperature": 0, "max_tokens": 48}, workdir / "llm.sqlite", "model")
+    first = Evaluator(release, workdir / "out", settings, client, params).run()
+    second = Evaluator(release, workdir / "out", settings, client, params).run()
+    import pandas as pd
+
+    results = pd.read_parquet(workdir / "out" / "results.parquet")
+    return {"first": first, "second": second, "rows": len(results), "modes": sorted(set(results["mode"])),
+            "configs": sorted(set(results["config"])), "scores_in_range": bool(results["score"].between(0, 1).all()),
+            "report": (workdir / "out" / "report.md").read_text()}
+
+
+CHECKS = {"backend": backend, "vote": vote, "evaluate": evaluate}
 
 if __name__ == "__main__":
     name, workdir, section = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3])
     workdir.mkdir(parents=True, exist_ok=True)
-    print(json.dumps(CHECKS[name](workdir, section), default=str))
+    print(json.dumps(CHECKS[name](workdir, section, *sys.argv[4:]), default=str))

@@ -294,7 +294,7 @@ def extract_final_answer(text: str) -> Any:
         return None
     parts = [p.strip() for p in answer.split(",")]
     # "1,234" is a number, not a list
-    if len(parts) > 1 and not _NUMBER.match(answer.replace(" ", "")):
+    if len(parts) > 1 and not _NUMBER.match(answer.strip()):
         return parts
     return answer
 

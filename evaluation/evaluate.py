@@ -1,0 +1,366 @@
+"""`curate evaluate`: every sample x mode x table configuration, predicted, scored, reported.
+
+Predictions are stored as they finish in `<out>/predictions.sqlite`, keyed by (model, sample,
+mode, configuration), where "model" is the backend's identity and the generation settings: an
+interrupted run resumes with the rest, and two models or two settings never share a prediction.
+The model's requests also go through the LLM layer's response cache (`<out>/llm-cache.sqlite`).
+Scores are computed from the stored predictions at the end of every run (cheap, deterministic),
+into `<out>/results.parquet`, and the report is written from them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from curation.hashing import content_hash
+from evaluation.dataset import Configuration, EvalSample, ReleaseData, ReleaseError
+from evaluation.extract import extract_answer, extract_sql, last_code_block
+from evaluation.modes import ICOT_LAST, ICOT_OUTPUT, MODES, effective_mode, program_tables, prompt, task_rules
+
+
+@dataclass
+class Settings:
+    modes: list[str] = field(default_factory=lambda: ["tcot"])
+    configs: list[str] = field(default_factory=list)  # empty: the release's default configuration
+    limit: int | None = None  # samples (the first N in content-hash order)
+    split: str | None = None
+    tasks: list[str] = field(default_factory=list)  # task prefixes
+    max_turns: int = 3  # ICoT
+    sandbox_workers: int = 2
+    timeout: float = 10.0
+    memory_mb: int = 1024
+    batch: int = 256
+    max_table_chars: int = 30000
+    rel_tol: float = 0.01
+
+
+# ------------------------------------------------------------------------------ the prediction store
+
+SCHEMA = """CREATE TABLE IF NOT EXISTS predictions (
+    key TEXT PRIMARY KEY, model TEXT, sample_id TEXT, mode TEXT, config TEXT, reply TEXT, answer TEXT,
+    method TEXT, program TEXT, program_output TEXT, error TEXT, turns TEXT, prompt_tokens INTEGER,
+    completion_tokens INTEGER, at REAL)"""
+
+
+class PredictionStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(SCHEMA)
+        self.db.commit()
+
+    @staticmethod
+    def key(model: str, sample_id: str, mode: str, config: str) -> str:
+        return content_hash("prediction", model, sample_id, mode, config)
+
+    def done(self, keys: list[str]) -> set[str]:
+        out: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            rows = self.db.execute(f"SELECT key FROM predictions WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            out.update(r[0] for r in rows)
+        return out
+
+    def put(self, rows: list[dict[str, Any]]) -> None:
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO predictions VALUES (:key, :model, :sample_id, :mode, :config, :reply, :answer, "
+                ":method, :program, :program_output, :error, :turns, :prompt_tokens, :completion_tokens, :at)",
+                [{**r, "at": time.time()} for r in rows])
+
+    def rows(self, model: str) -> list[dict[str, Any]]:
+        cursor = self.db.execute("SELECT * FROM predictions WHERE model = ?", [model])
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r)) for r in cursor]
+
+    def count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM predictions").fetchone()[0]
+
+
+# ------------------------------------------------------------------------------ the run
+
+
+@dataclass
+class Item:
+    sample: EvalSample
+    mode: str
+    config: Configuration
+    key: str
+
+
+class Evaluator:
+    def __init__(self, release: str | Path, out: str | Path, settings: Settings, client: Any = None,
+                 params: dict[str, Any] | None = None, replay: str | Path | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self.data = ReleaseData(release)
+        self.out = Path(out)
+        self.settings = settings
+        self.client, self.params = client, dict(params or {})
+        self.replay = Path(replay) if replay else None
+        self.progress = progress or (lambda done, total: None)
+        unknown = [m for m in settings.modes if m not in MODES]
+        if unknown:
+            raise ValueError(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
+        if (client is None) == (replay is None):
+            raise ValueError("evaluate needs either a model client or a predictions file to replay")
+        self.configs = [self.data.configuration(c) for c in (settings.configs or [None])]
+        self.store = PredictionStore(self.out / "predictions.sqlite")
+        self.model = self._model_key()
+        self._csv_dir = tempfile.TemporaryDirectory(prefix="curate-eval-tables-")
+        self._csv: dict[tuple[str, str], str] = {}
+
+    def _model_key(self) -> str:
+        if self.replay:
+            return "replay:" + content_hash("replay", self.replay.read_bytes())[:16]
+        identity = self.client.identity
+        return f"{identity['backend']}:{identity['model']}:" + content_hash(identity, self.params)[:12]
+
+    @property
+    def model_name(self) -> str:
+        if self.replay:
+            return f"replay:{self.replay.name}"
+        return f"{self.client.identity['backend']}:{self.client.identity['model']}"
+
+    def samples(self) -> list[EvalSample]:
+        samples = self.data.samples(self.settings.split, self.settings.tasks or None)
+        return samples[:self.settings.limit] if self.settings.limit else samples
+
+    def run(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        samples = self.samples()
+        if self.replay:
+            sent = self._run_replay(samples)
+            todo_count = sent
+        else:
+            items = [Item(s, mode, c, self.store.key(self.model, s.id, mode, c.name))
+                     for s in samples for mode in self.settings.modes for c in self.configs]
+            done = self.store.done([i.key for i in items])
+            # grouped by configuration and table: a perturbed table is made once for all its questions
+            todo = sorted((i for i in items if i.key not in done),
+                          key=lambda i: (i.config.name, i.sample.table_ids, i.sample.id, i.mode))
+            todo_count = len(todo)
+            self.progress(len(items) - len(todo), len(items))
+            finished = len(items) - len(todo)
+            from evaluation.sandbox import Limits, Sandbox
+
+            needs_code = any(effective_mode(i.mode, i.sample.task) != "tcot" for i in todo)
+            limits = Limits(timeout=self.settings.timeout, cpu_seconds=self.settings.timeout,
+                            memory_mb=self.settings.memory_mb)
+            sandbox = Sandbox(self.settings.sandbox_workers, limits) if needs_code else None
+            try:
+                for mode in MODES:
+                    group = [i for i in todo if effective_mode(i.mode, i.sample.task) == mode]
+                    size = self.settings.batch if mode != "icot" else max(1, 4 * self.settings.sandbox_workers)
+                    for start in range(0, len(group), size):
+                        chunk = group[start:start + size]
+                        rows = (self._icot(chunk, limits) if mode == "icot" else self._single(chunk, sandbox))
+                        self.store.put(rows)
+                        finished += len(chunk)
+                        self.progress(finished, len(items))
+            finally:
+                if sandbox:
+                    sandbox.close()
+        from evaluation.scoring import score_predictions
+
+        rows = self.store.rows(self.model)
+        if not self.replay:  # this run's modes and configurations (the folder may hold others)
+            names = {c.name for c in self.configs}
+            rows = [r for r in rows if r["mode"] in self.settings.modes and r["config"] in names]
+        results = score_predictions(self.data, rows, samples, self.model_name, self.settings.rel_tol)
+        self.out.mkdir(parents=True, exist_ok=True)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(results), self.out / "results.parquet")
+        run = {"release": self.data.name, "release_path": str(self.data.path),
+               "fingerprint": self.data.manifest.get("fingerprint"), "model": self.model_name, "model_key": self.model,
+               "backend": self.client.identity if self.client else {"backend": "replay", "file": str(self.replay)},
+               "generation": self.params, "modes": self.settings.modes, "configs": [c.name for c in self.configs],
+               "samples": len(samples), "predicted_now": todo_count, "seconds": round(time.perf_counter() - started, 2),
+               "settings": {k: v for k, v in self.settings.__dict__.items()},
+               "usage": self.client.usage.as_dict() if self.client else {}}
+        (self.out / "run.json").write_text(json.dumps(run, indent=2, default=str))
+        from evaluation.report import write_report
+
+        write_report([self.out], self.out)
+        return {**run, "results": len(results)}
+
+    # ---------------------------------------------------------------- prompts and tables
+
+    def _texts(self, sample: EvalSample, config: Configuration) -> tuple[list[str], list[str]]:
+        names, texts = [], []
+        for table_id in sample.table_ids:
+            name = self.data.table_name(table_id)
+            text = self.data.table_text(table_id, config)
+            if len(text) > self.settings.max_table_chars:
+                text = text[:self.settings.max_table_chars] + f"\n... (cut at {self.settings.max_table_chars} characters)"
+            names.append(name.split("/")[-1] if len(sample.table_ids) > 1 else name)
+            texts.append(text)
+        return names, texts
+
+    def _table_csv(self, table_id: str, config: Configuration) -> str:
+        key = (table_id, config.perturbation)
+        if key not in self._csv:
+            table = self.data.table(table_id, config)
+            path = Path(self._csv_dir.name) / f"{table_id}-{config.perturbation}.csv"
+            table.body.to_pandas().to_csv(path, index=False)
+            self._csv[key] = str(path)
+        return self._csv[key]
+
+    def _messages(self, item: Item) -> tuple[dict[str, str], ...]:
+        from curation.llm.types import user
+
+        rules = task_rules(item.sample.task)
+        names, texts = ([], []) if rules.get("tables") == "pool" else self._texts(item.sample, item.config)
+        return user(prompt(item.mode, item.sample.question, names, texts, item.sample.task, self.data.retrieval_pool))
+
+    def _row(self, item: Item, reply: str = "", answer: Any = None, method: str = "none", program: str = "",
+             output: str = "", error: str = "", turns: list[Any] | None = None, prompt_tokens: int = 0,
+             completion_tokens: int = 0) -> dict[str, Any]:
+        return {"key": item.key, "model": self.model, "sample_id": item.sample.id, "mode": item.mode,
+                "config": item.config.name, "reply": reply, "answer": json.dumps(answer, ensure_ascii=False),
+                "method": method, "program": program, "program_output": output, "error": error,
+                "turns": json.dumps(turns or [], ensure_ascii=False), "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens}
+
+    # ---------------------------------------------------------------- tcot and pot
+
+    def _single(self, chunk: list[Item], sandbox: Any) -> list[dict[str, Any]]:
+        from curation.llm.types import ChatRequest, ModelUnavailable
+
+        requests = [ChatRequest(self._messages(i), self.params, tag=i.sample.id) for i in chunk]
+        responses = self.client.complete(requests)
+        down = [r for r in responses if not r.ok and r.transient]
+        if down:
+            raise ModelUnavailable(f"{self.model_name}: {len(down)} requests got no reply ({down[0].error}); "
+                                   "rerun to go on: finished predictions are kept")
+        programs: dict[int, tuple[str, dict[str, str]]] = {}
+        for n, (item, response) in enumerate(zip(chunk, responses)):
+            mode = effective_mode(item.mode, item.sample.task)
+            if mode == "pot" and response.ok:
+                code = last_code_block(response.text)
+                if code:
+                    variables, prelude = program_tables(
+                        [self.data.table_name(t).split("/")[-1] for t in item.sample.table_ids],
+                        [self._table_csv(t, item.config) for t in item.sample.table_ids])
+                    programs[n] = (prelude + code, variables)
+        ran: dict[int, Any] = {}
+        if programs:
+            with ThreadPoolExecutor(max_workers=sandbox.size) as pool:
+                futures = {n: pool.submit(sandbox.run, code, variables) for n, (code, variables) in programs.items()}
+                ran = {n: f.result() for n, f in futures.items()}
+        rows = []
+        for n, (item, response) in enumerate(zip(chunk, responses)):
+            common = {"reply": response.text, "prompt_tokens": response.prompt_tokens,
+                      "completion_tokens": response.completion_tokens}
+            if not response.ok:
+                rows.append(self._row(item, error=f"no reply: {response.error}", **common))
+            elif effective_mode(item.mode, item.sample.task) == "tcot":
+                sql = task_rules(item.sample.task).get("answer") == "sql"
+                found = extract_sql(response.text) if sql else extract_answer(response.text)
+                rows.append(self._row(item, answer=found.answer, method=found.method, **common))
+            elif n not in programs:
+                rows.append(self._row(item, error="no code block in the reply", **common))
+            else:
+                result = ran[n]
+                found = extract_answer("", result.stdout) if result.ok else None
+                rows.append(self._row(item, answer=found.answer if found else None,
+                                      method=found.method if found else "none", program=programs[n][0],
+                                      output=result.stdout, error=result.error, **common))
+        return rows
+
+    # ---------------------------------------------------------------- icot
+
+    def _icot(self, chunk: list[Item], limits: Any) -> list[dict[str, Any]]:
+        from curation.llm.types import ChatRequest, ModelUnavailable
+        from evaluation.sandbox import Session
+
+        conversations = {n: list(self._messages(item)) for n, item in enumerate(chunk)}
+        sessions: dict[int, Any] = {}
+        turns: dict[int, list[dict[str, Any]]] = {n: [] for n in conversations}
+        tokens = {n: [0, 0] for n in conversations}
+        final: dict[int, dict[str, Any]] = {}
+        try:
+            for turn in range(1, self.settings.max_turns + 2):  # the last turn only answers
+                active = [n for n in conversations if n not in final]
+                if not active:
+                    break
+                requests = [ChatRequest(tuple(conversations[n]), self.params, tag=chunk[n].sample.id) for n in active]
+                responses = self.client.complete(requests)
+                if any(not r.ok and r.transient for r in responses):
+                    raise ModelUnavailable(f"{self.model_name}: the server stopped answering; rerun to go on")
+                for n, response in zip(active, responses):
+                    tokens[n][0] += response.prompt_tokens
+                    tokens[n][1] += response.completion_tokens
+                    conversations[n].append({"role": "assistant", "content": response.text})
+                    code = last_code_block(response.text) if response.ok else None
+                    if not response.ok or code is None or turn > self.settings.max_turns:
+                        found = extract_answer(response.text)
+                        final[n] = {"reply": response.text, "answer": found.answer, "method": found.method,
+                                    "error": "" if response.ok else f"no reply: {response.error}"}
+                        continue
+                    item = chunk[n]
+                    if n not in sessions:
+                        sessions[n] = Session(limits)
+                    variables, prelude = program_tables(
+                        [self.data.table_name(t).split("/")[-1] for t in item.sample.table_ids],
+                        [self._table_csv(t, item.config) for t in item.sample.table_ids])
+                    first = not turns[n]
+                    result = sessions[n].run((prelude if first else "") + code, variables if first else None)
+                    output = result.stdout + (("\n" + result.error) if result.error else "")
+                    turns[n].append({"turn": turn, "code": code, "ok": result.ok, "output": output[-2000:]})
+                    follow = ICOT_LAST if turn == self.settings.max_turns else ICOT_OUTPUT
+                    conversations[n].append({"role": "user", "content": follow.format(output=output[-4000:] or "(none)")})
+        finally:
+            for session in sessions.values():
+                session.close()
+        return [self._row(chunk[n], reply=f["reply"], answer=f["answer"], method=f["method"], error=f["error"],
+                          turns=turns[n], program="\n# ---\n".join(t["code"] for t in turns[n]),
+                          prompt_tokens=tokens[n][0], completion_tokens=tokens[n][1]) for n, f in final.items()]
+
+    # ---------------------------------------------------------------- replay
+
+    def _run_replay(self, samples: list[EvalSample]) -> int:
+        by_id = {s.id: s for s in samples}
+        known = {s.id for s in self.data.samples()}
+        rows, seen = [], set()
+        for number, line in enumerate(self.replay.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                sample_id, reply = record["sample_id"], record["reply"]
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise ReleaseError(f"{self.replay}:{number}: each line is {{\"sample_id\", \"reply\"}} ({e})") from None
+            if sample_id not in known:
+                raise ReleaseError(f"{self.replay}:{number}: sample {sample_id!r} is not in the release {self.data.name}")
+            try:
+                config = self.data.configuration(record.get("config"))
+            except ReleaseError as e:
+                raise ReleaseError(f"{self.replay}:{number}: {e}") from None
+            mode = record.get("mode", "tcot")
+            if mode not in MODES:
+                raise ReleaseError(f"{self.replay}:{number}: unknown mode {mode!r}; known: {', '.join(MODES)}")
+            if sample_id not in by_id:
+                continue  # outside --limit / --tasks / --split
+            item = Item(by_id[sample_id], mode, config, self.store.key(self.model, sample_id, mode, config.name))
+            if item.key in seen:
+                continue
+            seen.add(item.key)
+            if task_rules(by_id[sample_id].task).get("answer") == "sql":
+                found = extract_sql(str(reply))
+            else:
+                found = extract_answer(str(reply), record.get("program_output"))
+            rows.append(self._row(item, reply=str(reply), answer=found.answer, method=found.method,
+                                  output=str(record.get("program_output") or "")))
+        for start in range(0, len(rows), 5000):
+            self.store.put(rows[start:start + 5000])
+        return len(rows)

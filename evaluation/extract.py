@@ -1,0 +1,109 @@
+"""Answers read out of a model's reply.
+
+In the order tried (the first that finds something wins):
+
+1. a "Final Answer:" line (the last one: models restate)
+2. a JSON answer block: {"answer": ...} (fenced or bare; the last one)
+3. \\boxed{...} (the last one; nested braces kept)
+4. for program modes: what the last code block printed (passed in by the caller)
+
+A reply with none of these has no answer: it scores zero and is counted as `unextracted`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_FINAL = re.compile(r"final\s+answer\s*[:：]\s*(.*)", re.I)
+_JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
+_BARE_JSON = re.compile(r"\{[^{}]*\"answer\"\s*:[^{}]*\}", re.S)
+_CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+_NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
+_WRAPPING = re.compile(r"^[\s*_`]+|[\s*_`.]+$")  # markdown emphasis around an answer, a closing full stop
+
+
+@dataclass(frozen=True)
+class Extracted:
+    answer: Any  # None when nothing was found
+    method: str  # final_answer | json | boxed | program_output | none
+
+
+def extract_answer(reply: str, program_output: str | None = None) -> Extracted:
+    text = reply or ""
+    found = _FINAL.findall(text)
+    if found:
+        value = _clean(found[-1])
+        if value:
+            return Extracted(split_list(value), "final_answer")
+    for candidate in reversed([m.group(1) for m in _JSON_BLOCK.finditer(text)] + _BARE_JSON.findall(text)):
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "answer" in value and value["answer"] not in (None, ""):
+            return Extracted(value["answer"], "json")
+    boxed = last_boxed(text)
+    if boxed:
+        return Extracted(split_list(_clean(boxed)), "boxed")
+    if program_output is not None and program_output.strip():
+        lines = [line for line in program_output.strip().splitlines() if line.strip()]
+        return Extracted(split_list(_clean(lines[-1])) if len(lines) == 1 else program_output.strip(), "program_output")
+    return Extracted(None, "none")
+
+
+_SQL_BLOCK = re.compile(r"```sql[ \t]*\n(.*?)```", re.S | re.I)
+
+
+def extract_sql(reply: str) -> Extracted:
+    """A SQL answer: the last ```sql block, else any last code block, else a Final Answer line."""
+    blocks = _SQL_BLOCK.findall(reply or "") or _CODE_BLOCK.findall(reply or "")
+    if blocks and blocks[-1].strip():
+        return Extracted(blocks[-1].strip(), "sql_block")
+    found = _FINAL.findall(reply or "")
+    if found and found[-1].strip():
+        return Extracted(found[-1].strip(), "final_answer")
+    return Extracted(None, "none")
+
+
+def last_code_block(reply: str) -> str | None:
+    """The last fenced code block of a reply (PoT, ICoT), or None."""
+    blocks = _CODE_BLOCK.findall(reply or "")
+    return blocks[-1] if blocks else None
+
+
+def last_boxed(text: str) -> str | None:
+    start = text.rfind("\\boxed{")
+    if start == -1:
+        return None
+    depth, i = 0, start + len("\\boxed")
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i + 1:j].strip()
+    return None
+
+
+def _clean(value: str) -> str:
+    value = value.strip().splitlines()[0] if value.strip() else ""
+    return _WRAPPING.sub("", value)
+
+
+def split_list(answer: str) -> Any:
+    """"a, b, c" is a list; "1,234" is a number; a JSON list is a list."""
+    if answer.startswith("[") and answer.endswith("]"):
+        try:
+            value = json.loads(answer)
+            if isinstance(value, list):
+                return value
+        except json.JSONDecodeError:
+            pass
+    parts = [p.strip() for p in answer.split(",")]
+    if len(parts) > 1 and not _NUMBER.match(answer.strip()):
+        return [p for p in parts if p]
+    return answer

@@ -1,0 +1,242 @@
+"""Metrics by name (the taxonomy's `metric` of each task), scoring one prediction against its gold.
+
+Each metric takes (prediction, gold, context) and returns a Score in [0, 1] with details. The
+prediction is the extracted answer (None when nothing was extracted: 0). Maintained libraries do
+the text metrics (rouge-score for ROUGE-L, sacrebleu for BLEU); nothing is re-implemented that a
+library does. `context` carries what a metric may need beyond the two answers: the sample's
+program and tables (execution accuracy), the tolerance, K for retrieval.
+
+| metric             | what it compares                                                        |
+| ------------------ | ----------------------------------------------------------------------- |
+| exact_match        | equal after normalization: 42 = "42.0" = "42.00", case and spacing      |
+|                    | ignored, lists in any order                                             |
+| numeric_match      | numbers within `rel_tol` (default 1%): 0.947 ~ 0.95; else exact_match   |
+| tolerance_10pct    | numbers within 10% (TableBench)                                         |
+| token_f1           | SQuAD's token F1                                                        |
+| rouge_l            | ROUGE-L F (rouge-score, stemmed)                                        |
+| bleu               | sentence BLEU / 100 (sacrebleu)                                         |
+| set_f1             | F1 of the two answers as sets                                           |
+| partial_match      | share of the gold's items present in the prediction                     |
+| retrieval_prf_at_k | precision, recall and F1 of the first K retrieved items (score: F1)     |
+| execution_match    | predicted SQL run in DuckDB over the sample's tables: same result set   |
+|                    | as the gold program (as multisets; ordered when the gold has ORDER BY)  |
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from curation.answers import normalize_answer
+from curation.registry import Registry
+
+
+@dataclass(frozen=True)
+class Score:
+    value: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+Metric = Callable[[Any, Any, dict[str, Any]], Score]
+
+METRICS = Registry("metric", {
+    name: f"evaluation.metrics:{name}" for name in (
+        "exact_match", "numeric_match", "tolerance_10pct", "token_f1", "rouge_l", "bleu", "set_f1",
+        "partial_match", "retrieval_prf_at_k", "execution_match")
+})
+# metrics that need more than the two answers, computed by the evaluator itself (a judge model,
+# plotted values); a task whose metric is neither here nor in METRICS is reported as unscored
+SPECIAL_METRICS = ("llm_judge", "chart_pass", "execution")
+
+
+def score(metric: str, prediction: Any, gold: Any, context: dict[str, Any] | None = None) -> Score:
+    if prediction is None:
+        return Score(0.0, {"unextracted": True})
+    return METRICS.get(metric)(prediction, gold, context or {})
+
+
+# ------------------------------------------------------------------------------ answers
+
+
+def _items(value: Any) -> list[Any]:
+    v = normalize_answer(value)
+    return v if isinstance(v, list) else [v]
+
+
+def _same(prediction: Any, gold: Any, rel_tol: float = 0.0) -> bool:
+    """Numbers within `rel_tol` of the gold (relative to the gold, as TableBench's +-10%)."""
+    if isinstance(prediction, bool) or isinstance(gold, bool):
+        return prediction == gold and isinstance(prediction, bool) and isinstance(gold, bool)
+    if isinstance(prediction, float) and isinstance(gold, float):
+        return abs(prediction - gold) <= rel_tol * abs(gold) + 1e-9
+    return prediction == gold
+
+
+def _multiset_equal(pred: list[Any], gold: list[Any], rel_tol: float) -> bool:
+    if len(pred) != len(gold):
+        return False
+    rest = list(gold)
+    for p in pred:
+        for i, g in enumerate(rest):
+            if _same(p, g, rel_tol):
+                del rest[i]
+                break
+        else:
+            return False
+    return True
+
+
+def _matches(prediction: Any, gold: Any, rel_tol: float) -> bool:
+    p, g = normalize_answer(prediction), normalize_answer(gold)
+    if isinstance(p, list) or isinstance(g, list):
+        return _multiset_equal(p if isinstance(p, list) else [p], g if isinstance(g, list) else [g], rel_tol)
+    return _same(p, g, rel_tol)
+
+
+def exact_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    return Score(float(_matches(prediction, gold, 0.0)))
+
+
+def numeric_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    rel_tol = float(context.get("rel_tol", 0.01))
+    return Score(float(_matches(prediction, gold, rel_tol)), {"rel_tol": rel_tol})
+
+
+def tolerance_10pct(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    return Score(float(_matches(prediction, gold, 0.10)), {"rel_tol": 0.10})
+
+
+# ------------------------------------------------------------------------------ text
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+_ARTICLES = {"a", "an", "the"}
+
+
+def _tokens(value: Any) -> list[str]:
+    text = " ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _ARTICLES]
+
+
+def token_f1(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    p, g = _tokens(prediction), _tokens(gold)
+    if not p or not g:
+        return Score(float(p == g))
+    common = sum((Counter(p) & Counter(g)).values())
+    if common == 0:
+        return Score(0.0)
+    precision, recall = common / len(p), common / len(g)
+    return Score(2 * precision * recall / (precision + recall), {"precision": precision, "recall": recall})
+
+
+def _text(value: Any) -> str:
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+_ROUGE: Any = None
+
+
+def rouge_l(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    global _ROUGE
+    if _ROUGE is None:
+        from rouge_score import rouge_scorer
+
+        _ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    result = _ROUGE.score(_text(gold), _text(prediction))["rougeL"]
+    return Score(result.fmeasure, {"precision": result.precision, "recall": result.recall})
+
+
+def bleu(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    import sacrebleu
+
+    return Score(sacrebleu.sentence_bleu(_text(prediction), [_text(gold)]).score / 100.0)
+
+
+# ------------------------------------------------------------------------------ sets and retrieval
+
+
+def _key(value: Any) -> Any:
+    return round(value, 9) if isinstance(value, float) else value
+
+
+def set_f1(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    p = {_key(x) for x in _items(prediction)}
+    g = {_key(x) for x in _items(gold)}
+    if not p or not g:
+        return Score(float(p == g))
+    common = len(p & g)
+    if not common:
+        return Score(0.0, {"precision": 0.0, "recall": 0.0})
+    precision, recall = common / len(p), common / len(g)
+    return Score(2 * precision * recall / (precision + recall), {"precision": precision, "recall": recall})
+
+
+def partial_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    p = Counter(_key(x) for x in _items(prediction))
+    g = Counter(_key(x) for x in _items(gold))
+    return Score(sum((p & g).values()) / max(1, sum(g.values())))
+
+
+def retrieval_prf_at_k(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    k = int(context.get("k", 5))
+    ranked = []
+    for item in _items(prediction):
+        if item not in ranked:
+            ranked.append(item)
+    top = ranked[:k]
+    relevant = set(_items(gold))
+    hits = sum(1 for x in top if x in relevant)
+    precision = hits / len(top) if top else 0.0
+    recall = hits / len(relevant) if relevant else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+    return Score(f1, {"k": k, "precision": precision, "recall": recall})
+
+
+# ------------------------------------------------------------------------------ SQL execution
+
+_QUERY = re.compile(r"^\s*(\(\s*)*(select|with|from)\b", re.I)
+_CONNECTION: Any = None
+
+
+def _connection() -> Any:
+    """One DuckDB connection per process: connecting costs ~20 ms, registering an Arrow table nothing."""
+    global _CONNECTION
+    if _CONNECTION is None:
+        import duckdb
+
+        _CONNECTION = duckdb.connect()
+    return _CONNECTION
+
+
+def _result_rows(con: Any, sql: str) -> list[tuple]:
+    return [tuple(normalize_answer(v) if not isinstance(v, (int, float)) or isinstance(v, bool)
+                  else round(float(v), 6) for v in row) for row in con.execute(sql).fetchall()]
+
+
+def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    """`context["tables"]`: name -> Arrow table; `context["program"]`: the gold SQL (DuckDB)."""
+    import duckdb
+
+    predicted = _text(prediction).strip().rstrip(";")
+    program = context.get("program")
+    if not program:
+        return Score(0.0, {"error": "the sample has no gold SQL"})
+    if not _QUERY.match(predicted):
+        return Score(0.0, {"error": "the answer is not a query"})
+    con = _connection()
+    names = list(context.get("tables", {}))
+    try:
+        for name in names:
+            con.register(name, context["tables"][name])
+        gold_rows = _result_rows(con, program)
+        try:
+            pred_rows = _result_rows(con, predicted)
+        except duckdb.Error as e:
+            return Score(0.0, {"error": f"{type(e).__name__}: {str(e)[:200]}"})
+    finally:
+        for name in names:
+            con.unregister(name)
+    ordered = " order by " in program.lower()
+    same = pred_rows == gold_rows if ordered else Counter(pred_rows) == Counter(gold_rows)
+    return Score(float(same), {"rows": len(pred_rows)})

@@ -1,0 +1,210 @@
+"""`curate evaluate`'s parts: answer extraction, metrics against hand-computed values, robustness
+statistics on constructed examples, and the evaluator over a real release with scripted models."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from evaluation.extract import extract_answer, extract_sql
+from evaluation.metrics import score
+from evaluation.robustness import bootstrap_interval, kendalls_w, performance, robustness, separability
+
+# ------------------------------------------------------------------ extraction
+
+
+@pytest.mark.parametrize("reply, answer, method", [
+    ("Let me count.\nFinal Answer: 42", "42", "final_answer"),
+    ("Final Answer: 3\nWait.\nfinal answer: **1,234**.", "1,234", "final_answer"),
+    ("Final Answer: Oslo, Bergen", ["Oslo", "Bergen"], "final_answer"),
+    ("Final Answer: 68, 106", ["68", "106"], "final_answer"),
+    ('Here it is:\n```json\n{"answer": [1, 2]}\n```', [1, 2], "json"),
+    ('The result is {"answer": "Paris"} as computed.', "Paris", "json"),
+    ("So the total is \\boxed{\\frac{1}{2}} and also \\boxed{17}", "17", "boxed"),
+    ("\\boxed{a, b}", ["a", "b"], "boxed"),
+    ("I am not sure.", None, "none"),
+])
+def test_answers_are_extracted_by_each_pattern(reply, answer, method):
+    found = extract_answer(reply)
+    assert (found.answer, found.method) == (answer, method)
+
+
+def test_a_programs_output_is_the_answer_when_the_reply_states_none():
+    assert extract_answer("```python\nprint(7)\n```", program_output="7\n").answer == "7"
+    assert extract_answer("", program_output="").method == "none"
+    assert extract_sql("```sql\nSELECT 1\n```\nFinal Answer: x").answer == "SELECT 1"
+
+
+# ------------------------------------------------------------------ metrics, by hand
+
+
+@pytest.mark.parametrize("metric, prediction, gold, expected", [
+    ("exact_match", "42.00", 42, 1.0), ("exact_match", "42.5", 42, 0.0),
+    ("exact_match", ["b", "a"], ["a", "b"], 1.0), ("exact_match", "TRUE", True, 1.0),
+    ("numeric_match", "0.947", 0.95, 1.0), ("numeric_match", "0.94", 0.95, 0.0),
+    ("tolerance_10pct", "109", 100, 1.0), ("tolerance_10pct", "111", 100, 0.0),
+    ("token_f1", "the cat sat", "cat sat down", 0.8),  # P 2/2, R 2/3
+    ("rouge_l", "the cat was found under the bed", "the cat was under the bed", 12 / 13),  # LCS 6: P 6/7, R 1
+    ("bleu", "the cat sat on the mat", "the cat sat on the mat", 1.0), ("bleu", "dog", "the cat sat on the mat", 0.0),
+    ("set_f1", ["a", "b", "c"], ["b", "c", "d"], 2 / 3), ("partial_match", ["a", "b", "x"], ["a", "b", "c", "d"], 0.5),
+    ("exact_match", None, 42, 0.0),
+])
+def test_metrics_match_hand_computed_values(metric, prediction, gold, expected):
+    assert score(metric, prediction, gold).value == pytest.approx(expected, abs=1e-9)
+
+
+def test_retrieval_precision_recall_f1_at_k():
+    s = score("retrieval_prf_at_k", ["t1", "t3", "t2"], ["t1", "t2"], {"k": 2})
+    assert s.value == pytest.approx(0.5) and s.details == {"k": 2, "precision": 0.5, "recall": 0.5}
+    assert score("retrieval_prf_at_k", ["t1", "t3", "t2"], ["t1", "t2"], {"k": 3}).value == pytest.approx(0.8)
+
+
+def test_text_to_sql_is_scored_by_executing_both_queries():
+    tables = {"towns": pa.table({"town": ["Oslo", "Bergen", "Bodø"], "people": [700, 290, 52]})}
+    context = {"tables": tables, "program": "SELECT town FROM towns WHERE people > 100"}
+    assert score("execution_match", "select town from towns where people >= 290", None, context).value == 1.0
+    assert score("execution_match", "SELECT town FROM towns", None, context).value == 0.0
+    broken = score("execution_match", "SELECT town FROM WHERE", None, context)
+    assert score("execution_match", "Oslo", None, context).details["error"] == "the answer is not a query"
+    assert broken.value == 0.0 and "Parser" in broken.details["error"]
+    ordered = {**context, "program": "SELECT town FROM towns ORDER BY people"}
+    assert score("execution_match", "SELECT town FROM towns ORDER BY people DESC", None, ordered).value == 0.0
+
+
+# ------------------------------------------------------------------ robustness statistics
+
+
+def test_performance_and_robustness_over_configurations():
+    assert performance({"markdown": [1, 1], "csv": [0, 1]}) == pytest.approx(0.75)
+    # e1 scores 1 under one configuration and 0 under the other, e2 always 1: mean range 0.5
+    assert robustness({"e1": [1, 0], "e2": [1, 1]}) == pytest.approx(0.5)
+
+
+def test_kendalls_w_on_rankings_with_a_known_answer():
+    same = np.array([[0.9, 0.5, 0.1, 0.3]] * 3)
+    assert kendalls_w(same) == pytest.approx(1.0)
+    assert kendalls_w(np.array([[1, 2, 3], [3, 2, 1]])) == pytest.approx(0.0)
+    # 3 raters, 3 models: rank sums 4, 5, 9 -> S = 14, W = 12 * 14 / (9 * 24) = 0.7778
+    w = kendalls_w(np.array([[1, 2, 3], [2, 1, 3], [1, 2, 3]]))
+    assert w == pytest.approx(12 * 14 / (9 * 24))
+
+
+def test_bootstrap_intervals_and_separability():
+    mean, low, high = bootstrap_interval([0, 1] * 50)
+    assert mean == 0.5 and low < 0.5 < high and high - low < 0.3
+    apart = {"a": (0.9, 0.85, 0.95), "b": (0.5, 0.45, 0.55), "c": (0.52, 0.47, 0.57)}
+    assert separability(apart) == pytest.approx(2 / 3)  # a-b and a-c are apart; b-c overlap
+
+
+# ------------------------------------------------------------------ the evaluator, scripted models
+
+
+def scripted_client(reply):
+    from curation.llm.client import ChatClient
+    from curation.llm.scripted import ScriptedBackend
+
+    backend = ScriptedBackend(reply, "scripted-model")
+    return ChatClient(backend), backend
+
+
+def test_pot_programs_run_in_the_sandbox_and_their_output_is_scored(small_release, tmp_path):
+    """The scripted model answers every SQL-computed question with a program that runs the
+    sample's own SQL over `df`: its printed output must score as the gold answer."""
+    from evaluation.dataset import ReleaseData
+    from evaluation.evaluate import Evaluator, Settings
+
+    data = ReleaseData(small_release)
+    programs = {s.question: s.program["text"] for s in data.samples(tasks=["TCO/general_operations"])
+                if s.program and s.program["kind"] == "sql" and " t " in f" {s.program['text']} "}
+
+    def reply(request):
+        prompt = request.messages[-1]["content"]
+        sql = next(p for q, p in programs.items() if f"Question: {q}" in prompt)
+        return f"```python\nimport duckdb\nt = df\nprint(duckdb.sql({sql!r}).fetchall()[0][0])\n```"
+
+    client, backend = scripted_client(reply)
+    settings = Settings(modes=["pot"], tasks=["TCO/general_operations"], limit=None, sandbox_workers=2)
+    ev = Evaluator(small_release, tmp_path / "out", settings, client, {"temperature": 0})
+    ev.samples = lambda: [s for s in data.samples(tasks=["TCO/general_operations"]) if s.question in programs]
+    result = ev.run()
+    import pandas as pd
+
+    results = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    assert len(results) == len(programs) > 0 and result["predicted_now"] == len(programs)
+    assert (results["method"] == "program_output").all()
+    assert results["score"].mean() == pytest.approx(1.0), results[results["score"] < 1][["gold", "answer"]]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "| TCO / pot |" in report and (tmp_path / "out" / "report.html").read_text().count("data:image/png") >= 1
+    # a rerun predicts nothing again
+    again = Evaluator(small_release, tmp_path / "out", settings, client, {"temperature": 0})
+    again.samples = ev.samples
+    assert again.run()["predicted_now"] == 0 and len(backend.calls) == len(programs)
+
+
+def test_icot_runs_each_code_turn_in_one_session_and_feeds_the_output_back(small_release, tmp_path):
+    from evaluation.evaluate import Evaluator, Settings
+
+    def reply(request):
+        last = request.messages[-1]["content"]
+        if last.startswith("Output:"):
+            seen = last.split("\n")[1]
+            if len(request.messages) == 3:  # after the first cell: a second one using its variable
+                return "```python\nprint(rows + 1000)\n```"
+            return f"Final Answer: {seen}"
+        return "```python\nrows = len(df)\nprint(rows)\n```"
+
+    client, backend = scripted_client(reply)
+    settings = Settings(modes=["icot"], tasks=["TU/fact_checking"], limit=2, max_turns=3)
+    Evaluator(small_release, tmp_path / "out", settings, client, {}).run()
+    import sqlite3
+
+    from evaluation.dataset import ReleaseData
+
+    data = ReleaseData(small_release)
+    rows = sqlite3.connect(tmp_path / "out" / "predictions.sqlite").execute(
+        "SELECT sample_id, answer, turns FROM predictions").fetchall()
+    assert len(rows) == 2
+    by_id = {s.id: s for s in data.samples()}
+    for sample_id, answer, turns in rows:
+        turns = json.loads(turns)
+        n_rows = data.table(by_id[sample_id].table_ids[0]).n_rows
+        assert [t["output"].strip() for t in turns] == [str(n_rows), str(n_rows + 1000)]  # the session kept `rows`
+        assert json.loads(answer) == str(n_rows + 1000)
+
+
+def test_replay_scores_predictions_made_elsewhere_and_names_a_bad_line(small_release, tmp_path):
+    from curation.cli import main
+    from click.testing import CliRunner
+
+    from evaluation.dataset import ReleaseData
+
+    data = ReleaseData(small_release)
+    samples = data.samples(tasks=["TCO/general_operations"])[:4]
+    lines = [json.dumps({"sample_id": s.id, "reply": f"Final Answer: {s.answer}"}) for s in samples[:3]]
+    lines.append(json.dumps({"sample_id": samples[3].id, "reply": "no idea"}))
+    lines.append(json.dumps({"sample_id": samples[0].id, "reply": "Final Answer: 0", "config": "csv:row_shuffle"}))
+    file = tmp_path / "p.jsonl"
+    file.write_text("\n".join(lines))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "replay", "--predictions",
+                                       str(file), "--out", str(out), "--json", "--tasks", "TCO/general_operations"])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    r = pd.read_parquet(out / "results.parquet")
+    assert len(r) == 5 and set(r["config"]) == {"markdown:none", "csv:row_shuffle"}
+    default = r[r["config"] == "markdown:none"].set_index("sample_id")
+    assert default.loc[samples[0].id, "score"] == 1.0 and default.loc[samples[3].id, "score"] == 0.0
+    assert not default.loc[samples[3].id, "extracted"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0] + "\n" + json.dumps({"sample_id": "smp-nope", "reply": "x"}) + "\n")
+    failed = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "replay", "--predictions",
+                                       str(bad), "--out", str(tmp_path / "o2")])
+    assert failed.exit_code != 0 and "bad.jsonl:2: sample 'smp-nope' is not in the release" in failed.output
+    bad.write_text(json.dumps({"sample_id": samples[0].id, "reply": "x", "config": "yaml:none"}) + "\n")
+    failed = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "replay", "--predictions",
+                                       str(bad), "--out", str(tmp_path / "o3")])
+    assert failed.exit_code != 0 and "bad.jsonl:1: configuration 'yaml:none'" in failed.output
