@@ -374,8 +374,10 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
     """
     from pathlib import Path
 
-    from evaluation.dataset import ReleaseError
-    from evaluation.evaluate import Evaluator, Settings
+    from curation.registry import resolve
+
+    ReleaseError = resolve("evaluation.dataset:ReleaseError")
+    Evaluator, Settings = resolve("evaluation.evaluate:Evaluator"), resolve("evaluation.evaluate:Settings")
 
     split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
@@ -439,7 +441,9 @@ def report(results: tuple[str, ...], out_dir: str, as_json: bool) -> None:
     bootstrap intervals, separability, Kendall's W across table configurations)."""
     from pathlib import Path
 
-    from evaluation.report import write_report
+    from curation.registry import resolve
+
+    write_report = resolve("evaluation.report:write_report")
 
     try:
         summary = write_report([Path(r) for r in results], Path(out_dir))
@@ -462,7 +466,9 @@ def sandbox() -> None:
 def sandbox_run(file: str, timeout: float, memory: int, table: str | None) -> None:
     """Run FILE in the sandbox (own process, limits, no network, scratch folder, no secrets) and
     print JSON: ok, stdout, error, elapsed. Exit code 1 when the program failed."""
-    from evaluation.sandbox import run_file
+    from curation.registry import resolve
+
+    run_file = resolve("evaluation.sandbox:run_file")
 
     result = run_file(file, timeout=timeout, memory_mb=memory, table=table)
     click.echo(json.dumps({k: v for k, v in result.as_dict().items() if k != "figures" or v}, ensure_ascii=False))

@@ -208,3 +208,38 @@ def test_replay_scores_predictions_made_elsewhere_and_names_a_bad_line(small_rel
     failed = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "replay", "--predictions",
                                        str(bad), "--out", str(tmp_path / "o3")])
     assert failed.exit_code != 0 and "bad.jsonl:1: configuration 'yaml:none'" in failed.output
+
+
+def test_curate_report_compares_models_with_rankings_intervals_and_kendalls_w(small_release, tmp_path):
+    """Two replayed 'models' over two configurations: the one that states the gold ranks first."""
+    from click.testing import CliRunner
+
+    from curation.cli import main
+    from evaluation.dataset import ReleaseData
+
+    data = ReleaseData(small_release)
+    samples = data.samples(tasks=["TCO/", "TBO/"])
+    folders = []
+    for name, right in (("good", 1.0), ("weak", 0.3)):
+        lines = []
+        for n, s in enumerate(samples):
+            for config in ("markdown:none", "csv:row_shuffle"):
+                stated = s.answer if (n % 10) < right * 10 else "nothing"
+                lines.append(json.dumps({"sample_id": s.id, "reply": f"Final Answer: {stated}", "config": config}))
+        file = tmp_path / f"{name}.jsonl"
+        file.write_text("\n".join(lines))
+        out = tmp_path / name
+        done = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "replay", "--predictions",
+                                         str(file), "--out", str(out), "-q"])
+        assert done.exit_code == 0, done.output
+        folders.append(str(out))
+    done = CliRunner().invoke(main, ["report", *folders, "--out", str(tmp_path / "report"), "--json"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.output)
+    assert summary["ranking"] == ["replay:good.jsonl", "replay:weak.jsonl"]
+    good, weak = summary["models"]["replay:good.jsonl"], summary["models"]["replay:weak.jsonl"]
+    assert good["score"] > weak["score"] and good["interval"][0] > weak["interval"][1]
+    assert summary["separability"] == 1.0 and summary["kendalls_w"] == pytest.approx(1.0)
+    assert good["robustness"] == pytest.approx(1.0)  # the same answer under both configurations
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert html.count("data:image/png;base64") == 3  # skills x modes, configurations, ranking

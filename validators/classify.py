@@ -11,11 +11,22 @@ A reply that names no task of the list is flagged and changes nothing.
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from curation.config import with_defaults
 from curation.pipeline.stage import Plan, Stage
+
+PROMPT_FILE = Path(__file__).with_name("prompts") / "classify.toml"
+
+
+@lru_cache(maxsize=1)
+def prompts() -> dict[str, Any]:
+    return tomllib.loads(PROMPT_FILE.read_text())
+
 
 DEFAULTS: dict[str, Any] = {"origins": ["llm", "import"], "relabel": False, "benchmarks": [], "per_part": 64,
                             "classifier": {}}
@@ -64,8 +75,6 @@ class ClassifyStage(Stage):
         return uses_in_process_model(config.get("classifier"))
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
-        from generators.llm_writing import prompts
-
         return [prompts()["classify"], task_list(settings(config)["benchmarks"])]
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
@@ -80,7 +89,6 @@ class ClassifyStage(Stage):
         from curation.llm.client import client_from_config, object_schema
         from curation.llm.types import ChatRequest, ModelUnavailable, user
         from curation.taxonomy import tasks
-        from generators.llm_writing import prompts
 
         s = settings(config)
         samples = list(samples_from_arrow(pq.read_table(task)))
