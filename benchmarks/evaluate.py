@@ -68,6 +68,7 @@ def main() -> None:
 
     # prompt building (TCoT), in-process
     with tempfile.TemporaryDirectory() as tmp:
+        # no model: an evaluator over a (dummy) replay file, used here only to build prompts
         evaluator = Evaluator(release, Path(tmp) / "out", Settings(), replay=__file__)
         started = time.perf_counter()
         for s, c in pairs:

@@ -96,6 +96,42 @@ def answers_match(gold: Any, computed: Any, rule: str) -> bool:
 
 _NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
 _SPACES = re.compile(r"\s+")
+_FINAL = re.compile(r"final\s+answer\s*[:：]\s*(.*)", re.I)
+_WRAPPING = re.compile(r"^[\s*_`]+|[\s*_`.]+$")  # markdown emphasis around an answer, a closing full stop
+
+
+def final_answer_line(text: str) -> str | None:
+    """The last "Final Answer:" line of a reply (models restate), unwrapped; None if absent or empty."""
+    found = _FINAL.findall(text or "")
+    value = clean_answer(found[-1]) if found else ""
+    return value or None
+
+
+def final_answer(text: str) -> Any:
+    """The last "Final Answer:" line as an answer: "a, b" is a list (see `split_list`). None if absent."""
+    line = final_answer_line(text)
+    return split_list(line) if line else None
+
+
+def clean_answer(value: str) -> str:
+    """The first line of an answer without the emphasis around it or a closing full stop."""
+    value = value.strip().splitlines()[0] if value.strip() else ""
+    return _WRAPPING.sub("", value)
+
+
+def split_list(answer: str) -> Any:
+    """"a, b, c" is a list; "1,234" (no space after the comma) is a number; a JSON list is a list."""
+    if answer.startswith("[") and answer.endswith("]"):
+        try:
+            value = json.loads(answer)
+            if isinstance(value, list):
+                return value
+        except json.JSONDecodeError:
+            pass
+    parts = [p.strip() for p in answer.split(",")]
+    if len(parts) > 1 and not _NUMBER.match(answer.strip()):
+        return [p for p in parts if p]
+    return answer
 
 
 def normalize_answer(value: Any) -> Any:

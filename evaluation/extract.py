@@ -17,12 +17,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_FINAL = re.compile(r"final\s+answer\s*[:：]\s*(.*)", re.I)
+from curation.answers import clean_answer, final_answer, final_answer_line, split_list
+
 _JSON_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 _BARE_JSON = re.compile(r"\{[^{}]*\"answer\"\s*:[^{}]*\}", re.S)
 _CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
-_NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
-_WRAPPING = re.compile(r"^[\s*_`]+|[\s*_`.]+$")  # markdown emphasis around an answer, a closing full stop
 
 
 @dataclass(frozen=True)
@@ -33,11 +32,9 @@ class Extracted:
 
 def extract_answer(reply: str, program_output: str | None = None) -> Extracted:
     text = reply or ""
-    found = _FINAL.findall(text)
-    if found:
-        value = _clean(found[-1])
-        if value:
-            return Extracted(split_list(value), "final_answer")
+    stated = final_answer(text)
+    if stated is not None:
+        return Extracted(stated, "final_answer")
     for candidate in reversed([m.group(1) for m in _JSON_BLOCK.finditer(text)] + _BARE_JSON.findall(text)):
         try:
             value = json.loads(candidate)
@@ -47,10 +44,11 @@ def extract_answer(reply: str, program_output: str | None = None) -> Extracted:
             return Extracted(value["answer"], "json")
     boxed = last_boxed(text)
     if boxed:
-        return Extracted(split_list(_clean(boxed)), "boxed")
+        return Extracted(split_list(clean_answer(boxed)), "boxed")
     if program_output is not None and program_output.strip():
         lines = [line for line in program_output.strip().splitlines() if line.strip()]
-        return Extracted(split_list(_clean(lines[-1])) if len(lines) == 1 else program_output.strip(), "program_output")
+        return Extracted(split_list(clean_answer(lines[-1])) if len(lines) == 1 else program_output.strip(),
+                         "program_output")
     return Extracted(None, "none")
 
 
@@ -62,10 +60,8 @@ def extract_sql(reply: str) -> Extracted:
     blocks = _SQL_BLOCK.findall(reply or "") or _CODE_BLOCK.findall(reply or "")
     if blocks and blocks[-1].strip():
         return Extracted(blocks[-1].strip(), "sql_block")
-    found = _FINAL.findall(reply or "")
-    if found and found[-1].strip():
-        return Extracted(found[-1].strip(), "final_answer")
-    return Extracted(None, "none")
+    line = final_answer_line(reply)
+    return Extracted(line, "final_answer") if line else Extracted(None, "none")
 
 
 def last_code_block(reply: str) -> str | None:
@@ -87,23 +83,3 @@ def last_boxed(text: str) -> str | None:
             if depth == 0:
                 return text[i + 1:j].strip()
     return None
-
-
-def _clean(value: str) -> str:
-    value = value.strip().splitlines()[0] if value.strip() else ""
-    return _WRAPPING.sub("", value)
-
-
-def split_list(answer: str) -> Any:
-    """"a, b, c" is a list; "1,234" is a number; a JSON list is a list."""
-    if answer.startswith("[") and answer.endswith("]"):
-        try:
-            value = json.loads(answer)
-            if isinstance(value, list):
-                return value
-        except json.JSONDecodeError:
-            pass
-    parts = [p.strip() for p in answer.split(",")]
-    if len(parts) > 1 and not _NUMBER.match(answer.strip()):
-        return [p for p in parts if p]
-    return answer

@@ -233,6 +233,7 @@ class AdversarialStage(Stage):
         import duckdb
 
         from curation.arrow_io import table_index
+        from curation.llm.cache import workspace_cache
 
         s = stage_settings(config)
         files = [str(p) for p in inputs[0].files("samples")]
@@ -251,7 +252,7 @@ class AdversarialStage(Stage):
         con.close()
         chosen = sorted(rows)
         tasks = [chosen[i:i + s["per_part"]] for i in range(0, len(chosen), s["per_part"])]
-        cache = inputs[0].path.parent.parent / "llm-cache.sqlite"  # <workspace>/llm-cache.sqlite
+        cache = workspace_cache(inputs[0])
         return Plan(tasks=tasks, shared={"tables": tables, "cache": str(cache)})
 
     def run_part(self, task: list[tuple[str, int]], shared: dict[str, Any], config: dict[str, Any]):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import with_defaults
-from curation.llm.client import object_schema
+from curation.llm.client import object_schema, require_replies
 from curation.pipeline.stage import Plan, Stage, merge_counts
 
 PROMPTS_FILE = Path(__file__).with_name("prompts") / "llm_writing.toml"
@@ -32,15 +32,6 @@ PROMPTS_FILE = Path(__file__).with_name("prompts") / "llm_writing.toml"
 @lru_cache(maxsize=1)
 def prompts() -> dict[str, Any]:
     return tomllib.loads(PROMPTS_FILE.read_text())
-
-
-def _unavailable(role: str, model: str, replies: list[Any]) -> None:
-    from curation.llm.types import ModelUnavailable
-
-    down = [r for r in replies if r.unavailable]
-    if down:
-        raise ModelUnavailable(f"{role} ({model}): {len(down)} requests got no reply ({down[0].error}); "
-                               "rerun when it answers: finished requests are cached")
 
 
 def _records_table(rows: list[dict[str, str]]) -> Any:
@@ -127,6 +118,7 @@ class PhraseStage(Stage):
         import duckdb
 
         from curation.arrow_io import table_index
+        from curation.llm.cache import workspace_cache
 
         s = phrase_settings(config)
         files = [str(p) for p in inputs[0].files("samples")]
@@ -143,7 +135,7 @@ class PhraseStage(Stage):
         con.close()
         chosen = sorted(rows)
         parts = [chosen[i:i + s["per_part"]] for i in range(0, len(chosen), s["per_part"])]
-        cache = inputs[0].path.parent.parent / "llm-cache.sqlite"
+        cache = workspace_cache(inputs[0])
         return Plan(tasks=parts, shared={"tables": tables, "cache": str(cache)})
 
     def run_part(self, task: list[tuple[str, int]], shared: dict[str, Any], config: dict[str, Any]):
@@ -165,7 +157,7 @@ class PhraseStage(Stage):
         client, params = client_from_config(s["generator"], shared["cache"], "generator")
         requests = [replace(r, params=params) for r in requests]
         replies = client.structured(requests, parse_phrasing, object_schema(question={"type": "string"}))
-        _unavailable("generator", client.model, replies)
+        require_replies(client, replies)
         kept, records, reasons = [], [], {}
         for sample, reply in zip(samples, replies):
             status, reason, out = "flagged", reply.error, None
@@ -295,6 +287,7 @@ class QuestionsStage(Stage):
         import duckdb
 
         from curation.arrow_io import table_index
+        from curation.llm.cache import workspace_cache
 
         s = questions_settings(config)
         files = [str(p) for d in inputs for p in d.files("tables")]
@@ -307,7 +300,7 @@ class QuestionsStage(Stage):
         tables = table_index(files)
         chosen = sorted(ids)
         parts = [chosen[i:i + s["per_part"]] for i in range(0, len(chosen), s["per_part"])]
-        cache = inputs[0].path.parent.parent / "llm-cache.sqlite"
+        cache = workspace_cache(inputs[0])
         return Plan(tasks=parts, shared={"tables": tables, "cache": str(cache)})
 
     def run_part(self, task: list[str], shared: dict[str, Any], config: dict[str, Any]):
@@ -333,7 +326,7 @@ class QuestionsStage(Stage):
                     instruction=t["instruction"], answer_format=t["answer_format"])), params, tag=f"{table_id}:{kind}"))
             replies = client.structured(requests, question_parser(answer_type),
                                         object_schema(question={"type": "string"}, answer=ANSWER_SCHEMAS[answer_type]))
-            _unavailable("generator", client.model, replies)
+            require_replies(client, replies)
             for table_id, reply in zip(task, replies):
                 out = None
                 if not reply.flagged:

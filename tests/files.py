@@ -78,14 +78,25 @@ def shop_sqlite(path: Path, names: dict[str, str] | None = None) -> Path:
     return path
 
 
+def finished_dataset(stages: Path, stage: str, samples=(), tables=()):
+    """A finished stage dataset (`<stage>-000...`) holding these samples and tables in one part."""
+    from curation.arrow_io import samples_to_arrow, tables_to_arrow
+    from curation.pipeline.store import Dataset, write_part
+
+    dataset = Dataset(stages / f"{stage}-{'0' * 16}")
+    dataset.path.mkdir(parents=True)
+    write_part(dataset.path, 0, {"samples": samples_to_arrow(list(samples)), "tables": tables_to_arrow(list(tables))},
+               {})
+    (dataset.path / "_COMPLETE.json").write_text("{}")
+    return dataset
+
+
 def voting_inputs(stages: Path):
     """A finished `select` dataset holding two imported samples (no program: the vote answers them)
     and one executed sample (a rule computed it: the vote leaves it alone), with their table.
     Returns (dataset, imported samples, executed sample)."""
     import pyarrow as pa
 
-    from curation.arrow_io import samples_to_arrow, tables_to_arrow
-    from curation.pipeline.store import Dataset, write_part
     from curation.sample import Program, Sample
     from curation.table import Table
 
@@ -96,9 +107,4 @@ def voting_inputs(stages: Path):
     executed = Sample(task="TCO/general_operations", question="Total people?", answer=990, answer_type="number",
                       table_ids=(table.id,), program=Program("sql", "SELECT sum(people) FROM t", "duckdb"),
                       origin="rule", quality="rule-based")
-    selected = Dataset(stages / ("select-" + "0" * 16))
-    selected.path.mkdir(parents=True)
-    write_part(selected.path, 0, {"samples": samples_to_arrow([*imported, executed]),
-                                  "tables": tables_to_arrow([table])}, {})
-    (selected.path / "_COMPLETE.json").write_text("{}")
-    return selected, imported, executed
+    return finished_dataset(stages, "select", [*imported, executed], [table]), imported, executed

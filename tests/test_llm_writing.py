@@ -8,26 +8,21 @@ import json
 import pyarrow as pa
 import pytest
 
-from curation.arrow_io import samples_to_arrow, tables_to_arrow
 from curation.llm import BACKENDS
 from curation.pipeline.executor import LocalExecutor
 from curation.pipeline.runner import run_stage
-from curation.pipeline.store import Dataset, write_part
 from curation.sample import Program, Sample
 from curation.table import Table
 from generators.llm_writing import compared_values, parse_typed_answer
 from tests.canned_backend import CannedBackend
+from tests.files import finished_dataset
 
 BACKENDS.register("canned", "tests.canned_backend:CannedBackend")
 TOWNS = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen", "Bodø"], "people": [700, 290, 52]}))
 
 
 def dataset(root, name, samples=(), tables=(TOWNS,)):
-    d = Dataset(root / "stages" / f"{name}-{'0' * 16}")
-    d.path.mkdir(parents=True)
-    write_part(d.path, 0, {"samples": samples_to_arrow(samples), "tables": tables_to_arrow(list(tables))}, {})
-    (d.path / "_COMPLETE.json").write_text("{}")
-    return d
+    return finished_dataset(root / "stages", name, samples, tables)
 
 
 def canned(model, rules, default="junk"):

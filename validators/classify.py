@@ -78,16 +78,18 @@ class ClassifyStage(Stage):
         return [prompts()["classify"], task_list(settings(config)["benchmarks"])]
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
+        from curation.llm.cache import workspace_cache
+
         settings(config)
-        cache = inputs[0].path.parent.parent / "llm-cache.sqlite"
+        cache = workspace_cache(inputs[0])
         return Plan(tasks=[str(p) for p in inputs[0].files("samples")], shared={"cache": str(cache)})
 
     def run_part(self, task: str, shared: dict[str, Any], config: dict[str, Any]):
         import pyarrow.parquet as pq
 
         from curation.arrow_io import samples_from_arrow, samples_to_arrow
-        from curation.llm.client import client_from_config, object_schema
-        from curation.llm.types import ChatRequest, ModelUnavailable, user
+        from curation.llm.client import client_from_config, object_schema, require_replies
+        from curation.llm.types import ChatRequest, user
         from curation.taxonomy import tasks
 
         s = settings(config)
@@ -104,10 +106,7 @@ class ClassifyStage(Stage):
                                 params, tag=samples[i].id) for i in chosen]
         schema = object_schema(task={"type": "string", "enum": sorted(known)}, reason={"type": "string"})
         replies = client.structured(requests, parser(known), schema)
-        down = [r for r in replies if r.unavailable]
-        if down:
-            raise ModelUnavailable(f"classifier ({client.model}): {len(down)} requests got no reply ({down[0].error}); "
-                                   "rerun when it answers: finished requests are cached")
+        require_replies(client, replies)
         for i, reply in zip(chosen, replies):
             sample = samples[i]
             if reply.flagged:

@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from curation.answers import final_answer
 from curation.answers import normalize_answer as normalize
 from curation.pipeline.stage import Plan, Stage
 
 HIGH, LOW = "high", "low"
 HIGH_QUALITY_ORIGINS = ("rule-based", "executed", "human-annotated", "unanimous")
-
-_NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
 
 
 # ------------------------------------------------------------------------------ the rule judge
@@ -246,15 +244,11 @@ class LLMJudge:
         return [(None if r.flagged else r.value["score"] / 100.0, r.text) for r in replies]
 
     def _ask(self, requests: list[Any], parse: Callable[[str], Any], verdict: dict[str, Any]) -> list[Any]:
-        from curation.llm.client import object_schema
-        from curation.llm.types import ModelUnavailable
+        from curation.llm.client import object_schema, require_replies
 
         schema = object_schema(**verdict, reason={"type": "string"})
         replies = self.client.structured(requests, parse, schema) if requests else []
-        down = [r for r in replies if r.unavailable]
-        if down:
-            raise ModelUnavailable(f"judge ({self.client.model}): {len(down)} requests got no reply ({down[0].error}); "
-                                   "rerun when it answers: finished requests are cached")
+        require_replies(self.client, replies)
         return replies
 
 
@@ -274,7 +268,6 @@ Question: {question}
 Think briefly if you need to, then end with one line: "Final Answer: <answer>".
 For several values, separate them with commas."""
 
-_FINAL = re.compile(r"final answer\s*[:：]\s*(.+)", re.I)
 
 METHODS = ("treb", "realhitbench")
 
@@ -286,17 +279,7 @@ STAGE_DEFAULTS: dict[str, Any] = {"seed": 0, "method": "treb", "origins": ["llm"
 
 def extract_final_answer(text: str) -> Any:
     """The last "Final Answer:" line; a comma-separated answer becomes a list. None if absent."""
-    found = _FINAL.findall(text or "")
-    if not found:
-        return None
-    answer = found[-1].strip().strip("*").strip()
-    if not answer:
-        return None
-    parts = [p.strip() for p in answer.split(",")]
-    # "1,234" is a number, not a list
-    if len(parts) > 1 and not _NUMBER.match(answer.strip()):
-        return parts
-    return answer
+    return final_answer(text)
 
 
 def vote_settings(config: dict[str, Any]) -> dict[str, Any]:
@@ -346,19 +329,20 @@ class VoteStage(Stage):
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
         from curation.arrow_io import table_index
+        from curation.llm.cache import workspace_cache
 
         vote_settings(config)
         tables = table_index(str(p) for d in inputs[1:] for p in d.files("tables"))
-        cache = inputs[0].path.parent.parent / "llm-cache.sqlite"
+        cache = workspace_cache(inputs[0])
         return Plan(tasks=[str(p) for p in inputs[0].files("samples")], shared={"tables": tables, "cache": str(cache)})
 
     def run_part(self, task: str, shared: dict[str, Any], config: dict[str, Any]):
         import pyarrow.parquet as pq
 
         from curation.arrow_io import samples_from_arrow, samples_to_arrow, table_at
-        from curation.llm.client import client_from_config
+        from curation.llm.client import client_from_config, require_replies
         from curation.llm.prompts import table_for_prompt
-        from curation.llm.types import ChatRequest, ModelUnavailable, user
+        from curation.llm.types import ChatRequest, user
 
         s = vote_settings(config)
         samples = list(samples_from_arrow(pq.read_table(task)))
@@ -381,10 +365,7 @@ class VoteStage(Stage):
         for client, params in clients:
             responses = client.complete([ChatRequest(user(ANSWER_PROMPT.format(table=t, question=samples[i].question)),
                                                      params, tag=samples[i].id) for t, i in zip(tables, chosen)])
-            down = [r for r in responses if not r.ok and r.transient]
-            if down:
-                raise ModelUnavailable(f"{client.role} ({client.model}): {len(down)} requests got no reply "
-                                       f"({down[0].error}); rerun when it answers: finished requests are cached")
+            require_replies(client, responses)
             replies.append(responses)
         answers = [[extract_final_answer(r[k].text) for r in replies] for k in range(len(chosen))]
         rule = RuleJudge(rel_tol=s["rel_tol"])

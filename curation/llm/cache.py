@@ -18,6 +18,15 @@ from curation.hashing import content_hash
 from curation.llm.types import ChatRequest, ChatResponse
 
 
+CACHE_FILE = "llm-cache.sqlite"
+
+
+def workspace_cache(dataset: Any) -> str:
+    """The workspace's response cache (`<workspace>/llm-cache.sqlite`), found from any of its stage
+    datasets (`<workspace>/stages/<dataset>`)."""
+    return str(Path(dataset.path).parent.parent / CACHE_FILE)
+
+
 def cache_key(identity: dict[str, Any], request: ChatRequest) -> str:
     return content_hash("chat", identity, [dict(m) for m in request.messages], request.params, request.index)
 

@@ -177,6 +177,19 @@ def parse_json_object(text: str, schema: dict[str, type | tuple[type, ...]]) -> 
     return value
 
 
+def require_replies(client: "ChatClient", replies: list[Any]) -> None:
+    """Raise ModelUnavailable when a server gave no reply to some requests (ChatResponses that
+    failed transiently, or StructuredReplies marked unavailable): the stage's part stays unfinished,
+    and the rerun asks only those again, the finished ones coming from the cache."""
+    from curation.llm.types import ModelUnavailable
+
+    down = [r for r in replies if getattr(r, "unavailable", False)
+            or (isinstance(r, ChatResponse) and not r.ok and r.transient)]
+    if down:
+        raise ModelUnavailable(f"{client.role or 'model'} ({client.model}): {len(down)} requests got no reply "
+                               f"({down[0].error}); rerun when it answers: finished requests are cached")
+
+
 def client_from_config(section: dict[str, Any], cache_path: str | Path | None, role: str = ""
                        ) -> tuple[ChatClient, dict[str, Any]]:
     """A `[models.<role>]` table: `backend` (default openai), the backend's settings, and request
