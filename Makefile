@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 WORKSPACE ?= curate-work
 RELEASES  ?= releases
 
-.PHONY: demo test bench clean-workspace
+.PHONY: demo test bench bench-vllm clean-workspace
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,9 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/build.py
 	$(BIN)/curate build -q --workspace $(WORKSPACE) --releases $(RELEASES)  # the release evaluate.py replays on
 	$(BIN)/python benchmarks/evaluate.py
+
+bench-vllm: $(VENV)/.installed-dev  # builds .envs/vllm on first use (a few minutes)
+	$(BIN)/python benchmarks/vllm_throughput.py
 
 clean-workspace:
 	rm -rf $(WORKSPACE)

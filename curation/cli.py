@@ -347,7 +347,7 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
               help="The environment variable holding the API key (never the key itself).")
 @click.option("--predictions", type=click.Path(exists=True, dir_okay=False), default=None,
               help='replay: a JSONL file, one {"sample_id", "reply"} per line (optional "config", "mode").')
-@click.option("--modes", default="tcot", show_default=True, help="Comma-separated: tcot, pot, icot.")
+@click.option("--modes", default="tcot", show_default=True, help="Comma-separated: tcot, pot, icot, treethinker.")
 @click.option("--configs", default="", help="Comma-separated serialization:perturbation (default: the release's).")
 @click.option("--limit", type=int, default=None, help="At most N samples (the first in content-hash order).")
 @click.option("--split", default=None, help="Only this split.")
@@ -358,6 +358,13 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 @click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight (openai).")
 @click.option("--engine", "engine_json", default="{}", help="vllm: engine settings as JSON (dtype, "
               "tensor_parallel_size, data_parallel_size, max_model_len, engine={...}).")
+@click.option("--judge-model", default=None, help="The judge for llm_judge tasks (free-text answers graded 0-100); "
+              "without one they are reported unscored.")
+@click.option("--judge-backend", type=click.Choice(["openai", "vllm"]), default=None,
+              help="The judge's backend (default: --backend; openai when replaying).")
+@click.option("--judge-base-url", default=None, help="The judge's server (default: --base-url).")
+@click.option("--judge-settings", "judge_json", default="{}", help="More judge settings as JSON (e.g. "
+              '{"structured_output": "json_object"} for llama.cpp, "api_key_env", vllm engine settings).')
 @click.option("--max-turns", type=int, default=3, show_default=True, help="ICoT: code turns before the answer.")
 @click.option("--sandbox-workers", type=int, default=2, show_default=True, help="Programs run at once.")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per program.")
@@ -366,6 +373,7 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
              predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, engine_json: str,
+             judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
              max_turns: int, sandbox_workers: int, timeout: float, as_json: bool, quiet: bool) -> None:
     """Score a model on a release: every sample x mode x table configuration, predicted, extracted,
     scored by its task's metric; results.parquet, report.md and report.html in the results folder.
@@ -410,6 +418,27 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
         except ValueError as e:
             raise click.UsageError(str(e)) from None
     out = Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name
+    judge = None
+    if judge_model:
+        from curation.llm.client import client_from_config
+
+        try:
+            extra = json.loads(judge_json)
+        except json.JSONDecodeError as e:
+            raise click.UsageError(f"--judge-settings: not JSON ({e})") from None
+        chosen = judge_backend or ("openai" if backend == "replay" else backend)
+        judge_section: dict[str, Any] = {"backend": chosen, "model": judge_model, "temperature": 0.0,
+                                         "max_tokens": 256}
+        if chosen == "openai":
+            judge_section.update({"base_url": judge_base_url or base_url, "api_key_env": api_key_env,
+                                  "concurrency": concurrency})
+        judge_section.update(extra)
+        out.mkdir(parents=True, exist_ok=True)
+        try:
+            judge_client, judge_params = client_from_config(judge_section, out / "llm-cache.sqlite", "judge")
+        except ValueError as e:
+            raise click.UsageError(f"judge: {e}") from None
+        judge = resolve("evaluation.judge:AnswerJudge")(judge_client, judge_params)
     from curation.progress import progress_bars
 
     try:
@@ -423,7 +452,7 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
                     advance(fraction - seen[0])
                     seen[0] = fraction
 
-            result = Evaluator(release_path, out, settings, client, params, predictions, progress).run()
+            result = Evaluator(release_path, out, settings, client, params, predictions, progress, judge).run()
     except (ReleaseError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     except RuntimeError as e:  # a dead server (ModelUnavailable), a missing vLLM

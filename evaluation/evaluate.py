@@ -4,8 +4,10 @@ Predictions are stored as they finish in `<out>/predictions.sqlite`, keyed by (m
 mode, configuration), where "model" is the backend's identity and the generation settings: an
 interrupted run resumes with the rest, and two models or two settings never share a prediction.
 The model's requests also go through the LLM layer's response cache (`<out>/llm-cache.sqlite`).
-Scores are computed from the stored predictions at the end of every run (cheap, deterministic),
-into `<out>/results.parquet`, and the report is written from them.
+Free-text answers of `llm_judge` tasks are graded by the judge model, if one is given, and its
+verdicts stored beside the predictions (judge.py). Scores are computed from the stored
+predictions and verdicts at the end of every run (cheap, deterministic), into
+`<out>/results.parquet`, and the report is written from them.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from curation.hashing import content_hash
+from evaluation.charts import NO_CHART, plotted_chart
 from evaluation.dataset import Configuration, EvalSample, ReleaseData, ReleaseError
 from evaluation.extract import extract_answer, extract_sql, last_code_block
-from evaluation.modes import ICOT_LAST, ICOT_OUTPUT, MODES, effective_mode, program_tables, prompt, task_rules
+from evaluation.modes import (ICOT_LAST, ICOT_OUTPUT, MODES, RUNS_AS, TREETHINKER_ANSWER, effective_mode,
+                              header_tuples, program_tables, prompt, task_rules)
 
 
 @dataclass
@@ -49,13 +53,32 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS predictions (
     completion_tokens INTEGER, at REAL)"""
 
 
+JUDGEMENTS = """CREATE TABLE IF NOT EXISTS judgements (
+    key TEXT PRIMARY KEY, judge TEXT, sample_id TEXT, answer TEXT, score REAL, reason TEXT, reply TEXT, at REAL)"""
+
+
 class PredictionStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path), timeout=60)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute(SCHEMA)
+        self.db.execute(JUDGEMENTS)
         self.db.commit()
+
+    def judgements(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            rows = self.db.execute("SELECT key, score, reason, reply FROM judgements "
+                                   f"WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            out.update({k: {"score": score, "reason": reason, "reply": reply} for k, score, reason, reply in rows})
+        return out
+
+    def put_judgements(self, rows: list[dict[str, Any]]) -> None:
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO judgements VALUES (:key, :judge, :sample_id, :answer, :score, "
+                                ":reason, :reply, :at)", [{**r, "at": time.time()} for r in rows])
 
     @staticmethod
     def key(model: str, sample_id: str, mode: str, config: str) -> str:
@@ -99,8 +122,10 @@ class Item:
 class Evaluator:
     def __init__(self, release: str | Path, out: str | Path, settings: Settings, client: Any = None,
                  params: dict[str, Any] | None = None, replay: str | Path | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+                 progress: Callable[[int, int], None] | None = None, judge: Any = None) -> None:
+        """`judge`: an AnswerJudge for the tasks scored by `llm_judge` (without one they stay unscored)."""
         self.data = ReleaseData(release)
+        self.judge = judge
         self.out = Path(out)
         self.settings = settings
         self.client, self.params = client, dict(params or {})
@@ -151,17 +176,18 @@ class Evaluator:
             finished = len(items) - len(todo)
             from evaluation.sandbox import Limits, Sandbox
 
-            needs_code = any(effective_mode(i.mode, i.sample.task) != "tcot" for i in todo)
+            needs_code = any(effective_mode(i.mode, i.sample.task) in ("pot", "chart") for i in todo)
             limits = Limits(timeout=self.settings.timeout, cpu_seconds=self.settings.timeout,
                             memory_mb=self.settings.memory_mb)
             sandbox = Sandbox(self.settings.sandbox_workers, limits) if needs_code else None
             try:
-                for mode in MODES:
+                for mode in RUNS_AS:
                     group = [i for i in todo if effective_mode(i.mode, i.sample.task) == mode]
                     size = self.settings.batch if mode != "icot" else max(1, 4 * self.settings.sandbox_workers)
                     for start in range(0, len(group), size):
                         chunk = group[start:start + size]
-                        rows = (self._icot(chunk, limits) if mode == "icot" else self._single(chunk, sandbox))
+                        rows = (self._icot(chunk, limits) if mode == "icot" else self._treethinker(chunk)
+                                if mode == "treethinker" else self._single(chunk, sandbox))
                         self.store.put(rows)
                         finished += len(chunk)
                         self.progress(finished, len(items))
@@ -174,7 +200,8 @@ class Evaluator:
         if not self.replay:  # this run's modes and configurations (the folder may hold others)
             names = {c.name for c in self.configs}
             rows = [r for r in rows if r["mode"] in self.settings.modes and r["config"] in names]
-        results = score_predictions(self.data, rows, samples, self.model_name, self.settings.rel_tol)
+        judged = self._judge(rows, samples)
+        results = score_predictions(self.data, rows, samples, self.model_name, self.settings.rel_tol, judged)
         self.out.mkdir(parents=True, exist_ok=True)
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -186,12 +213,43 @@ class Evaluator:
                "generation": self.params, "modes": self.settings.modes, "configs": [c.name for c in self.configs],
                "samples": len(samples), "predicted_now": todo_count, "seconds": round(time.perf_counter() - started, 2),
                "settings": {k: v for k, v in self.settings.__dict__.items()},
-               "usage": self.client.usage.as_dict() if self.client else {}}
+               "usage": self.client.usage.as_dict() if self.client else {},
+               "judge": self.judge.record() if self.judge else None}
         (self.out / "run.json").write_text(json.dumps(run, indent=2, default=str))
         from evaluation.report import write_report
 
         write_report([self.out], self.out)
         return {**run, "results": len(results)}
+
+    # ---------------------------------------------------------------- the judge
+
+    def _judge(self, rows: list[dict[str, Any]], samples: list[EvalSample]) -> dict[tuple[str, str], dict[str, Any]]:
+        """Judgements of every extracted answer of an `llm_judge` task, by (sample id, answer json):
+        from the store, the missing ones asked now (each distinct answer once)."""
+        if self.judge is None:
+            return {}
+        from curation.taxonomy import tasks
+        from evaluation.metrics import JUDGED_METRICS
+
+        taxonomy = tasks()
+        by_id = {s.id: s for s in samples}
+        wanted: dict[tuple[str, str], str] = {}
+        for row in rows:
+            sample = by_id.get(row["sample_id"])
+            task = taxonomy.get(sample.task) if sample else None
+            if task and task.metric in JUDGED_METRICS and row["answer"] and json.loads(row["answer"]) is not None:
+                wanted[(sample.id, row["answer"])] = self.judge.key(sample.id, row["answer"])
+        stored = self.store.judgements(list(wanted.values()))
+        missing = [pair for pair, key in wanted.items() if key not in stored]
+        for start in range(0, len(missing), self.settings.batch):
+            chunk = missing[start:start + self.settings.batch]
+            verdicts = self.judge.judge([(sample_id, by_id[sample_id].question, by_id[sample_id].answer,
+                                          json.loads(answer)) for sample_id, answer in chunk])
+            new = [{"key": wanted[pair], "judge": self.judge.name, "sample_id": pair[0], "answer": pair[1], **v}
+                   for pair, v in zip(chunk, verdicts)]
+            self.store.put_judgements(new)
+            stored.update({r["key"]: r for r in new})
+        return {pair: stored[key] for pair, key in wanted.items()}
 
     # ---------------------------------------------------------------- prompts and tables
 
@@ -220,7 +278,11 @@ class Evaluator:
 
         rules = task_rules(item.sample.task)
         names, texts = ([], []) if rules.get("tables") == "pool" else self._texts(item.sample, item.config)
-        return user(prompt(item.mode, item.sample.question, names, texts, item.sample.task, self.data.retrieval_pool))
+        trees = None
+        if effective_mode(item.mode, item.sample.task) == "treethinker":
+            trees = [header_tuples(self.data.table(t, item.config).header_tree()) for t in item.sample.table_ids]
+        return user(prompt(item.mode, item.sample.question, names, texts, item.sample.task, self.data.retrieval_pool,
+                           trees))
 
     def _row(self, item: Item, reply: str = "", answer: Any = None, method: str = "none", program: str = "",
              output: str = "", error: str = "", turns: list[Any] | None = None, prompt_tokens: int = 0,
@@ -233,11 +295,15 @@ class Evaluator:
 
     # ---------------------------------------------------------------- tcot and pot
 
-    def _single(self, chunk: list[Item], sandbox: Any) -> list[dict[str, Any]]:
+    def _single(self, chunk: list[Item], sandbox: Any, replies: list[Any] | None = None) -> list[dict[str, Any]]:
+        """One reply per item (asked now, or `replies` given by a replay); programs run in the sandbox."""
         from curation.llm.types import ChatRequest, ModelUnavailable
 
-        requests = [ChatRequest(self._messages(i), self.params, tag=i.sample.id) for i in chunk]
-        responses = self.client.complete(requests)
+        if replies is None:
+            responses = self.client.complete([ChatRequest(self._messages(i), self.params, tag=i.sample.id)
+                                              for i in chunk])
+        else:
+            responses = replies
         down = [r for r in responses if not r.ok and r.transient]
         if down:
             raise ModelUnavailable(f"{self.model_name}: {len(down)} requests got no reply ({down[0].error}); "
@@ -245,7 +311,7 @@ class Evaluator:
         programs: dict[int, tuple[str, dict[str, str]]] = {}
         for n, (item, response) in enumerate(zip(chunk, responses)):
             mode = effective_mode(item.mode, item.sample.task)
-            if mode == "pot" and response.ok:
+            if mode in ("pot", "chart") and response.ok:
                 code = last_code_block(response.text)
                 if code:
                     variables, prelude = program_tables(
@@ -269,12 +335,53 @@ class Evaluator:
                 rows.append(self._row(item, answer=found.answer, method=found.method, **common))
             elif n not in programs:
                 rows.append(self._row(item, error="no code block in the reply", **common))
+            elif effective_mode(item.mode, item.sample.task) == "chart":
+                result = ran[n]
+                chart = plotted_chart(result.figures) if result.ok else None
+                error = result.error or ("" if chart else NO_CHART)
+                rows.append(self._row(item, answer=chart, method="figure" if chart else "none",
+                                      program=programs[n][0], output=result.stdout, error=error, **common))
             else:
                 result = ran[n]
                 found = extract_answer("", result.stdout) if result.ok else None
                 rows.append(self._row(item, answer=found.answer if found else None,
                                       method=found.method if found else "none", program=programs[n][0],
                                       output=result.stdout, error=result.error, **common))
+        return rows
+
+    # ---------------------------------------------------------------- treethinker
+
+    def _treethinker(self, chunk: list[Item]) -> list[dict[str, Any]]:
+        """Two turns per sample: align the question to the header tree, then reason to the answer."""
+        from curation.llm.types import ChatRequest, ModelUnavailable
+
+        conversations = [list(self._messages(item)) for item in chunk]
+        first = self.client.complete([ChatRequest(tuple(c), self.params, tag=i.sample.id)
+                                      for c, i in zip(conversations, chunk)])
+        if any(not r.ok and r.transient for r in first):
+            raise ModelUnavailable(f"{self.model_name}: the server stopped answering; rerun to go on")
+        second_at = [n for n, r in enumerate(first) if r.ok]
+        for n in second_at:
+            conversations[n] += [{"role": "assistant", "content": first[n].text},
+                                 {"role": "user", "content": TREETHINKER_ANSWER}]
+        second = dict(zip(second_at, self.client.complete(
+            [ChatRequest(tuple(conversations[n]), self.params, tag=chunk[n].sample.id) for n in second_at])))
+        if any(not r.ok and r.transient for r in second.values()):
+            raise ModelUnavailable(f"{self.model_name}: the server stopped answering; rerun to go on")
+        rows = []
+        for n, item in enumerate(chunk):
+            alignment, answer = first[n], second.get(n)
+            turns = [{"turn": 1, "alignment": alignment.text}]
+            tokens = {"prompt_tokens": alignment.prompt_tokens + (answer.prompt_tokens if answer else 0),
+                      "completion_tokens": alignment.completion_tokens + (answer.completion_tokens if answer else 0)}
+            if answer is None or not answer.ok:
+                failed = answer if answer is not None else alignment
+                rows.append(self._row(item, reply=failed.text, error=f"no reply: {failed.error}", turns=turns,
+                                      **tokens))
+                continue
+            found = extract_answer(answer.text)
+            rows.append(self._row(item, reply=answer.text, answer=found.answer, method=found.method, turns=turns,
+                                  **tokens))
         return rows
 
     # ---------------------------------------------------------------- icot
@@ -332,6 +439,7 @@ class Evaluator:
         by_id = {s.id: s for s in samples}
         known = {s.id for s in self.data.samples()}
         rows, seen = [], set()
+        to_run: list[tuple[Item, str]] = []
         for number, line in enumerate(self.replay.read_text().splitlines(), 1):
             if not line.strip():
                 continue
@@ -355,6 +463,10 @@ class Evaluator:
             if item.key in seen:
                 continue
             seen.add(item.key)
+            runs_as = effective_mode(mode, by_id[sample_id].task)
+            if runs_as == "chart" or (runs_as == "pot" and record.get("program_output") is None):
+                to_run.append((item, str(reply)))
+                continue
             if task_rules(by_id[sample_id].task).get("answer") == "sql":
                 found = extract_sql(str(reply))
             else:
@@ -363,4 +475,24 @@ class Evaluator:
                                   output=str(record.get("program_output") or "")))
         for start in range(0, len(rows), 5000):
             self.store.put(rows[start:start + 5000])
-        return len(rows)
+        self._run_replayed_programs(to_run)
+        return len(rows) + len(to_run)
+
+    def _run_replayed_programs(self, to_run: list[tuple[Item, str]]) -> None:
+        """Replayed PoT programs (without their output) and chart programs run here, as a live run's would."""
+        done = self.store.done([item.key for item, _ in to_run])
+        to_run = [(item, reply) for item, reply in to_run if item.key not in done]  # ran in an earlier replay
+        if not to_run:
+            return
+        from curation.llm.types import ChatResponse
+        from evaluation.sandbox import Limits, Sandbox
+
+        limits = Limits(timeout=self.settings.timeout, cpu_seconds=self.settings.timeout,
+                        memory_mb=self.settings.memory_mb)
+        sandbox = Sandbox(self.settings.sandbox_workers, limits)
+        try:
+            for start in range(0, len(to_run), self.settings.batch):
+                chunk = to_run[start:start + self.settings.batch]
+                self.store.put(self._single([i for i, _ in chunk], sandbox, [ChatResponse(text=r) for _, r in chunk]))
+        finally:
+            sandbox.close()

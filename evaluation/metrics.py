@@ -18,6 +18,9 @@ program and tables (execution accuracy), the tolerance, K for retrieval.
 | set_f1             | F1 of the two answers as sets                                           |
 | partial_match      | share of the gold's items present in the prediction                     |
 | retrieval_prf_at_k | precision, recall and F1 of the first K retrieved items (score: F1)     |
+| key_selection      | MMQA's key selection accuracy: the same set of table.column keys (case, |
+|                    | quoting and spacing ignored); precision, recall and F1 in the details   |
+| chart_pass         | PASS@1 of a drawn chart: same chart type and values (evaluation.charts) |
 | execution_match    | predicted SQL run in DuckDB over the sample's tables: same result set   |
 |                    | as the gold program (as multisets; ordered when the gold has ORDER BY)  |
 """
@@ -42,13 +45,13 @@ class Score:
 Metric = Callable[[Any, Any, dict[str, Any]], Score]
 
 METRICS = Registry("metric", {
-    name: f"evaluation.metrics:{name}" for name in (
+    **{name: f"evaluation.metrics:{name}" for name in (
         "exact_match", "numeric_match", "tolerance_10pct", "token_f1", "rouge_l", "bleu", "set_f1",
-        "partial_match", "retrieval_prf_at_k", "execution_match")
+        "partial_match", "retrieval_prf_at_k", "execution_match", "key_selection")},
+    "chart_pass": "evaluation.charts:chart_pass",
 })
-# metrics that need more than the two answers, computed by the evaluator itself (a judge model,
-# plotted values); a task whose metric is neither here nor in METRICS is reported as unscored
-SPECIAL_METRICS = ("llm_judge", "chart_pass", "execution")
+# scored by a judge model the evaluator asks (evaluation/judge.py), not from the two answers alone
+JUDGED_METRICS = ("llm_judge",)
 
 
 def score(metric: str, prediction: Any, gold: Any, context: dict[str, Any] | None = None) -> Score:
@@ -191,6 +194,25 @@ def retrieval_prf_at_k(prediction: Any, gold: Any, context: dict[str, Any]) -> S
     recall = hits / len(relevant) if relevant else 0.0
     f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
     return Score(f1, {"k": k, "precision": precision, "recall": recall})
+
+
+_QUOTES = str.maketrans("", "", "`\"'[] ")
+
+
+def _key_name(value: Any) -> str:
+    """"Orders.`customer_id`" -> "orders.customer_id"; a foreign key "a.x → b.y" -> "a.x->b.y"."""
+    return str(value).replace("→", "->").translate(_QUOTES).lower()
+
+
+def key_selection(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
+    """1 when the predicted keys are exactly the gold's: primary keys as table.column, foreign keys as
+    table.column -> table.column."""
+    p = {_key_name(x) for x in _items(prediction)}
+    g = {_key_name(x) for x in _items(gold)}
+    common = len(p & g)
+    precision, recall = (common / len(p) if p else 0.0), (common / len(g) if g else 0.0)
+    f1 = 2 * precision * recall / (precision + recall) if common else 0.0
+    return Score(float(p == g), {"precision": precision, "recall": recall, "f1": f1})
 
 
 # ------------------------------------------------------------------------------ SQL execution

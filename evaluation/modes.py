@@ -8,6 +8,14 @@
 - **icot** (interleaved): the model may write a code block per turn; each runs in one sandboxed
   session (variables persist), its output or error goes back, for up to `max_turns` turns; then
   a final answer.
+- **treethinker** (RealHiTBench's method for hierarchical tables): the table with its header tree
+  as TreeThinker's tuples (axis, level, start, end, text); first the model aligns the question's
+  keywords to header paths in the tree, then it reasons step by step over those headers
+  (thought, the cells read, the result) to a final answer.
+
+Tasks whose answer is not a value (tasks.toml) are prompted the same way in every mode: a SQL
+query (text-to-SQL: tcot), a choice among table names (retrieval: tcot), a chart (chart
+generation: "chart", a plotting program run in the sandbox and read back).
 
 Several tables (MMQA's multi-table tasks) are shown one after another, each under its name.
 """
@@ -19,7 +27,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-MODES = ("tcot", "pot", "icot")
+MODES = ("tcot", "pot", "icot", "treethinker")
+# what a (mode, task) runs as: the modes, and "chart" for chart-generation tasks in any mode
+RUNS_AS = MODES + ("chart",)
 TASKS_FILE = Path(__file__).with_name("tasks.toml")
 
 
@@ -67,14 +77,52 @@ Question: {question}
 You may run Python: write one ```python code block per reply and you will get its output back.
 When you know the answer, reply without code. {final}"""
 
+CHART = """You are given {what} and a question about {it}.
+
+{tables}
+
+The {data} already loaded as {frames} (pandas is `pd`, numpy is `np`, matplotlib.pyplot is `plt`).
+Question: {question}
+
+Write one Python program, in a ```python code block, that draws the chart with matplotlib: one
+figure, the values plotted as they are (no sorting or rounding the question does not ask for).
+Do not load the data again, and do not save or show the figure."""
+
+TREETHINKER = """You are given {what} and a question about {it}.
+
+{tables}
+
+The header tree of {the_table}, one tuple per header cell: (axis, level, first, last, text), where
+axis C is a column header spanning columns first..last (numbered from 0), axis R a row header
+spanning body rows first..last, and level 0 is the outermost header:
+{trees}
+
+Question: {question}
+
+Step 1 of 2: list the keywords of the question and, for each, the header path it refers to in the
+tree (for example "C: Population > Male"). Do not answer yet."""
+
+TREETHINKER_ANSWER = ("Step 2 of 2: answer the question using the headers you aligned. Reason step by step: "
+                      "for each step say what you look for, which cells you read (by their header paths) and "
+                      "what you find. " + FINAL_FORMAT)
+
 ICOT_OUTPUT = "Output:\n{output}\n\nContinue: run more code, or give the final answer."
 ICOT_LAST = "Output:\n{output}\n\nNo more code can run. Give the final answer now. " + FINAL_FORMAT
 
 
 def effective_mode(mode: str, task: str) -> str:
-    """A task answered with a query or a choice of names is prompted as TCoT in every mode."""
+    """What a mode runs as for this task: a query or a choice of names is prompted as TCoT in
+    every mode, a chart as a plotting program ("chart")."""
     rules = task_rules(task)
+    if rules.get("answer") == "chart":
+        return "chart"
     return "tcot" if rules.get("answer") == "sql" or rules.get("tables") == "pool" else mode
+
+
+def header_tuples(nodes: list[dict[str, Any]]) -> str:
+    """A header tree as TreeThinker's tuples, one per line, column headers first."""
+    ordered = sorted(nodes, key=lambda n: (n["axis"] != "C", n["level"], n["start"]))
+    return "\n".join(f"({n['axis']}, {n['level']}, {n['start']}, {n['end']}, {n['text']!r})" for n in ordered)
 
 
 def table_block(names: list[str], texts: list[str]) -> str:
@@ -90,8 +138,11 @@ def frame_names(names: list[str]) -> str:
 
 
 def prompt(mode: str, question: str, names: list[str], texts: list[str], task: str = "",
-           pool: list[str] | None = None) -> str:
+           pool: list[str] | None = None, trees: list[str] | None = None) -> str:
+    """The first user message. `trees` (treethinker): each table's header tuples."""
     rules = task_rules(task)
+    if rules.get("answer") == "chart":
+        mode = "chart"
     if rules.get("tables") == "pool" and pool:
         names, texts = ["(candidates)"], ["\n".join(f"- {name}" for name in pool)]
         mode = "tcot"  # nothing to compute: a choice among names
@@ -101,11 +152,15 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
     final = "" if rules.get("answer") == "sql" else FINAL_FORMAT
     if rules.get("answer") == "sql":
         mode = "tcot"  # the query is the answer: no program of thought
+    tree_text = trees or []
+    if several and tree_text:
+        tree_text = [f"Table {name}:\n{tree}" for name, tree in zip(names, tree_text)]
     fields: dict[str, Any] = {
         "what": "several tables" if several else "a table", "it": "them" if several else "it",
         "tables": table_block(names, texts), "question": question, "final": final,
-        "data": "tables are" if several else "table is", "frames": frame_names(names)}
-    template = {"tcot": TCOT, "pot": POT, "icot": ICOT}[mode]
+        "data": "tables are" if several else "table is", "frames": frame_names(names),
+        "the_table": "each table" if several else "the table", "trees": "\n\n".join(tree_text)}
+    template = {"tcot": TCOT, "pot": POT, "icot": ICOT, "chart": CHART, "treethinker": TREETHINKER}[mode]
     return template.format(**fields)
 
 

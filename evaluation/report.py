@@ -38,6 +38,16 @@ def robustness_of(results: Any) -> float:
     return 1.0 - float(spread.mean()) if len(spread) else float("nan")
 
 
+def _ecr(results: Any) -> dict[str, float]:
+    """Share of programs that ran without an error, by mode (chart-generation tasks apart: they are
+    programs in every mode)."""
+    if "executed" not in results:
+        return {}
+    code = results[results["executed"].notna()]
+    runs_as = code["mode"].where(code["metric"] != "chart_pass", "chart (CG tasks)")
+    return {m: float(g["executed"].astype(bool).mean()) for m, g in code.groupby(runs_as)}
+
+
 def summarize(results: Any) -> dict[str, Any]:
     """Every number the report shows, as plain data (also written as summary.json)."""
     scored = results[results["score"].notna()]
@@ -56,6 +66,7 @@ def summarize(results: Any) -> dict[str, Any]:
             "performance": performance(by_config),
             "robustness": robustness_of(r) if len(by_config) > 1 else None,
             "config_range": {c: [float(min(v)), float(max(v))] for c, v in by_config.items()},
+            "ecr_by_mode": _ecr(results[results["model"] == model]),
         }
     models = sorted(out["models"])
     if len(models) > 1:
@@ -136,47 +147,95 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _markdown(summary: dict[str, Any], runs: list[dict[str, Any]]) -> str:
-    lines = ["# Evaluation report", ""]
+Block = tuple[str, Any]  # ("h1" | "h2" | "p" | "list", text or items) or ("table", (header, rows))
+
+
+def _blocks(summary: dict[str, Any], runs: list[dict[str, Any]]) -> list[Block]:
+    """The report's content once, for both renderings (Markdown and HTML)."""
+    blocks: list[Block] = [("h1", "Evaluation report")]
+    items = []
     for run in runs:
-        lines.append(f"- **{run.get('model')}** on {run.get('release')} (fingerprint {run.get('fingerprint')}): "
+        judge = run.get("judge")
+        items.append(f"{run.get('model')} on {run.get('release')} (fingerprint {run.get('fingerprint')}): "
                      f"modes {', '.join(run.get('modes', []))}; configurations {', '.join(run.get('configs', []))}; "
-                     f"{run.get('samples', 0)} samples; generation {json.dumps(run.get('generation', {}))}")
-    lines += ["", f"{summary['scored']:,} of {summary['rows']:,} predictions scored."]
+                     f"{run.get('samples', 0)} samples; generation {json.dumps(run.get('generation', {}))}"
+                     + (f"; judge {judge['name']} (prompt {judge['prompt_hash']}, in run.json)" if judge else ""))
+    blocks.append(("list", items))
+    text = f"{summary['scored']:,} of {summary['rows']:,} predictions scored."
     if summary["unscored_by_metric"]:
-        lines.append("Not scored (metric not computed by this evaluator yet): " + ", ".join(
-            f"{k} {v}" for k, v in summary["unscored_by_metric"].items()) + ".")
-    lines += ["", "## Models", "", "| model | score | 95% interval | performance | robustness | unextracted |",
-              "| --- | --- | --- | --- | --- | --- |"]
-    for m, s in sorted(summary["models"].items()):
-        lines.append(f"| {m} | {_fmt(s['score'])} | {_fmt(s['interval'][0])}-{_fmt(s['interval'][1])} | "
-                     f"{_fmt(s['performance'])} | {_fmt(s['robustness'])} | {s['unextracted']} |")
+        text += " Not scored: " + ", ".join(f"{k} {v}" for k, v in summary["unscored_by_metric"].items()) + (
+            " (llm_judge needs --judge-model)." if "llm_judge" in summary["unscored_by_metric"] else ".")
+    blocks.append(("p", text))
+    models = sorted(summary["models"])
+    blocks += [("h2", "Models"), ("table", (
+        ["model", "score", "95% interval", "performance", "robustness", "unextracted"],
+        [[m, _fmt(s["score"]), f"{_fmt(s['interval'][0])}-{_fmt(s['interval'][1])}", _fmt(s["performance"]),
+          _fmt(s["robustness"]), str(s["unextracted"])] for m, s in sorted(summary["models"].items())]))]
     if "ranking" in summary:
-        lines += ["", f"Ranking: {' > '.join(summary['ranking'])}. Separability: {_fmt(summary['separability'])}."]
+        text = f"Ranking: {' > '.join(summary['ranking'])}. Separability: {_fmt(summary['separability'])}."
         if "kendalls_w" in summary:
-            lines.append(f"Kendall's W of the rankings across configurations: {_fmt(summary['kendalls_w'])}.")
+            text += f" Kendall's W of the rankings across configurations: {_fmt(summary['kendalls_w'])}."
+        blocks.append(("p", text))
     for title, key in (("By mode", "by_mode"), ("By skill and mode", "by_skill_mode"), ("By task", "by_task"),
-                       ("By configuration", "by_config")):
-        names = sorted({k for s in summary["models"].values() for k in s[key]})
-        models = sorted(summary["models"])
-        lines += ["", f"## {title}", "", "| | " + " | ".join(models) + " |", "| --- " * (len(models) + 1) + "|"]
-        for n in names:
-            lines.append(f"| {n} | " + " | ".join(_fmt(summary["models"][m][key].get(n)) for m in models) + " |")
+                       ("By configuration", "by_config"),
+                       ("Code execution rate (ECR) by mode: programs that ran without an error", "ecr_by_mode")):
+        names = sorted({k for s in summary["models"].values() for k in s.get(key, {})})
+        if not names:
+            continue
+        blocks += [("h2", title), ("table", ([""] + models, [[n] + [_fmt(summary["models"][m].get(key, {}).get(n))
+                                                                    for m in models] for n in names]))]
+    return blocks
+
+
+def _markdown(blocks: list[Block]) -> str:
+    lines: list[str] = []
+    for kind, content in blocks:
+        if kind == "h1":
+            lines += [f"# {content}", ""]
+        elif kind == "h2":
+            lines += ["", f"## {content}", ""]
+        elif kind == "p":
+            lines += ["", content]
+        elif kind == "list":
+            lines += [f"- {item}" for item in content]
+        elif kind == "table":
+            header, rows = content
+            lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+            lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def _html(blocks: list[Block], plots: list[tuple[str, str]]) -> str:
+    e = html.escape
+    parts = []
+    for kind, content in blocks:
+        if kind in ("h1", "h2"):
+            parts.append(f"<{kind}>{e(content)}</{kind}>")
+        elif kind == "p":
+            parts.append(f"<p>{e(content)}</p>")
+        elif kind == "list":
+            parts.append("<ul>" + "".join(f"<li>{e(item)}</li>" for item in content) + "</ul>")
+        elif kind == "table":
+            header, rows = content
+            numeric = lambda cell: cell.replace(".", "", 1).replace("-", "", 1).isdigit() or cell in ("-", "nan")  # noqa: E731
+            parts.append("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead><tbody>"
+                         + "".join("<tr>" + "".join(f"<td class=\"num\">{e(c)}</td>" if numeric(c) else f"<td>{e(c)}</td>"
+                                                    for c in row) + "</tr>" for row in rows) + "</tbody></table>")
+    parts += [f"<h2>{e(t)}</h2><img alt=\"{e(t)}\" src=\"data:image/png;base64,{png}\">" for t, png in plots]
+    return ("<!doctype html><html><head><meta charset=\"utf-8\"><title>curate evaluation report</title><style>"
+            "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+            "table{border-collapse:collapse;margin:.5em 0 1.5em}th{background:#f0f0f0;text-align:left}"
+            "td,th{border:1px solid #ccc;padding:3px 10px}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+            "tbody tr:nth-child(even){background:#fafafa}img{max-width:100%}</style></head><body>"
+            + "".join(parts) + "</body></html>")
 
 
 def write_report(folders: list[Path], out: Path) -> dict[str, Any]:
     results, runs = load_results(folders)
     summary = summarize(results)
     out.mkdir(parents=True, exist_ok=True)
-    markdown = _markdown(summary, runs)
-    (out / "report.md").write_text(markdown)
+    blocks = _blocks(summary, runs)
+    (out / "report.md").write_text(_markdown(blocks))
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
-    body = "".join(f"<h2>{html.escape(t)}</h2><img alt=\"{html.escape(t)}\" src=\"data:image/png;base64,{png}\">"
-                   for t, png in _plots(summary))
-    page = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>curate evaluation report</title>"
-            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:3px 8px}pre{white-space:pre-wrap}</style></head><body>"
-            f"<pre>{html.escape(markdown)}</pre>{body}</body></html>")
-    (out / "report.html").write_text(page)
+    (out / "report.html").write_text(_html(blocks, _plots(summary)))
     return summary

@@ -122,20 +122,40 @@ def _chart_type(fig: object) -> str:
 
 
 def _plotted(fig: object) -> list[dict[str, object]]:
-    """The values each axes shows: bar heights with their tick labels, line and scatter y values,
-    pie wedge sizes. What chart-generation scoring compares with the gold."""
+    """What each axes shows, for chart-generation scoring: bar values (as passed to bar/barh) with
+    the tick label at each bar, line and scatter points, pie wedge sizes in degrees with their labels."""
     from matplotlib.collections import PathCollection
-    from matplotlib.patches import Rectangle, Wedge
+    from matplotlib.container import BarContainer
+    from matplotlib.patches import Wedge
 
+    try:
+        fig.canvas.draw()  # type: ignore[attr-defined] # categorical tick labels exist only once drawn
+    except Exception:  # noqa: BLE001 - an undrawable figure still has its artists
+        pass
     axes = []
     for ax in fig.axes:  # type: ignore[attr-defined]
-        labels = [t.get_text() for t in ax.get_xticklabels()]
-        bars = [p.get_height() for p in ax.patches if isinstance(p, Rectangle) and p.get_width() > 0]
-        wedges = [p.theta2 - p.theta1 for p in ax.patches if isinstance(p, Wedge)]
-        lines = [[float(y) for y in line.get_ydata()] for line in ax.lines]
-        points = [[float(y) for _, y in c.get_offsets()] for c in ax.collections if isinstance(c, PathCollection)]
-        axes.append({"x_labels": labels, "bars": [float(b) for b in bars], "wedges": wedges, "lines": lines,
-                     "points": points})
+        bars: list[float] = []
+        bar_labels: list[str] = []
+        for container in ax.containers:
+            if not isinstance(container, BarContainer):
+                continue
+            horizontal = getattr(container, "orientation", "vertical") == "horizontal"
+            ticks = dict(zip((round(float(t), 6) for t in (ax.get_yticks() if horizontal else ax.get_xticks())),
+                             (t.get_text() for t in (ax.get_yticklabels() if horizontal else ax.get_xticklabels()))))
+            values = getattr(container, "datavalues", None)
+            for n, patch in enumerate(container.patches):
+                value = values[n] if values is not None else (patch.get_width() if horizontal else patch.get_height())
+                bars.append(float(value))
+                center = patch.get_y() + patch.get_height() / 2 if horizontal else patch.get_x() + patch.get_width() / 2
+                bar_labels.append(ticks.get(round(float(center), 6), ""))
+        wedges = [float(p.theta2 - p.theta1) for p in ax.patches if isinstance(p, Wedge)]
+        pie_labels = [t.get_text() for t in ax.texts if t.get_text() and not t.get_text().rstrip().endswith("%")]
+        lines = [{"x": [str(x) for x in line.get_xdata()], "y": [float(y) for y in line.get_ydata()]}
+                 for line in ax.lines]
+        points = [[[float(x), float(y)] for x, y in c.get_offsets()] for c in ax.collections
+                  if isinstance(c, PathCollection)]
+        axes.append({"x_labels": [t.get_text() for t in ax.get_xticklabels()], "bars": bars, "bar_labels": bar_labels,
+                     "wedges": wedges, "pie_labels": pie_labels, "lines": lines, "points": points})
     return axes
 
 

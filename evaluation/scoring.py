@@ -21,10 +21,27 @@ def _execution_context(data: ReleaseData, sample: EvalSample, config_name: str) 
     return {"tables": tables, "program": program}
 
 
+def _executed(row: dict[str, Any], task: str) -> bool | None:
+    """Did the model's code run without an error (ECR)? None where the reply was not meant to be code."""
+    from evaluation.charts import NO_CHART
+    from evaluation.modes import effective_mode
+
+    runs_as = effective_mode(row["mode"], task)
+    if runs_as in ("pot", "chart"):
+        return bool(row["program"]) and row["error"] in ("", NO_CHART)
+    if runs_as == "icot":
+        turns = json.loads(row["turns"] or "[]")
+        return all(t["ok"] for t in turns) if turns else None
+    return None
+
+
 def score_predictions(data: ReleaseData, rows: list[dict[str, Any]], samples: list[EvalSample], model: str,
-                      rel_tol: float = 0.01) -> list[dict[str, Any]]:
+                      rel_tol: float = 0.01, judged: dict[tuple[str, str], dict[str, Any]] | None = None
+                      ) -> list[dict[str, Any]]:
+    """One result row per prediction. `judged`: the judge's verdicts by (sample id, answer json), for
+    `llm_judge` tasks; without a verdict such a row is unscored."""
     from curation.taxonomy import tasks
-    from evaluation.metrics import METRICS, score
+    from evaluation.metrics import JUDGED_METRICS, METRICS, score
 
     by_id = {s.id: s for s in samples}
     taxonomy = tasks()
@@ -38,7 +55,17 @@ def score_predictions(data: ReleaseData, rows: list[dict[str, Any]], samples: li
         answer = json.loads(row["answer"]) if row["answer"] else None
         value: float | None
         details: dict[str, Any] = {}
-        if metric in METRICS:
+        if metric in JUDGED_METRICS and answer is not None:
+            verdict = (judged or {}).get((sample.id, row["answer"]))
+            if verdict is None:
+                value, details = None, {"unscored": "llm_judge needs a judge model (--judge-model)"}
+            elif verdict["score"] is None:
+                value, details = None, {"unscored": "the judge's verdict was unreadable", "judge_reply": verdict["reply"]}
+            else:
+                value, details = verdict["score"] / 100.0, {"judge_score": verdict["score"], "reason": verdict["reason"]}
+        elif metric in JUDGED_METRICS:
+            value, details = 0.0, {"unextracted": True}
+        elif metric in METRICS:
             context: dict[str, Any] = {"rel_tol": rel_tol}
             if metric == "execution_match":
                 context.update(_execution_context(data, sample, row["config"]))
@@ -52,6 +79,7 @@ def score_predictions(data: ReleaseData, rows: list[dict[str, Any]], samples: li
                     "split": sample.split, "mode": row["mode"], "config": row["config"],
                     "serialization": serialization, "perturbation": perturbation, "metric": metric,
                     "score": value, "extracted": row["method"] != "none", "method": row["method"],
+                    "executed": _executed(row, sample.task),
                     "gold": json.dumps(sample.answer, ensure_ascii=False), "answer": row["answer"],
                     "error": row["error"], "details": json.dumps(details, default=str),
                     "prompt_tokens": row["prompt_tokens"], "completion_tokens": row["completion_tokens"]})

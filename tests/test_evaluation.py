@@ -51,9 +51,17 @@ def test_a_programs_output_is_the_answer_when_the_reply_states_none():
     ("bleu", "the cat sat on the mat", "the cat sat on the mat", 1.0), ("bleu", "dog", "the cat sat on the mat", 0.0),
     ("set_f1", ["a", "b", "c"], ["b", "c", "d"], 2 / 3), ("partial_match", ["a", "b", "x"], ["a", "b", "c", "d"], 0.5),
     ("exact_match", None, 42, 0.0),
+    ("key_selection", ["Orders.`ID`", "customers.id"], ["customers.id", "orders.id"], 1.0),
+    ("key_selection", ["orders.id"], ["customers.id", "orders.id"], 0.0),
+    ("key_selection", "orders.cid → customers.id", ["orders.cid -> customers.id"], 1.0),
 ])
 def test_metrics_match_hand_computed_values(metric, prediction, gold, expected):
     assert score(metric, prediction, gold).value == pytest.approx(expected, abs=1e-9)
+
+
+def test_key_selection_reports_precision_and_recall_beside_accuracy():
+    s = score("key_selection", ["orders.id", "orders.x"], ["customers.id", "orders.id"])
+    assert s.value == 0.0 and s.details["precision"] == 0.5 and s.details["recall"] == 0.5
 
 
 def test_retrieval_precision_recall_f1_at_k():
@@ -243,3 +251,41 @@ def test_curate_report_compares_models_with_rankings_intervals_and_kendalls_w(sm
     assert good["robustness"] == pytest.approx(1.0)  # the same answer under both configurations
     html = (tmp_path / "report" / "report.html").read_text()
     assert html.count("data:image/png;base64") == 3  # skills x modes, configurations, ranking
+
+
+def test_treethinker_aligns_the_question_to_the_header_tree_then_answers(tmp_path):
+    """Turn 1 shows the header tree as TreeThinker's tuples and asks only for the alignment; turn 2
+    continues the same conversation to a final answer."""
+    import pandas as pd
+
+    from curation.sample import Sample
+    from curation.table import HeaderNode, Table
+    from evaluation.evaluate import Evaluator, Settings
+    from tests.files import release_of
+
+    header = (HeaderNode("C", 0, 0, 0, "Town"), HeaderNode("C", 0, 1, 2, "Population"),
+              HeaderNode("C", 1, 1, 1, "Male"), HeaderNode("C", 1, 2, 2, "Female"))
+    table = Table(name="census", header=header, body=pa.table({"Town": ["Oslo", "Bergen"], "Population / Male": [350, 140],
+                                                               "Population / Female": [352, 150]}))
+    sample = Sample(task="RH/NR/calculation", question="How many women live in Bergen?", answer=150,
+                    answer_type="number", table_ids=(table.id,), origin="import")
+    release = release_of(tmp_path, [sample], [table])
+
+    def reply(request):
+        if len(request.messages) == 1:
+            prompt = request.messages[0]["content"]
+            assert "(C, 0, 1, 2, 'Population')\n(C, 1, 1, 1, 'Male')" in prompt and "Do not answer yet" in prompt
+            return "women -> C: Population > Female; Bergen -> row 1 (Town)"
+        assert request.messages[1]["content"].startswith("women -> C: Population > Female")
+        assert "Step 2 of 2" in request.messages[2]["content"]
+        return "Bergen's row under Population > Female holds 150.\nFinal Answer: 150"
+
+    client, backend = scripted_client(reply)
+    Evaluator(release, tmp_path / "out", Settings(modes=["treethinker"]), client, {}).run()
+    results = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    assert list(results["score"]) == [1.0] and list(results["mode"]) == ["treethinker"]
+    assert len(backend.calls) == 2
+    import sqlite3
+
+    turns = sqlite3.connect(tmp_path / "out" / "predictions.sqlite").execute("SELECT turns FROM predictions").fetchone()
+    assert json.loads(turns[0])[0]["alignment"].startswith("women -> C: Population > Female")

@@ -302,3 +302,41 @@ def test_curate_evaluate_with_the_local_server_reports_and_resumes_after_the_ser
     report = (out / "report.md").read_text()
     assert f"openai:{MODEL_NAME}" in report and "robustness" in report
     assert (out / "report.html").exists() and json.loads((out / "run.json").read_text())["generation"] == params
+
+
+def test_replayed_free_text_answers_are_graded_by_the_real_model_as_judge(server, tmp_path):
+    """`curate evaluate --backend replay --judge-model ...`: the local model grades each distinct
+    free-text answer under the JSON schema (llama.cpp's json_object); a rerun asks it nothing."""
+    import pandas as pd
+    import pyarrow as pa
+    from click.testing import CliRunner
+
+    from curation.cli import main
+    from curation.table import Table
+    from tests.files import release_of
+
+    table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
+    samples = [Sample(task="RH/DA/summary_analysis", question=q, answer=a, answer_type="text", table_ids=(table.id,),
+                      origin="llm") for q, a in (("Which town is larger?", "Oslo, with 700 people."),
+                                                 ("What does the table show?", "The populations of two towns."))]
+    release = release_of(tmp_path, samples, [table])
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text("\n".join(json.dumps({"sample_id": s.id, "reply": f"Final Answer: {a}"}) for s, a in
+                                 zip(samples, ("Oslo", "Two towns and how many people live in each"))) + "\n")
+    args = ["evaluate", str(release), "--backend", "replay", "--predictions", str(replies), "--out",
+            str(tmp_path / "out"), "--judge-model", MODEL_NAME, "--judge-base-url", server.url,
+            "--judge-settings", '{"structured_output": "json_object", "timeout": 300}', "--json"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    results = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    assert len(results) == 2 and (results["metric"] == "llm_judge").all()
+    details = [json.loads(d) for d in results["details"]]
+    # the 270M model's verdicts are junk in substance, but each is a schema-valid 0-100 score
+    assert all("judge_score" in d for d in details), details
+    assert results["score"].between(0, 1).all()
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["judge"]["name"] == f"openai:{MODEL_NAME}" and run["judge"]["usage"]["requests"] >= 2
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0, again.output
+    assert pd.read_parquet(tmp_path / "out" / "results.parquet")["score"].tolist() == results["score"].tolist()
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["judge"]["usage"]["requests"] == 0

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+ROOT = Path(__file__).resolve().parents[1]
 
 ENV = ROOT / ".envs" / "vllm"
 READY = ENV / ".ready"
