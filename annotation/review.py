@@ -106,8 +106,10 @@ def review_queue(workspace: Any, audit_rate: float = 0.0, seed: int = 0) -> list
     for dataset in datasets:
         for sample in dataset.records("samples"):
             if sample.provenance.get("review") == "queued":
-                why = sample.provenance.get("task_check") == "disagrees" and "task disputed" or (
-                    f"vote {sample.judge_verdict}" if sample.judge_verdict else "queued")
+                if sample.provenance.get("task_check") == "disagrees":
+                    why = "task disputed"
+                else:
+                    why = f"vote {sample.judge_verdict}" if sample.judge_verdict else "queued"
                 out.append((sample, why))
             elif audit_rate and sample.quality in HIGH_QUALITY and \
                     record_seed(seed, sample.id, "audit") / 2.0 ** 64 < audit_rate:

@@ -80,6 +80,26 @@ def table_at(path: str, row: int) -> Table:
     return next(tables_from_arrow(read_cached(path).slice(row, 1)))
 
 
+def drawn_sample_rows(files: list[str], program_kind: str, task_prefixes: list[str], seed: int,
+                      limit: int) -> list[tuple[str, int]]:
+    """(file, row) of at most `limit` samples whose program is of `program_kind` and whose task starts
+    with one of `task_prefixes` (none: any), drawn in seeded content-hash order; sorted by file, so
+    a stage part reads each file once."""
+    import duckdb
+
+    prefixes = " OR ".join(["starts_with(task, ?)"] * len(task_prefixes)) or "true"
+    con = duckdb.connect()
+    try:
+        # materialized first: DuckDB 2.0 fails an assertion on a struct-field filter pushed into the scan
+        con.execute("CREATE TEMP TABLE s AS SELECT filename, file_row_number AS row, id, task, program.kind AS kind "
+                    "FROM read_parquet(?, filename = true, file_row_number = true)", [files])
+        rows = con.execute(f"SELECT filename, row FROM s WHERE kind = ? AND ({prefixes}) ORDER BY md5(? || id), id "
+                           "LIMIT ?", [program_kind, *task_prefixes, str(seed), limit]).fetchall()
+    finally:
+        con.close()
+    return sorted(rows)
+
+
 # ---------------------------------------------------------------------------- tables
 
 def tables_to_arrow(tables: Iterable[Table]) -> pa.Table:

@@ -174,11 +174,10 @@ class Evaluator:
             todo_count = len(todo)
             self.progress(len(items) - len(todo), len(items))
             finished = len(items) - len(todo)
-            from evaluation.sandbox import Limits, Sandbox
+            from evaluation.sandbox import Sandbox
 
             needs_code = any(effective_mode(i.mode, i.sample.task) in ("pot", "chart") for i in todo)
-            limits = Limits(timeout=self.settings.timeout, cpu_seconds=self.settings.timeout,
-                            memory_mb=self.settings.memory_mb)
+            limits = self._limits()
             sandbox = Sandbox(self.settings.sandbox_workers, limits) if needs_code else None
             try:
                 for mode in RUNS_AS:
@@ -220,6 +219,12 @@ class Evaluator:
 
         write_report([self.out], self.out)
         return {**run, "results": len(results)}
+
+    def _limits(self) -> Any:
+        from evaluation.sandbox import Limits
+
+        return Limits(timeout=self.settings.timeout, cpu_seconds=self.settings.timeout,
+                      memory_mb=self.settings.memory_mb)
 
     # ---------------------------------------------------------------- the judge
 
@@ -485,11 +490,9 @@ class Evaluator:
         if not to_run:
             return
         from curation.llm.types import ChatResponse
-        from evaluation.sandbox import Limits, Sandbox
+        from evaluation.sandbox import Sandbox
 
-        limits = Limits(timeout=self.settings.timeout, cpu_seconds=self.settings.timeout,
-                        memory_mb=self.settings.memory_mb)
-        sandbox = Sandbox(self.settings.sandbox_workers, limits)
+        sandbox = Sandbox(self.settings.sandbox_workers, self._limits())
         try:
             for start in range(0, len(to_run), self.settings.batch):
                 chunk = to_run[start:start + self.settings.batch]

@@ -230,9 +230,7 @@ class AdversarialStage(Stage):
         return [GENERATOR_PROMPT, REVISE_PROMPT, DISCRIMINATOR_PROMPT]
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
-        import duckdb
-
-        from curation.arrow_io import table_index
+        from curation.arrow_io import drawn_sample_rows, table_index
         from curation.llm.cache import workspace_cache
 
         s = stage_settings(config)
@@ -240,17 +238,7 @@ class AdversarialStage(Stage):
         tables = table_index(str(p) for d in inputs for p in d.files("tables"))
         if not files:
             return Plan(tasks=[])
-        prefixes = " OR ".join(["starts_with(task, ?)"] * len(s["tasks"])) or "true"
-        con = duckdb.connect()
-        # materialized first: DuckDB 2.0 fails an assertion when a filter on a struct field is
-        # pushed into this Parquet scan
-        con.execute("CREATE TEMP TABLE s AS SELECT filename, file_row_number AS row, id, task, program.kind AS kind "
-                    "FROM read_parquet(?, filename = true, file_row_number = true)", [files])
-        rows = con.execute(f"""
-            SELECT filename, row FROM s WHERE kind = 'chain' AND ({prefixes})
-            ORDER BY md5(? || id), id LIMIT ?""", [*s["tasks"], str(s["seed"]), s["max_samples"]]).fetchall()
-        con.close()
-        chosen = sorted(rows)
+        chosen = drawn_sample_rows(files, "chain", s["tasks"], s["seed"], s["max_samples"])
         tasks = [chosen[i:i + s["per_part"]] for i in range(0, len(chosen), s["per_part"])]
         cache = workspace_cache(inputs[0])
         return Plan(tasks=tasks, shared={"tables": tables, "cache": str(cache)})

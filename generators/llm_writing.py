@@ -115,9 +115,7 @@ class PhraseStage(Stage):
         return prompts()["phrase"]
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
-        import duckdb
-
-        from curation.arrow_io import table_index
+        from curation.arrow_io import drawn_sample_rows, table_index
         from curation.llm.cache import workspace_cache
 
         s = phrase_settings(config)
@@ -125,15 +123,7 @@ class PhraseStage(Stage):
         if not files:
             return Plan(tasks=[])
         tables = table_index(str(p) for d in inputs for p in d.files("tables"))
-        prefixes = " OR ".join(["starts_with(task, ?)"] * len(s["tasks"])) or "true"
-        con = duckdb.connect()
-        # materialized first: DuckDB 2.0 fails an assertion on a struct-field filter pushed into the scan
-        con.execute("CREATE TEMP TABLE s AS SELECT filename, file_row_number AS row, id, task, program.kind AS kind "
-                    "FROM read_parquet(?, filename = true, file_row_number = true)", [files])
-        rows = con.execute(f"SELECT filename, row FROM s WHERE kind = 'sql' AND ({prefixes}) "
-                           "ORDER BY md5(? || id), id LIMIT ?", [*s["tasks"], str(s["seed"]), s["max_samples"]]).fetchall()
-        con.close()
-        chosen = sorted(rows)
+        chosen = drawn_sample_rows(files, "sql", s["tasks"], s["seed"], s["max_samples"])
         parts = [chosen[i:i + s["per_part"]] for i in range(0, len(chosen), s["per_part"])]
         cache = workspace_cache(inputs[0])
         return Plan(tasks=parts, shared={"tables": tables, "cache": str(cache)})

@@ -23,8 +23,8 @@ def test_an_annotation_maps_to_a_decision():
     fix = [{"from_name": "verdict", "type": "choices", "value": {"choices": ["fix"]}},
            {"from_name": "corrected_answer", "type": "textarea", "value": {"text": ["42"]}},
            {"from_name": "difficulty", "type": "rating", "value": {"rating": 4}}]
-    assert decision("answer", fix) | {} == {"verdict": "fix", "answer": "42", "reason": "", "difficulty": 4,
-                                            "comment": "", "criteria": {}}
+    assert decision("answer", fix) == {"verdict": "fix", "answer": "42", "reason": "", "difficulty": 4,
+                                       "comment": "", "criteria": {}}
     criteria = [{"from_name": c, "type": "choices", "value": {"choices": ["no" if c == "clarity" else "yes"]}}
                 for c in ("relevance", "completeness", "feasibility", "clarity")]
     assert decision("question", criteria)["verdict"] == "reject" and decision("question", criteria)["reason"] == "clarity"
