@@ -9,7 +9,8 @@ annotation id. So nothing is done twice:
   anywhere (the server stopped, the process killed) is finished by the next one, with no sample
   imported twice, even when the server took a chunk whose answer never came back;
 - pull exports every task and upserts each submitted annotation by its id: an annotation pulled
-  twice is one decision, an annotation changed since is replaced;
+  twice is one decision, an annotation changed since is replaced, one deleted since is forgotten;
+  nothing is stored until the whole export is in, so a pull cut off anywhere applies nothing;
 - a sample's decision is the majority verdict of its annotators (a tie stays open, as a
   conflict); agreement is computed where several annotators reviewed one task.
 
@@ -27,7 +28,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from annotation.tasks import decision, label_config, task_data
+from annotation.tasks import KINDS, decision, label_config, task_data
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (kind TEXT PRIMARY KEY, project_id INTEGER, title TEXT, url TEXT);
@@ -38,6 +39,7 @@ CREATE TABLE IF NOT EXISTS decisions (annotation_id INTEGER PRIMARY KEY, sample_
     updated_at TEXT, pulled_at REAL);
 """
 CHUNK = 50
+OPEN_EXAMPLES = 20  # open samples shown with their reasons
 HIGH_QUALITY = ("rule-based", "executed", "human-annotated", "unanimous", "high")
 CHECK_STAGES = ("vote", "classify", "select")  # the review queue is read from the latest of these
 
@@ -46,9 +48,15 @@ class ReviewError(RuntimeError):
     """No workspace to review, or a Label Studio that cannot be reached (the message says which)."""
 
 
+def state_path(workspace_root: str | Path) -> Path:
+    return Path(workspace_root) / "review" / "review.sqlite"
+
+
 class ReviewState:
+    """The review state of a workspace; creating it (a push does) makes `curate build` apply reviews."""
+
     def __init__(self, workspace_root: str | Path) -> None:
-        path = Path(workspace_root) / "review" / "review.sqlite"
+        path = state_path(workspace_root)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path), timeout=60)
         self.db.executescript(SCHEMA)
@@ -84,6 +92,16 @@ class ReviewState:
                                 ":annotator, :verdict, :answer, :reason, :difficulty, :comment, :criteria, "
                                 ":updated_at, :pulled_at)", {**r, "pulled_at": time.time()})
         return new, changed
+
+    def retract(self, kind: str, task_ids: set[int], present: set[int]) -> int:
+        """Forget the annotations of these tasks that the server no longer holds (deleted or
+        cancelled there); those of tasks it no longer shows at all are kept: a person's work is
+        not dropped because a project was deleted."""
+        gone = [a for a, t in self.db.execute("SELECT annotation_id, task_id FROM decisions WHERE kind = ?", [kind])
+                if t in task_ids and a not in present]
+        with self.db:
+            self.db.executemany("DELETE FROM decisions WHERE annotation_id = ?", [(a,) for a in gone])
+        return len(gone)
 
     def decisions(self, kind: str) -> list[dict[str, Any]]:
         cursor = self.db.execute("SELECT * FROM decisions WHERE kind = ? ORDER BY annotation_id", [kind])
@@ -200,6 +218,19 @@ def push(workspace: Any, url: str, token: str, kind: str = "answer", title: str 
             "imported": imported, "duplicates_on_server": sum(len(v) - 1 for v in on_server.values())}
 
 
+def _user_names(client: Any) -> dict[int, str]:
+    """User id -> email. A token that may not list users (403) gets ids; a server that does not
+    answer is an error (names that changed from pull to pull would make one annotator two)."""
+    from label_studio_sdk.core.api_error import ApiError
+
+    try:
+        return {u.id: u.email or u.username for u in client.users.list()}
+    except ApiError as e:
+        if e.status_code in (401, 403):
+            return {}
+        raise
+
+
 def _annotator(value: Any, users: dict[int, str]) -> str:
     if isinstance(value, dict):
         return str(value.get("email") or value.get("username") or value.get("id"))
@@ -207,22 +238,20 @@ def _annotator(value: Any, users: dict[int, str]) -> str:
 
 
 def pull(workspace: Any, url: str, token: str, kind: str = "answer") -> dict[str, Any]:
-    state = ReviewState(workspace.root)
-    project_id = state.project(kind)
+    project_id = ReviewState(workspace.root).project(kind) if state_path(workspace.root).exists() else None
     if project_id is None:
         raise ReviewError(f"no {kind} review project yet: run `curate review push` first")
     client = connect(url, token)
     try:
-        exported = b"".join(client.projects.exports.download_sync(id=project_id, export_type="JSON",
-                                                                  download_all_tasks=True))
-    except Exception as e:  # noqa: BLE001
-        raise ReviewError(f"Label Studio at {url}: {type(e).__name__}: {str(e)[:300]}; pull again later") from None
-    try:
-        users = {u.id: u.email or u.username for u in client.users.list()}
-    except Exception:  # noqa: BLE001 - a non-admin token may not list users: ids then
-        users = {}
+        users = _user_names(client)  # first: once the export is in, nothing can fail before it is stored
+        exported = json.loads(b"".join(client.projects.exports.download_sync(
+            id=project_id, export_type="JSON", download_all_tasks=True)) or b"[]")
+    except Exception as e:  # noqa: BLE001 - the SDK raises httpx and ApiError kinds; a cut-off body, JSON errors
+        raise ReviewError(f"Label Studio at {url}: {type(e).__name__}: {str(e)[:300]}; nothing was applied: "
+                          "pull again") from None
+    state = ReviewState(workspace.root)
     rows = []
-    for task in json.loads(exported or b"[]"):
+    for task in exported:
         sample_id = task.get("data", {}).get("sample_id")
         for annotation in task.get("annotations", []):
             if not sample_id or annotation.get("was_cancelled"):
@@ -235,7 +264,8 @@ def pull(workspace: Any, url: str, token: str, kind: str = "answer") -> dict[str
                          "criteria": json.dumps(d["criteria"]),
                          "updated_at": str(annotation.get("updated_at") or annotation.get("created_at"))})
     new, changed = state.upsert_decisions(rows)
-    return {**status(workspace, kind), "pulled_new": new, "pulled_changed": changed}
+    retracted = state.retract(kind, {t["id"] for t in exported}, {r["annotation_id"] for r in rows})
+    return {**status(workspace, kind), "pulled_new": new, "pulled_changed": changed, "pulled_retracted": retracted}
 
 
 # ------------------------------------------------------------------------------ decisions
@@ -283,15 +313,109 @@ def fleiss_kappa(ratings: list[list[str]]) -> float | None:
     return None if expected == 1 else (observed - expected) / (1 - expected)
 
 
+def review_snapshot(workspace_root: str | Path) -> dict[str, Any] | None:
+    """Everything the review stage applies: per kind, the pushed samples and every pulled
+    annotation (its Label Studio id and content, not when it was pulled). None with no review yet.
+    The stage's signature holds its hash: a new or changed decision reruns the stage and what follows."""
+    if not state_path(workspace_root).exists():
+        return None
+    state = ReviewState(workspace_root)
+    return {"pushed": {kind: sorted(state.pushed(kind)) for kind in KINDS},
+            "decisions": {kind: [{k: v for k, v in row.items() if k != "pulled_at"} for row in state.decisions(kind)]
+                          for kind in KINDS}}
+
+
+def snapshot_digest(snapshot: dict[str, Any] | None) -> str:
+    from curation.hashing import content_hash
+
+    return content_hash("review", snapshot)[:16] if snapshot else ""
+
+
+def reviewed_samples(snapshot: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """sample id -> {"kinds": the review kinds it was pushed under, "decisions": kind -> its
+    `sample_decisions` entry}, for every sample pushed or decided."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        for sample_id in (snapshot or {}).get("pushed", {}).get(kind, []):
+            out.setdefault(sample_id, {"kinds": [], "decisions": {}})["kinds"].append(kind)
+        for sample_id, decided in sample_decisions((snapshot or {}).get("decisions", {}).get(kind, [])).items():
+            entry = out.setdefault(sample_id, {"kinds": [], "decisions": {}})
+            entry["decisions"][kind] = decided
+            if kind not in entry["kinds"]:
+                entry["kinds"].append(kind)
+    return out
+
+
+def outcome(reviewed: dict[str, Any], answer_type: str | None) -> dict[str, Any]:
+    """One sample's review outcome over every kind it was pushed under: "reject" (any review kind
+    rejects it), else "open" (a review not done, annotators in conflict, a fix without a readable
+    corrected answer: `why` says which), else "fix" (`answer` typed as the task wants it), else "accept"."""
+    from curation.answers import parse_typed_text
+
+    decisions = reviewed["decisions"]
+    rows = [r for kind in KINDS for r in decisions.get(kind, {}).get("reviews", [])]
+    base = {"reviews": rows, "agreement": {k: d["agreement"] for k, d in decisions.items()}}
+    rejecting = [k for k in KINDS if decisions.get(k, {}).get("verdict") == "reject"]
+    if rejecting:
+        reasons = [f"{k}: {r}" if k != "answer" else r for k in rejecting for r in decisions[k]["reasons"]]
+        return {**base, "verdict": "reject", "reasons": reasons or ["rejected (no reason given)"]}
+    why: dict[str, str] = {}  # a short code -> what to do about it
+    for kind in reviewed["kinds"]:
+        d = decisions.get(kind)
+        if d is None:
+            why[f"{kind} review not done"] = f"no annotator has submitted the {kind} review yet"
+        elif d["verdict"] == "conflict":
+            why[f"{kind} review in conflict"] = "the annotators disagree ({}): another annotator settles it".format(
+                ", ".join(sorted({r["verdict"] for r in d["reviews"]})))
+    fix = decisions.get("answer", {}).get("verdict") == "fix"
+    answer = None
+    if fix:
+        written = decisions["answer"]["answer"]
+        if written is None:
+            why["fix without an answer"] = "the fix gives no corrected answer"
+        else:
+            try:
+                answer = parse_typed_text(str(written), answer_type or "text")
+            except ValueError as e:
+                why["unreadable fix"] = f"the corrected answer {str(written)[:80]!r} does not fit the task: {e}"
+    if why:
+        return {**base, "verdict": "open", "why": why}
+    return {**base, "verdict": "fix" if fix else "accept", "answer": answer}
+
+
+def _answer_types(workspace: Any) -> dict[str, str]:
+    import pyarrow.parquet as pq
+
+    datasets = next((d for d in (workspace.current(s) for s in CHECK_STAGES) if d), [])
+    out: dict[str, str] = {}
+    for dataset in datasets:
+        for path in dataset.files("samples"):
+            columns = pq.read_table(path, columns=["id", "answer_type"]).to_pydict()
+            out.update(zip(columns["id"], columns["answer_type"]))
+    return out
+
+
 def status(workspace: Any, kind: str = "answer") -> dict[str, Any]:
+    """The review as the next build will apply it: per pushed sample, its outcome over every kind
+    it was pushed under (`outcome`); open ones with the reason. `kind` picks whose agreement is shown."""
+    snapshot = review_snapshot(workspace.root)
+    if snapshot is None:  # nothing pushed yet; a status does not create review state
+        return {"kind": kind, "project_id": None, "pushed": 0, "samples": 0, "decided": 0, "verdicts": {}, "open": 0,
+                "open_ids": [], "open_why": {}, "open_examples": {},
+                "agreement": {"tasks_with_several_annotators": 0, "mean_pairwise": None, "fleiss_kappa": None}}
     state = ReviewState(workspace.root)
-    pushed = state.pushed(kind)
+    reviewed = reviewed_samples(snapshot)
+    types = _answer_types(workspace) if reviewed else {}
+    outcomes = {sample_id: outcome(r, types.get(sample_id)) for sample_id, r in reviewed.items()}
+    verdicts = Counter(o["verdict"] for o in outcomes.values())
+    open_ids = sorted(s for s, o in outcomes.items() if o["verdict"] == "open")
     decided = sample_decisions(state.decisions(kind))
     several = [d for d in decided.values() if d["agreement"] is not None]
-    verdicts = Counter(d["verdict"] for d in decided.values())
-    open_ids = sorted(s for s in pushed if s not in decided or decided[s]["verdict"] == "conflict")
-    return {"kind": kind, "project_id": state.project(kind), "pushed": len(pushed), "decided": len(decided)
-            - verdicts.get("conflict", 0), "verdicts": dict(verdicts), "open": len(open_ids), "open_ids": open_ids,
+    return {"kind": kind, "project_id": state.project(kind), "pushed": len(state.pushed(kind)),
+            "samples": len(outcomes), "decided": len(outcomes) - len(open_ids), "verdicts": dict(verdicts),
+            "open": len(open_ids), "open_ids": open_ids,
+            "open_why": dict(Counter(code for s in open_ids for code in outcomes[s]["why"])),
+            "open_examples": {s: outcomes[s]["why"] for s in open_ids[:OPEN_EXAMPLES]},
             "agreement": {"tasks_with_several_annotators": len(several),
                           "mean_pairwise": sum(d["agreement"] for d in several) / len(several) if several else None,
                           "fleiss_kappa": fleiss_kappa([[r["verdict"] for r in d["reviews"]] for d in several])}}

@@ -161,3 +161,58 @@ def normalize_answer(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [normalize_answer(v) for v in value]
     return normalize_answer(str(value))
+
+
+_TYPED_NUMBER = re.compile(r"^[-+]?\d[\d,]*(\.\d+)?$")
+
+
+def parse_typed_answer(value: Any, answer_type: str) -> Any:
+    """A model's answer held to the task's answer type (ValueError says why not)."""
+    if answer_type == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+            return value.strip().lower() in ("true", "yes")
+        raise ValueError(f"the answer must be true or false, got {value!r}")
+    if answer_type == "number":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and _TYPED_NUMBER.match(value.strip()):
+            number = float(value.strip().replace(",", ""))
+            return int(number) if number.is_integer() else number
+        raise ValueError(f"the answer must be a number, got {value!r}")
+    if answer_type == "list":
+        if isinstance(value, list) and value and all(isinstance(v, (str, int, float)) for v in value):
+            return value
+        raise ValueError(f"the answer must be a non-empty list of values, got {value!r}")
+    if answer_type == "chart":
+        if (isinstance(value, dict) and isinstance(value.get("chart_type"), str) and isinstance(value.get("x"), list)
+                and isinstance(value.get("y"), list) and value["x"] and len(value["x"]) == len(value["y"])
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value["y"])):
+            return {"chart_type": value["chart_type"], "x": value["x"], "y": value["y"]}
+        raise ValueError('the answer must be {"chart_type": ..., "x": [...], "y": [numbers of the same length]}')
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"the answer must be non-empty text, got {value!r}")
+
+
+def parse_typed_text(text: str, answer_type: str) -> Any:
+    """An answer a person typed (a reviewer's correction) held to the task's answer type: "a, b"
+    or a JSON list for a list, JSON for a chart or a table (ValueError says why not)."""
+    text = (text or "").strip()
+    if answer_type == "list":
+        value = split_list(text) if text else []
+        return parse_typed_answer(value if isinstance(value, list) else [value], "list")
+    if answer_type in ("chart", "table"):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError(f"the answer must be written as JSON, got {text!r}") from None
+        if answer_type == "table":
+            if not isinstance(value, (list, dict)) or not value:
+                raise ValueError(f"the answer must be a JSON list of rows or an object, got {text!r}")
+            return value
+        return parse_typed_answer(value, "chart")
+    return parse_typed_answer(text, answer_type)

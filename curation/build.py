@@ -1,13 +1,14 @@
 """`curate build`: the configured stages end to end through the pipeline runner, then the release.
 
-    ingest -> clean -> rules ----------------> select [-> classify] [-> vote] -> verify -> contracts -> release
+    ingest -> clean -> rules ----------------> select [-> classify] [-> vote] [-> review] -> verify -> contracts -> release
                     |        \\-> adversarial --/
                     |-> sql ------------------/
                     |     \\-> phrase -------/
                     \\-> questions ------------/
 
 `adversarial`, `phrase`, `questions`, `classify` and `vote` need models ([models.<role>]); the
-rest needs none.
+rest needs none. `review` runs once the workspace holds review state (`curate review push`) or
+`[review] required = true`: it applies the annotators' decisions before everything is re-verified.
 
 Every stage is a pipeline stage with a signature, so a rerun with nothing changed reruns nothing,
 a killed build resumes at the part it stopped in, and a changed setting reruns that stage and
@@ -28,7 +29,7 @@ from curation.workspace import Workspace
 
 GENERATORS = ("rules", "sql", "adversarial", "phrase", "questions")
 CHECKS = ("classify", "vote")  # optional stages between select and verify
-STEPS = ("ingest", "clean", *GENERATORS, "select", *CHECKS, "verify", "contracts", "release")
+STEPS = ("ingest", "clean", *GENERATORS, "select", *CHECKS, "review", "verify", "contracts", "release")
 GENERATOR_NEEDS = {"adversarial": "rules", "phrase": "sql"}  # whose samples a generator rewrites
 GENERATOR_ROLES = {"adversarial": ("generator", "discriminator"), "phrase": ("generator",), "questions": ("generator",)}
 RELEASE_WRITER_VERSION = "1"
@@ -109,6 +110,7 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     config.setdefault("clean", {})
     config.setdefault("release", {})
     config.setdefault("contracts", {})
+    config.setdefault("review", {})
     return config
 
 
@@ -223,6 +225,9 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         if done("select"):
             return _result(workspace, config, steps, None, started)
 
+        for name in CHECKS:
+            if name not in build["stages"]:  # an earlier build ran it: its output no longer stands
+                workspace.drop_current(name)
         table_sources = [clean.dataset] + ([runs["rules"].dataset] if "rules" in runs else [])
         selected = select
         if "classify" in build["stages"]:
@@ -244,11 +249,23 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         if done("vote"):
             return _result(workspace, config, steps, None, started)
 
+        snapshot = resolve("annotation.review:review_snapshot")(workspace.root)
+        if snapshot is not None or config["review"].get("required"):
+            digest = resolve("annotation.review:snapshot_digest")(snapshot)
+            selected = stage("review", {**config["review"], "decisions": digest}, [selected.dataset])
+            workspace.set_current("review", [selected.dataset])
+            record("review", selected, review_summary(selected.report))
+        else:
+            workspace.drop_current("review")
+        if done("review"):
+            return _result(workspace, config, steps, None, started)
+
         verify = stage("verify", {}, [selected.dataset, *table_sources])
         workspace.set_current("verify", [verify.dataset])
         v = verify.report
         record("verify", verify, f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
-               f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors")
+               f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors"
+               + (f"; {v['human_fixed']} gold answers fixed by annotators" if v.get("human_fixed") else ""))
         if done("verify"):
             return _result(workspace, config, steps, None, started)
 
@@ -297,6 +314,16 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         if on_step:
             on_step(step)
     return _result(workspace, config, steps, release, started)
+
+
+def review_summary(r: dict[str, Any]) -> str:
+    applied = r.get("applied", {})
+    out = (f"{applied.get('accept', 0):,} accepted, {applied.get('fix', 0):,} fixed, {applied.get('reject', 0):,} "
+           f"rejected by annotators; {r.get('open', 0):,} open in Label Studio, {r.get('queued_not_pushed', 0):,} "
+           "queued and not pushed")
+    if r.get("required"):
+        out += f"; {r.get('held_back', 0):,} held back from the release until reviewed"
+    return out
 
 
 SECRET_KEYS = ("api_key",)

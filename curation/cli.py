@@ -564,14 +564,19 @@ def review_push(workspace: str, url: str, token_env: str, kind: str, as_json: bo
 
 def _render_review_status(r: dict[str, Any]) -> None:
     agreement = r["agreement"]
-    click.echo(f"{r['pushed']:,} pushed, {r['decided']:,} decided {r['verdicts']}, {r['open']:,} still open")
+    verdicts = ", ".join(f"{k} {v:,}" for k, v in sorted(r["verdicts"].items()) if k != "open")
+    click.echo(f"{r['pushed']:,} pushed, {r['decided']:,} decided ({verdicts or 'none'}), {r['open']:,} still open")
     if agreement["tasks_with_several_annotators"]:
         kappa = agreement["fleiss_kappa"]
         click.echo(f"agreement over {agreement['tasks_with_several_annotators']} tasks with several annotators: "
                    f"{agreement['mean_pairwise']:.2f} pairwise" + (f", Fleiss' kappa {kappa:.2f}" if kappa is not None
                                                                     else ""))
-    for sample_id in r["open_ids"][:20]:
-        click.echo(f"  open: {sample_id}")
+    if r["open_why"]:
+        click.echo("open because: " + ", ".join(f"{why} {n:,}" for why, n in sorted(r["open_why"].items())))
+    for sample_id, why in r["open_examples"].items():
+        click.echo(f"  {sample_id}: " + "; ".join(why.values()))
+    if r["decided"]:
+        click.echo("`curate build` applies the decisions (fixes, rejects) to the next release")
 
 
 @review.command("pull")
@@ -582,8 +587,9 @@ def review_pull(workspace: str, url: str, token_env: str, kind: str, as_json: bo
     from curation.workspace import Workspace
 
     result = _review_call("pull", Workspace(workspace), url, _token(token_env), kind)
-    _emit(result, as_json, lambda r: (click.echo(f"{r['pulled_new']:,} new and {r['pulled_changed']:,} changed "
-                                                 "annotations pulled"), _render_review_status(r)))
+    _emit(result, as_json, lambda r: (click.echo(f"{r['pulled_new']:,} new, {r['pulled_changed']:,} changed and "
+                                                 f"{r['pulled_retracted']:,} deleted annotations pulled"),
+                                      _render_review_status(r)))
 
 
 @review.command("status")

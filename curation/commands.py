@@ -12,9 +12,10 @@ SAMPLE_STAGES = ("rules", "sql", "adversarial", "phrase", "questions")  # stages
 
 
 def sample_datasets(workspace: Workspace) -> list:
-    """The workspace's samples: the release's selection once `select` (and `classify`, `vote`) has
-    run, else every generated sample."""
-    selected = workspace.current("vote") or workspace.current("classify") or workspace.current("select")
+    """The workspace's samples: the release's selection once `select` (and `classify`, `vote`,
+    `review`) has run, else every generated sample."""
+    selected = (workspace.current("review") or workspace.current("vote") or workspace.current("classify")
+                or workspace.current("select"))
     return selected or [d for stage in SAMPLE_STAGES for d in workspace.current(stage)]
 
 

@@ -10,6 +10,7 @@
     [select]           which samples a release holds, and the splits
     [classify]         the task of each LLM-written or imported question, checked (needs [models.classifier])
     [vote]             three-model voting (needs [models.candidate_1..3]) on samples no rule computed
+    [review]           human review: `required = true` holds back samples still waiting for a decision
     [contracts]        split size bounds for the data contracts
     [release]          name, version, serializations
 
@@ -22,7 +23,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "clean", "generate", "select", "classify", "vote", "contracts", "release", "models"}
+KNOWN_SECTIONS = {"build", "clean", "generate", "select", "classify", "vote", "review", "contracts", "release",
+                  "models"}
 
 
 def load_config(path: str | None) -> dict[str, Any]:

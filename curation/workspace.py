@@ -59,6 +59,16 @@ class Workspace:
             state[key] = value
         atomic_write_json(self.state_path, state)
 
+    def drop_current(self, stage: str) -> None:
+        """Nothing stands for `stage` any more (a build that no longer runs it), nor for what it fed."""
+        from curation.pipeline import downstream
+
+        state = self.state()
+        if stage in state["current"]:
+            for name in (stage, *downstream(stage)):
+                state["current"].pop(name, None)
+            atomic_write_json(self.state_path, state)
+
     @contextmanager
     def lock(self) -> Iterator[None]:
         """One writer at a time: a second `curate` on the same workspace fails fast and says why."""

@@ -138,6 +138,11 @@ def write_release(inputs: ReleaseInputs, releases_root: Path, config: dict[str, 
     import fcntl
 
     s = settings(config)
+    if inputs.build.get("config", {}).get("review", {}).get("required"):
+        waiting = samples_waiting_for_review(inputs.sample_files)
+        if waiting:
+            raise ValueError(f"[review] required = true, but {waiting:,} samples are still waiting for review "
+                             "(queued or pending): the release refuses them")
     folder = releases_root / s["name"]
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as lock:
@@ -148,6 +153,20 @@ def write_release(inputs: ReleaseInputs, releases_root: Path, config: dict[str, 
         for stale in folder.glob(".*.tmp-*"):  # left by a killed build (the lock says none is running)
             shutil.rmtree(stale, ignore_errors=True)
         return _write_locked(inputs, folder, s, progress, executor)
+
+
+def samples_waiting_for_review(sample_files: list[str]) -> int:
+    """How many samples a check queued for human review, or Label Studio holds, with no decision yet."""
+    import duckdb
+
+    if not sample_files:
+        return 0
+    con = duckdb.connect()
+    try:
+        return con.execute("SELECT count(*) FROM read_parquet(?) WHERE provenance['review'] IN ('queued', 'pending')",
+                           [sample_files]).fetchall()[0][0]
+    finally:
+        con.close()
 
 
 def _write_locked(inputs: ReleaseInputs, folder: Path, s: dict[str, Any], progress: Any,
@@ -485,7 +504,12 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
     for stage, info in stages.items():
         lines.append(f"- **{stage}** (`{info.get('dataset', '')}`): {_stage_line(stage, reports.get(stage, {}))}")
     lines += ["", "Quality labels: `rule-based` (a template's executed answer), `executed` (an executed SQL "
-              "query), `declared-keys` / `inferred-keys` (key selection, by where the keys came from).", ""]
+              "query), `declared-keys` / `inferred-keys` (key selection, by where the keys came from), "
+              "`human-annotated` (accepted or fixed by annotators).", ""]
+    rejected = reports.get("review", {}).get("rejected", [])
+    if rejected:
+        table("Removed by human review", ["sample", "task", "reasons", "annotators"],
+              [[r["id"], r["task"], "; ".join(r["reasons"]), ", ".join(r["annotators"])] for r in rejected])
     lines += ["## Sources and licences", ""]
     table("Tables by source", ["source", "licence", "tables"],
           [[r["source"], r["licence"] or "not stated by the source", r["tables"]] for r in manifest["sources"]])
@@ -537,9 +561,19 @@ def _stage_line(stage: str, report: dict[str, Any]) -> str:
     if stage == "adversarial":
         return (f"{report.get('samples', 0):,} of {report.get('chains', 0):,} reasoning chains got LLM-written long and "
                 "short questions that a discriminator passed (TReB's generator/discriminator loop)")
+    if stage == "review":
+        applied = report.get("applied", {})
+        line = (f"human review in Label Studio: {applied.get('accept', 0):,} samples accepted, {applied.get('fix', 0):,} "
+                f"gold answers fixed (the old one kept in provenance), {applied.get('reject', 0):,} samples rejected")
+        waiting = report.get("open", 0) + report.get("queued_not_pushed", 0)
+        if report.get("required"):
+            return line + f"; review required: {report.get('held_back', 0):,} samples still waiting were held back"
+        return line + (f"; {waiting:,} samples still waiting for review are included as they were" if waiting else "")
     if stage == "verify":
         return (f"{report.get('matched', 0):,} of {report.get('checked', 0):,} programs re-executed to their gold "
-                f"answer ({report.get('mismatch_count', 0)} mismatches, {report.get('error_count', 0)} errors)")
+                f"answer ({report.get('mismatch_count', 0)} mismatches, {report.get('error_count', 0)} errors"
+                + (f"; {report['human_fixed']:,} gold answers fixed by annotators differ from their program"
+                   if report.get("human_fixed") else "") + ")")
     if stage == "contracts":
         passed = sum(1 for e in report.get("expectations", []) if e["success"])
         return f"{passed} of {len(report.get('expectations', []))} data-contract expectations met (Great Expectations)"

@@ -15,13 +15,13 @@ The prompts are data: `generators/prompts/llm_writing.toml`. Replies are cached 
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from curation.answers import parse_typed_answer
 from curation.config import with_defaults
 from curation.llm.client import object_schema, require_replies
 from curation.pipeline.stage import Plan, Stage, merge_counts
@@ -175,41 +175,6 @@ class PhraseStage(Stage):
 
 
 # ------------------------------------------------------------------------------ questions (RealHiTBench)
-
-_NUMBER = re.compile(r"^[-+]?\d[\d,]*(\.\d+)?$")
-
-
-def parse_typed_answer(value: Any, answer_type: str) -> Any:
-    """A model's answer held to the task's answer type (ValueError says why not)."""
-    if answer_type == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
-            return value.strip().lower() in ("true", "yes")
-        raise ValueError(f"the answer must be true or false, got {value!r}")
-    if answer_type == "number":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str) and _NUMBER.match(value.strip()):
-            number = float(value.strip().replace(",", ""))
-            return int(number) if number.is_integer() else number
-        raise ValueError(f"the answer must be a number, got {value!r}")
-    if answer_type == "list":
-        if isinstance(value, list) and value and all(isinstance(v, (str, int, float)) for v in value):
-            return value
-        raise ValueError(f"the answer must be a non-empty list of values, got {value!r}")
-    if answer_type == "chart":
-        if (isinstance(value, dict) and isinstance(value.get("chart_type"), str) and isinstance(value.get("x"), list)
-                and isinstance(value.get("y"), list) and value["x"] and len(value["x"]) == len(value["y"])
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value["y"])):
-            return {"chart_type": value["chart_type"], "x": value["x"], "y": value["y"]}
-        raise ValueError('the answer must be {"chart_type": ..., "x": [...], "y": [numbers of the same length]}')
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    raise ValueError(f"the answer must be non-empty text, got {value!r}")
-
 
 # what a structured-output server is held to, per answer type (parse_typed_answer checks the rest)
 ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {

@@ -8,12 +8,13 @@ import json
 import pyarrow as pa
 import pytest
 
+from curation.answers import parse_typed_answer
 from curation.llm import BACKENDS
 from curation.pipeline.executor import LocalExecutor
 from curation.pipeline.runner import run_stage
 from curation.sample import Program, Sample
 from curation.table import Table
-from generators.llm_writing import compared_values, parse_typed_answer
+from generators.llm_writing import compared_values
 from tests.canned_backend import CannedBackend
 from tests.files import finished_dataset
 

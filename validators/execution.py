@@ -27,7 +27,10 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
     """Re-run the programs of samples[start:stop] of one file (a worker task).
 
     With `verdicts`, append (sample id, verdict, detail) for every sample checked: verdict is
-    match, mismatch, error or no_program; detail is the computed answer (JSON) or the error."""
+    match, mismatch, error or no_program; detail is the computed answer (JSON) or the error.
+    A gold an annotator fixed (`provenance["review"] == "fixed"`) that its program no longer
+    computes is `human_fixed`, not a mismatch: the person has the last word, and the report
+    counts these apart."""
     from curation.answers import answers_match
     from curation.programs import ProgramError, ProgramRunner
     from curation.sample import Program
@@ -40,7 +43,7 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
     runner = ProgramRunner()
     tables: dict[str, Any] = {}
     formats = {k: t.format for k, t in tasks().items()}
-    out: dict[str, Any] = {"checked": 0, "matched": 0, "skipped": 0, "no_program": 0, "by_task": {},
+    out: dict[str, Any] = {"checked": 0, "matched": 0, "skipped": 0, "no_program": 0, "human_fixed": 0, "by_task": {},
                            "mismatches": [], "errors": [], "mismatch_count": 0, "error_count": 0}
 
     def table(table_id: str) -> Any:
@@ -86,11 +89,14 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
                                           "error": str(e)})
                 continue
             matched = answers_match(gold, computed, rule)
+            fixed = not matched and provenance.get("review") == "fixed"
             if verdicts is not None:
-                verdicts.append((row["id"], "match" if matched else "mismatch",
+                verdicts.append((row["id"], "match" if matched else "human_fixed" if fixed else "mismatch",
                                  json.dumps(computed, ensure_ascii=False, default=str)))
             if matched:
                 out["matched"] += 1
+            elif fixed:
+                out["human_fixed"] += 1
             else:
                 out["mismatch_count"] += 1
                 task_counts["mismatched"] += 1

@@ -14,13 +14,14 @@ STAGES = Registry("stage", {
     "classify": "validators.classify:ClassifyStage",
     "select": "exports.select:SelectStage",
     "vote": "validators.voting:VoteStage",
+    "review": "annotation.apply:ReviewStage",
     "verify": "validators.execution:VerifyStage",
     "contracts": "validators.contracts:ContractsStage",
 })
 
 # the order data flows in: where two stages hold a copy of the same record, the later one wins
 PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "adversarial", "phrase", "questions", "select", "classify", "vote",
-                  "verify", "contracts")
+                  "review", "verify", "contracts")
 
 # the stages each stage reads: when a stage's current output changes, every stage downstream of it
 # stops being current (it was computed from the old output)
@@ -28,8 +29,9 @@ STAGE_INPUTS: dict[str, tuple[str, ...]] = {
     "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",), "adversarial": ("rules", "clean"),
     "phrase": ("sql", "clean"), "questions": ("clean",),
     "select": ("rules", "sql", "adversarial", "phrase", "questions"), "classify": ("select",),
-    "vote": ("select", "classify", "clean", "rules"), "verify": ("select", "classify", "vote", "clean", "rules"),
-    "contracts": ("select", "classify", "vote", "verify", "clean", "rules"),
+    "vote": ("select", "classify", "clean", "rules"), "review": ("select", "classify", "vote"),
+    "verify": ("select", "classify", "vote", "review", "clean", "rules"),
+    "contracts": ("select", "classify", "vote", "review", "verify", "clean", "rules"),
 }
 
 
