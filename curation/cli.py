@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -123,12 +124,26 @@ def show(workspace: str, as_json: bool, examples: int) -> None:
 
 
 @main.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(exists=True))
 @json_option
-def inspect(file: str, as_json: bool) -> None:
-    """Read one FILE and print its tables: sheets, caption, notes and header tree."""
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="RealHiTBench's QA file (FileName, CompStrucCata): with a FILE that is a folder of "
+                   "spreadsheets, compare the detected structures with the authors' categories.")
+def inspect(file: str, as_json: bool, labels: str | None) -> None:
+    """Read one FILE and print its tables (sheets, caption, notes, header tree) and the complex
+    structures of its spreadsheets, each with evidence and its RealHiTBench category."""
     from curation.commands import inspect_file
 
+    if labels:
+        from curation.sources.structure import compare_with_labels
+
+        try:
+            _emit(compare_with_labels(file, labels), as_json, _render_structure_comparison)
+        except ValueError as e:
+            raise click.ClickException(str(e)) from None
+        return
+    if os.path.isdir(file):
+        raise click.UsageError(f"{file} is a folder: inspect one file, or compare a folder with --labels")
     _emit(inspect_file(file), as_json, _render_inspect)
 
 
@@ -927,8 +942,28 @@ def _render_inspect(result: dict[str, Any]) -> None:
         for node in t["header"]:
             console.print(f"  ({node['axis']}, {node['level']}, {node['start']}, {node['end']}) {node['text']}",
                           highlight=False)
+    for s in result.get("structures", []):
+        console.print(f"[bold]{s['type']}[/]{' (' + s['kind'] + ')' if s.get('kind') else ''} "
+                      f"-> {s['realhitbench_category']} sheet={s['sheet']!r}: {s.get('detail', '')}; "
+                      f"evidence {', '.join(s['evidence'][:6])}", highlight=False)
     for f in result.get("skipped", []):
         console.print(f"[yellow]skipped[/] {f.get('sheet', '')}: {f['reason']}", highlight=False)
+
+
+def _render_structure_comparison(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    table = RichTable(title=f"{result['tables']} spreadsheets against {result['labels']}")
+    for column in ("category", "labelled", "detected", "hits", "precision", "recall"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for name, c in result["categories"].items():
+        table.add_row(name, str(c["labelled"]), str(c["detected"]), str(c["hits"]),
+                      "-" if c["precision"] is None else f"{c['precision']:.2f}",
+                      "-" if c["recall"] is None else f"{c['recall']:.2f}")
+    _console().print(table)
+    for name, c in result["categories"].items():
+        if c["missed"]:
+            click.echo(f"{name} missed: {', '.join(c['missed'])}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -156,8 +156,13 @@ def inspect_file(path: str) -> dict[str, Any]:
             "header": r.header_tree(),
         })
     sheets = sorted({t["sheet"] for t in tables})
-    return {"path": path, "reader": unit.reader, "sheets": sheets, "tables": tables, "databases": databases,
-            "skipped": skipped}
+    structures = []
+    if unit.reader == "xlsx":
+        from curation.sources.xlsx import sheet_structures
+
+        structures = [{"sheet": s["sheet"], **found} for s in sheet_structures(path) for found in s["structures"]]
+    return {"path": path, "reader": unit.reader, "sheets": sheets, "structures": structures, "tables": tables,
+            "databases": databases, "skipped": skipped}
 
 
 def run_generate_rules(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,

@@ -38,6 +38,8 @@ class Grid:
     indents: dict[tuple[int, int], int] = field(default_factory=dict)
     header_rows: int | None = None  # declared by the source, counted from the grid's first row
     origin: tuple[int, int] = (0, 0)  # sheet row/column of values[0][0], for cell ranges
+    fills: dict[tuple[int, int], str] = field(default_factory=dict)  # background colours, when read
+    bold: set[tuple[int, int]] = field(default_factory=set)  # bold cells, when read
 
 
 def filled(v: Any) -> bool:
@@ -114,8 +116,11 @@ def split_tables(grid: Grid) -> list[Grid]:
     for first, last, _ in groups:
         merges = [(m[0] - first, m[1], m[2] - first, m[3]) for m in grid.merges if first <= m[0] and m[2] <= last]
         indents = {(rr - first, c): v for (rr, c), v in grid.indents.items() if first <= rr <= last}
+        fills = {(rr - first, c): v for (rr, c), v in grid.fills.items() if first <= rr <= last}
+        bold = {(rr - first, c) for rr, c in grid.bold if first <= rr <= last}
         out.append(Grid(values=values[first:last + 1], merges=merges, indents=indents,
-                        header_rows=grid.header_rows, origin=(grid.origin[0] + first, grid.origin[1])))
+                        header_rows=grid.header_rows, origin=(grid.origin[0] + first, grid.origin[1]), fills=fills,
+                        bold=bold))
     return out
 
 
@@ -179,6 +184,9 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
         first_body = None
         for r in range(top, bottom + 1):
             cells = [cell(r, c) for c in data_cols if filled(cell(r, c))]
+            if not cells and r > top and filled(cell(r, first_col)) and (r, first_col) not in covered:
+                first_body = r  # a label alone in the stub below the header: a section row heading the body
+                break
             if not cells or sum(is_number(v) for v in cells) * 2 < len(cells):
                 continue
             if r < bottom and all(_is_year(v) for v in cells if is_number(v)):

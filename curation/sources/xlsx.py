@@ -45,10 +45,14 @@ def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
         raise SourceError(path, "no sheet holds a grid of cells")
 
 
-def sheet_grid(sheet) -> Grid:  # type: ignore[no-untyped-def]
+def sheet_grid(sheet, colours: bool = False) -> Grid:  # type: ignore[no-untyped-def]
+    """The sheet's cells; with `colours`, each filled cell's background colour and boldness too
+    (structure detection)."""
     min_row, min_col = sheet.min_row, sheet.min_column
     values: list[list] = []
     indents: dict[tuple[int, int], int] = {}
+    fills: dict[tuple[int, int], str] = {}
+    bold: set[tuple[int, int]] = set()
     for r, row in enumerate(sheet.iter_rows(min_row=min_row, max_row=sheet.max_row,
                                             min_col=min_col, max_col=sheet.max_column)):
         out = []
@@ -56,8 +60,59 @@ def sheet_grid(sheet) -> Grid:  # type: ignore[no-untyped-def]
             out.append(cell.value)
             if cell.value is not None and cell.alignment is not None and cell.alignment.indent:
                 indents[(r, c)] = int(cell.alignment.indent)
+            if colours and cell.value is not None:
+                colour = background(cell)
+                if colour:
+                    fills[(r, c)] = colour
+                if cell.font is not None and cell.font.bold:
+                    bold.add((r, c))
         values.append(out)
     merges = []
     for rng in sheet.merged_cells.ranges:
         merges.append((rng.min_row - min_row, rng.min_col - min_col, rng.max_row - min_row, rng.max_col - min_col))
-    return Grid(values=values, merges=merges, indents=indents, origin=(min_row - 1, min_col - 1))
+    return Grid(values=values, merges=merges, indents=indents, origin=(min_row - 1, min_col - 1), fills=fills,
+                bold=bold)
+
+
+WHITE = ("FFFFFFFF", "00FFFFFF", "00000000")
+
+
+def background(cell) -> str:  # type: ignore[no-untyped-def]
+    """A solid fill's colour ("FFC7CE", "theme 4", "indexed 22"), or "" for none or white."""
+    fill = cell.fill
+    if fill is None or fill.fill_type != "solid" or fill.fgColor is None:
+        return ""
+    colour = fill.fgColor
+    if colour.type == "rgb":
+        return "" if not isinstance(colour.rgb, str) or colour.rgb.upper() in WHITE else colour.rgb[-6:].upper()
+    if colour.type == "theme":
+        return "" if colour.theme == 0 and not colour.tint else f"theme {colour.theme}"
+    if colour.type == "indexed":
+        return "" if colour.indexed in (9, 64) else f"indexed {colour.indexed}"
+    return ""
+
+
+def sheet_structures(path: str) -> list[dict]:
+    """Per sheet: its tables and their complex structures with evidence (`curate inspect`)."""
+    import openpyxl
+
+    from curation.sources.structure import Part, sheet_structures as detect
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        workbook = openpyxl.load_workbook(path, data_only=True)
+    stem = Path(path).stem
+    out = []
+    for sheet in workbook.worksheets:
+        base = stem if len(workbook.worksheets) == 1 else f"{stem} / {sheet.title}"
+        grids = split_tables(sheet_grid(sheet, colours=True))
+        parts = []
+        for k, grid in enumerate(grids):
+            name = base if len(grids) == 1 else f"{base} #{k + 1}"
+            try:
+                parts.append(Part(grid, grid_to_table(grid, name, Provenance(source="xlsx", path=path,
+                                                                              sheet=sheet.title))))
+            except NoGrid:
+                continue
+        out.append({"sheet": sheet.title, "structures": [s.as_dict() for s in detect(parts)] if parts else []})
+    return out

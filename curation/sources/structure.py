@@ -1,0 +1,380 @@
+"""Complex-structure detection on a spreadsheet, with evidence, in RealHiTBench's terms.
+
+RealHiTBench sorts hierarchical tables into complex-structure categories. Each structure found
+here names its type, the cell ranges that show it (A1 notation, so a person can look), and the
+category RealHiTBench uses for it, so results can be compared with the published labels:
+
+| type | what it looks like | RealHiTBench category |
+| --- | --- | --- |
+| hierarchical_column_header | two or more header rows (merged or stacked) | ColumnHeaderMerge |
+| hierarchical_row_header, `multi_column` | several classifying stub columns, the outer ones merged or blank below a label | MultiColumnClassified |
+| hierarchical_row_header, `section_rows` / `indentation` | a row that holds only a label (or a bold group label, or a repeated header row with a new label) and heads the rows below it, or indented labels | SingleRowClassified |
+| nested_subtables | the body split into blocks (blank rows, repeated header rows, stacked tables of one shape) | ContentCompound |
+| multi_table | several grids of different shapes on one sheet, or header blocks repeated side by side | StructureCompound |
+| notes | text outside the grid beyond its title | ExternalSupply |
+| background_color | body cells filled in colours that single some of them out | BackgroundColor |
+
+The rules read the sheet as `sources.grid` parsed it (tables, header levels, merges, indents)
+and the cell fills; each is a few lines and explainable. A table may show several structures;
+RealHiTBench labels each table with one category, so precision against its labels is low by
+construction, and recall is the number to watch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from curation.sources.grid import Grid, column_letter, filled, is_number
+
+CATEGORIES = {
+    "hierarchical_column_header": "ColumnHeaderMerge",
+    "multi_column": "MultiColumnClassified",
+    "section_rows": "SingleRowClassified",
+    "indentation": "SingleRowClassified",
+    "nested_subtables": "ContentCompound",
+    "multi_table": "StructureCompound",
+    "notes": "ExternalSupply",
+    "background_color": "BackgroundColor",
+}
+REALHITBENCH_CATEGORIES = ("ColumnHeaderMerge", "MultiColumnClassified", "SingleRowClassified", "ContentCompound",
+                           "StructureCompound", "ExternalSupply", "BackgroundColor")
+MAX_EVIDENCE = 12  # ranges listed per structure
+SUMMARY = re.compile(r"^(sub-?)?totals?\b|\btotals?$|^(weekly|monthly|annual|grand) total|^(avg|average|mean|sum|sd|se|"
+                     r"st\.? ?dev|stdv|stdev|sterror|std\.? ?error)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Structure:
+    type: str
+    evidence: tuple[str, ...]  # cell ranges on the sheet, e.g. "A1:F3"
+    kind: str = ""  # for hierarchical_row_header: multi_column, section_rows or indentation
+    detail: str = ""
+
+    @property
+    def realhitbench_category(self) -> str:
+        return CATEGORIES[self.kind or self.type]
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {"type": self.type, "evidence": list(self.evidence), "realhitbench_category": self.realhitbench_category}
+        if self.kind:
+            out["kind"] = self.kind
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+def cell_range(r0: int, c0: int, r1: int, c1: int) -> str:
+    """0-based sheet rows and columns, inclusive, as "B3:F9"."""
+    return f"{column_letter(c0)}{r0 + 1}:{column_letter(c1)}{r1 + 1}"
+
+
+@dataclass
+class Part:
+    """One table of a sheet as the structure rules see it: its grid and the parse of it."""
+
+    grid: Grid
+    table: Any  # curation.table.Table
+
+    def body_rows(self) -> tuple[int, int, int, int]:
+        """(first body row, last row, first column, last column) in the part grid's coordinates."""
+        values = self.grid.values
+        rng = self.table.provenance.cell_range  # "B3:F20", sheet coordinates
+        top = int("".join(ch for ch in rng.split(":")[0] if ch.isdigit())) - 1 - self.grid.origin[0]
+        bottom = int("".join(ch for ch in rng.split(":")[1] if ch.isdigit())) - 1 - self.grid.origin[0]
+        cols = [c for c in range(max(len(r) for r in values)) if any(
+            c < len(values[r]) and filled(values[r][c]) for r in range(top, bottom + 1))]
+        header_rows = 0
+        r = top
+        while r <= bottom and header_rows < self.table.column_header_levels:
+            if any(c < len(values[r]) and filled(values[r][c]) for c in cols):
+                header_rows += 1
+            r += 1
+        return r, bottom, cols[0], cols[-1]
+
+
+def _filled_grid(grid: Grid) -> list[list[Any]]:
+    """The values with each merged cell's value repeated over its area."""
+    values = [list(row) for row in grid.values]
+    for r0, c0, r1, c1 in grid.merges:
+        v = values[r0][c0] if c0 < len(values[r0]) else None
+        for r in range(r0, min(r1, len(values) - 1) + 1):
+            for c in range(c0, c1 + 1):
+                if c < len(values[r]):
+                    values[r][c] = v
+    return values
+
+
+def _data_columns(values: list[list[Any]], rows: range, cols: range) -> list[int]:
+    """Columns whose filled body cells are mostly numbers."""
+    out = []
+    for c in cols:
+        cells = [values[r][c] for r in rows if c < len(values[r]) and filled(values[r][c])]
+        if cells and sum(is_number(v) for v in cells) * 2 >= len(cells):
+            out.append(c)
+    return out
+
+
+def part_structures(part: Part) -> list[Structure]:
+    grid, table = part.grid, part.table
+    r0, c0 = grid.origin
+    out: list[Structure] = []
+    first_body, bottom, first_col, last_col = part.body_rows()
+    top = first_body
+    while top > 0 and any(filled(v) for v in grid.values[top - 1]):
+        top -= 1
+    if table.column_header_levels > 1:
+        header_top, seen = first_body, 0
+        while header_top > 0 and seen < table.column_header_levels:
+            header_top -= 1
+            seen += any(filled(v) for v in grid.values[header_top][first_col:last_col + 1])
+        merged = [m for m in grid.merges if m[0] < first_body and m[3] > m[1]]
+        out.append(Structure("hierarchical_column_header", (cell_range(r0 + header_top, c0 + first_col, r0 + first_body - 1,
+                                                                      c0 + last_col),),
+                             detail=f"{table.column_header_levels} header levels"
+                             + (f", {len(merged)} merged header cells" if merged else ", stacked")))
+        repeated = _repeated_blocks(table)
+        if repeated:
+            out.append(Structure("multi_table", tuple(repeated[:MAX_EVIDENCE]),
+                                 detail="header blocks repeated side by side"))
+
+    raw = grid.values
+    rows = range(first_body, bottom + 1)
+    stub_end = _stub_end(raw, rows, first_col, last_col)
+    data_cols = list(range(stub_end + 1, last_col + 1))
+    cell = lambda r, c: raw[r][c] if c < len(raw[r]) else None  # noqa: E731
+
+    # several classifying stub columns: merged or sparse (a label, blank below it) beside another
+    why = ("grouping columns" if "multi_column_row_header" in table.structure
+           else "a classifying column merged over several rows" if _merged_column(grid, first_body, last_col)
+           else "a sparse stub column beside another" if _sparse_first_column(raw, rows, first_col, stub_end)
+           else "a stub column whose values run over several rows of the next" if _runs_in_first_column(
+               raw, rows, first_col, stub_end)
+           else "")
+    if why:
+        out.append(Structure("hierarchical_row_header", (cell_range(r0 + first_body, c0 + first_col, r0 + bottom,
+                                                                    c0 + max(stub_end, first_col + 1)),),
+                             kind="multi_column", detail=why))
+
+    # rows holding only a label (or a bold group label) that head the rows below them
+    sections, bold_groups = [], []
+    for r in rows:
+        stub = [c for c in range(first_col, stub_end + 1) if filled(cell(r, c))]
+        data = [c for c in data_cols if filled(cell(r, c))]
+        below = [x for x in range(r + 1, min(r + 4, bottom + 1)) if any(filled(cell(x, c)) for c in data_cols)]
+        if stub and not data and below:
+            sections.append(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col))
+        elif stub and (r, stub[0]) in grid.bold:
+            bold_groups.append(r)
+    # a label-only row at the bottom of the header (the parser took it for a header level) heads the body
+    for r in range(first_body - 1, max(first_body - table.column_header_levels, 0), -1):
+        if [c for c in range(first_col, last_col + 1) if filled(cell(r, c))] != [first_col]:
+            break
+        sections.append(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col))
+    # summary rows (average, total, ...) closing group after group: each marks off the rows above it
+    closing = [r for r in rows if any(SUMMARY.match(str(cell(r, c)).strip()) for c in range(first_col, stub_end + 1)
+                                      if filled(cell(r, c)))]
+    if len(closing) >= 2 and closing[-1] - closing[0] > len(closing):
+        sections += [cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) for r in closing
+                     if cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) not in sections]
+    stub_rows = [r for r in rows if filled(cell(r, first_col))]
+    if 2 <= len(bold_groups) < len(stub_rows) // 2 and r0 + bold_groups[0] >= 0:
+        sections += [cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) for r in bold_groups]
+    if sections and data_cols:
+        out.append(Structure("hierarchical_row_header", tuple(sorted(sections, key=_row_of)[:MAX_EVIDENCE]),
+                             kind="section_rows", detail=f"{len(sections)} section rows"
+                             + (f" ({len(bold_groups)} bold group rows)" if bold_groups and len(bold_groups) >= 2
+                                else "")))
+    indents = sorted({v for (r, c), v in grid.indents.items() if first_body <= r <= bottom and c <= stub_end})
+    if indents:
+        at = sorted(r for (r, c), v in grid.indents.items() if first_body <= r <= bottom and c <= stub_end)
+        out.append(Structure("hierarchical_row_header", (cell_range(r0 + at[0], c0 + first_col, r0 + at[-1],
+                                                                    c0 + stub_end),),
+                             kind="indentation", detail=f"indent levels {', '.join(map(str, indents))}"))
+
+    # the body split into blocks by blank rows
+    blocks, start = [], None
+    for r in rows:
+        if any(filled(v) for v in grid.values[r][first_col:last_col + 1]):
+            start = r if start is None else start
+        elif start is not None:
+            blocks.append((start, r - 1))
+            start = None
+    if start is not None:
+        blocks.append((start, bottom))
+    if len(blocks) > 1 and all(e - s >= 1 for s, e in blocks):
+        out.append(Structure("nested_subtables", tuple(cell_range(r0 + s, c0 + first_col, r0 + e, c0 + last_col)
+                                                       for s, e in blocks[:MAX_EVIDENCE]),
+                             detail=f"{len(blocks)} blocks separated by blank rows"))
+
+    # notes outside the grid (beyond the title)
+    if table.notes:
+        text_rows = [r for r in range(len(grid.values)) if any(filled(v) for v in grid.values[r])]
+        above = [r for r in text_rows if r < top]
+        note_rows = above[:-1] + [r for r in text_rows if r > bottom]  # the nearest line above is the title
+        if note_rows:
+            out.append(Structure("notes", tuple(cell_range(r0 + r, c0, r0 + r, c0 + max(
+                c for c, v in enumerate(grid.values[r]) if filled(v)))
+                                                for r in note_rows[:MAX_EVIDENCE]),
+                                 detail=f"{len(table.notes)} notes"))
+
+    # coloured body cells that single some out
+    fills = getattr(grid, "fills", {}) or {}
+    coloured = sorted((r, c) for (r, c), colour in fills.items() if first_body <= r <= bottom and colour)
+    body_cells = sum(1 for r in rows for c in range(first_col, last_col + 1))
+    if coloured and len(coloured) < body_cells:
+        out.append(Structure("background_color", tuple(_ranges(coloured, r0, c0)[:MAX_EVIDENCE]),
+                             detail=f"{len(coloured)} coloured body cells in "
+                                    f"{len({fills[rc] for rc in coloured})} colours"))
+    return out
+
+
+def _stub_end(raw: list[list[Any]], rows: range, first_col: int, last_col: int) -> int:
+    """The last stub column: the leading columns whose filled cells are mostly text (or years)."""
+    from curation.sources.grid import _is_year
+
+    end = first_col
+    for c in range(first_col, last_col):
+        cells = [raw[r][c] for r in rows if c < len(raw[r]) and filled(raw[r][c])]
+        numbers = [v for v in cells if is_number(v) and not _is_year(v)]
+        if cells and len(numbers) * 2 < len(cells):
+            end = c
+        elif c > first_col or cells:
+            break
+    return end
+
+
+def _row_of(rng: str) -> int:
+    return int("".join(ch for ch in rng.split(":")[0] if ch.isdigit()))
+
+
+def _merged_column(grid: Grid, first_body: int, last_col: int) -> bool:
+    """A merged cell spanning several body rows in one column, with columns to its right."""
+    return any(m[0] >= first_body and m[2] > m[0] and m[1] == m[3] and m[3] < last_col for m in grid.merges)
+
+
+def _runs_in_first_column(raw: list[list[Any]], rows: range, first_col: int, stub_end: int) -> bool:
+    """The first stub column repeats a value over runs of rows in which the second one varies
+    (Year 2012 over quarters Q1-Q4)."""
+    if stub_end <= first_col:
+        return False
+    pairs = [(raw[r][first_col], raw[r][first_col + 1]) for r in rows
+             if first_col + 1 < len(raw[r]) and filled(raw[r][first_col]) and filled(raw[r][first_col + 1])]
+    runs = _runs_of([a for a, _ in pairs])
+    long = [(s, e) for s, e in runs if e > s and len({pairs[i][1] for i in range(s, e + 1)}) == e - s + 1]
+    return len(long) >= 2 and sum(e - s + 1 for s, e in long) * 2 >= len(pairs)
+
+
+def _runs_of(values: list[Any]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for i, v in enumerate(values):
+        if out and values[out[-1][0]] == v:
+            out[-1] = (out[-1][0], i)
+        else:
+            out.append((i, i))
+    return out
+
+
+def _sparse_first_column(raw: list[list[Any]], rows: range, first_col: int, stub_end: int) -> bool:
+    """The first stub column labels a run of rows (a label, blanks below) that the next one itemises."""
+    if stub_end <= first_col:
+        return False
+    first = [filled(raw[r][first_col]) if first_col < len(raw[r]) else False for r in rows]
+    second = [filled(raw[r][first_col + 1]) if first_col + 1 < len(raw[r]) else False for r in rows]
+    runs = sum(1 for i, f in enumerate(first) if f and i + 1 < len(first) and not first[i + 1] and second[i + 1])
+    return runs >= 1 and sum(second) >= 2 * max(1, sum(first)) and sum(first) >= 1
+
+
+def _repeated_blocks(table: Any) -> list[str]:
+    """Top-level column groups whose children read the same: one table's columns repeated side by side."""
+    top = [n for n in table.header if n.axis == "C" and n.level == 0 and n.end > n.start]
+    children = {}
+    for n in top:
+        texts = tuple(c.text for c in sorted(table.header, key=lambda c: c.start)
+                      if c.axis == "C" and c.level == 1 and n.start <= c.start and c.end <= n.end)
+        if texts:
+            children.setdefault(texts, []).append(n)
+    return [f"{n.text} (columns {n.start + 1}-{n.end + 1})" for group in children.values() if len(group) > 1
+            for n in group]
+
+
+def _ranges(cells: list[tuple[int, int]], r0: int, c0: int) -> list[str]:
+    """Cells as row runs: consecutive columns of one row make one range."""
+    out: list[str] = []
+    run: list[tuple[int, int]] = []
+    for r, c in cells:
+        if run and r == run[-1][0] and c == run[-1][1] + 1:
+            run.append((r, c))
+            continue
+        if run:
+            out.append(cell_range(r0 + run[0][0], c0 + run[0][1], r0 + run[-1][0], c0 + run[-1][1]))
+        run = [(r, c)]
+    if run:
+        out.append(cell_range(r0 + run[0][0], c0 + run[0][1], r0 + run[-1][0], c0 + run[-1][1]))
+    return out
+
+
+def sheet_structures(parts: list[Part]) -> list[Structure]:
+    """Every structure of one sheet: those of each table, and the tables' arrangement."""
+    out = [s for part in parts for s in part_structures(part)]
+    if len(parts) > 1:
+        heads = [tuple(n.text for n in p.table.header if n.axis == "C" and n.level == 0) for p in parts]
+        labelled = [p for p in parts if p.table.caption]
+        if len({p.table.n_cols for p in parts}) == 1 and len(labelled) >= 2 and all(
+                len(p.table.caption) <= 60 for p in labelled):
+            out.append(Structure("hierarchical_row_header", tuple(
+                f"{column_letter(p.grid.origin[1])}{p.grid.origin[0] + 1}" for p in labelled[:MAX_EVIDENCE]),
+                kind="section_rows", detail="blocks of one shape, each headed by a label row"))
+        if len({h[1:] for h in heads}) == 1 and len({h[:1] for h in heads}) == len(parts) and len(heads[0]) > 1:
+            out.append(Structure("hierarchical_row_header", tuple(p.table.provenance.cell_range.split(":")[0]
+                                                                  for p in parts[:MAX_EVIDENCE]),
+                                 kind="section_rows", detail="header rows repeated with a new label: each heads a block"))
+        shapes = {(p.table.n_cols, tuple(n.text for n in p.table.header if n.axis == "C" and n.level == 0))
+                  for p in parts}
+        widths = {p.table.n_cols for p in parts}
+        ranges = tuple(p.table.provenance.cell_range for p in parts[:MAX_EVIDENCE])
+        if len(widths) == 1 or len(shapes) < len(parts):
+            out.append(Structure("nested_subtables", ranges, detail=f"{len(parts)} stacked tables of one shape"))
+        else:
+            out.append(Structure("multi_table", ranges, detail=f"{len(parts)} tables of different shapes on one sheet"))
+    return out
+
+
+def categories(structures: list[Structure]) -> list[str]:
+    return sorted({s.realhitbench_category for s in structures})
+
+
+def compare_with_labels(folder: str, labels_file: str) -> dict[str, Any]:
+    """Precision and recall per RealHiTBench category: the structures detected in each spreadsheet
+    of `folder` (its `_swap` variants left out) against the category the authors gave it
+    (`CompStrucCata` of the questions in `labels_file`, RealHiTBench's QA JSON)."""
+    import json
+    from pathlib import Path
+
+    from curation.sources.xlsx import sheet_structures
+
+    data = json.loads(Path(labels_file).read_text())
+    questions = next(iter(data.values())) if isinstance(data, dict) else data
+    if not isinstance(questions, list) or not all(isinstance(q, dict) and "FileName" in q and "CompStrucCata" in q
+                                                  for q in questions):
+        raise ValueError(f"{labels_file}: expected RealHiTBench's questions, each with FileName and CompStrucCata")
+    gold = {q["FileName"]: q["CompStrucCata"] for q in questions}
+    detected: dict[str, list[str]] = {}
+    for path in sorted(Path(folder).glob("*.xlsx")):
+        if path.stem in gold:
+            detected[path.stem] = sorted({s["realhitbench_category"] for sheet in sheet_structures(str(path))
+                                          for s in sheet["structures"]})
+    if not detected:
+        raise ValueError(f"{folder}: no spreadsheet named in {labels_file}")
+    out: dict[str, Any] = {}
+    for category in REALHITBENCH_CATEGORIES:
+        labelled = [t for t in detected if gold[t] == category]
+        found = [t for t in detected if category in detected[t]]
+        hits = [t for t in labelled if category in detected[t]]
+        out[category] = {"labelled": len(labelled), "detected": len(found), "hits": len(hits),
+                         "precision": len(hits) / len(found) if found else None,
+                         "recall": len(hits) / len(labelled) if labelled else None,
+                         "missed": sorted(set(labelled) - set(hits))}
+    return {"folder": folder, "labels": labels_file, "tables": len(detected), "categories": out,
+            "detected": detected}
