@@ -94,28 +94,6 @@ class Part:
         return r, bottom, cols[0], cols[-1]
 
 
-def _filled_grid(grid: Grid) -> list[list[Any]]:
-    """The values with each merged cell's value repeated over its area."""
-    values = [list(row) for row in grid.values]
-    for r0, c0, r1, c1 in grid.merges:
-        v = values[r0][c0] if c0 < len(values[r0]) else None
-        for r in range(r0, min(r1, len(values) - 1) + 1):
-            for c in range(c0, c1 + 1):
-                if c < len(values[r]):
-                    values[r][c] = v
-    return values
-
-
-def _data_columns(values: list[list[Any]], rows: range, cols: range) -> list[int]:
-    """Columns whose filled body cells are mostly numbers."""
-    out = []
-    for c in cols:
-        cells = [values[r][c] for r in rows if c < len(values[r]) and filled(values[r][c])]
-        if cells and sum(is_number(v) for v in cells) * 2 >= len(cells):
-            out.append(c)
-    return out
-
-
 def part_structures(part: Part) -> list[Structure]:
     grid, table = part.grid, part.table
     r0, c0 = grid.origin
@@ -179,7 +157,7 @@ def part_structures(part: Part) -> list[Structure]:
         sections += [cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) for r in closing
                      if cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) not in sections]
     stub_rows = [r for r in rows if filled(cell(r, first_col))]
-    if 2 <= len(bold_groups) < len(stub_rows) // 2 and r0 + bold_groups[0] >= 0:
+    if 2 <= len(bold_groups) < len(stub_rows) // 2:
         sections += [cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) for r in bold_groups]
     if sections and data_cols:
         out.append(Structure("hierarchical_row_header", tuple(sorted(sections, key=_row_of)[:MAX_EVIDENCE]),
