@@ -283,7 +283,7 @@ def recheck(file: str, as_json: bool) -> None:
 @click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
               help="Folder that holds the releases (<name>/<version>/).")
 @click.option("--until", default=None, help="Stop after this step (ingest, clean, rules, sql, adversarial, phrase, "
-                                            "questions, select, classify, vote, verify, contracts).")
+                                            "questions, select, classify, vote, review, verify, contracts).")
 @workers_option
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
