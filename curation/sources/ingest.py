@@ -21,7 +21,7 @@ MAX_BYTES_PER_PART = 16 << 20
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "2"  # 2: SQLite values kept exactly as stored (whitespace, "NA")
+    version = "3"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body
     outputs = ("tables", "databases")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
