@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from curation.config import with_defaults
@@ -40,11 +39,6 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(out["required"], bool):
         raise ValueError(f"[review] required must be true or false, got {out['required']!r}")
     return out
-
-
-def workspace_root(dataset: Any) -> Path:
-    """The workspace a stage dataset lives in (`<workspace>/stages/<dataset>`)."""
-    return Path(dataset.path).parent.parent
 
 
 def pseudonym(annotator: str) -> str:
@@ -89,7 +83,7 @@ class ReviewStage(Stage):
         from annotation.review import review_snapshot, reviewed_samples, snapshot_digest
 
         s = settings(config)
-        snapshot = review_snapshot(workspace_root(inputs[0]))
+        snapshot = review_snapshot(inputs[0].workspace_root)
         if snapshot_digest(snapshot) != s["decisions"]:
             raise ValueError("the review decisions changed while the build ran (a `curate review pull`?): "
                              "build again to apply them")

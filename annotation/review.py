@@ -112,12 +112,17 @@ class ReviewState:
 # ------------------------------------------------------------------------------ the queue
 
 
+def checked_datasets(workspace: Any) -> list[Any]:
+    """The samples the checks left: the current output of the latest of vote, classify, select."""
+    return next((d for d in (workspace.current(s) for s in CHECK_STAGES) if d), [])
+
+
 def review_queue(workspace: Any, audit_rate: float = 0.0, seed: int = 0) -> list[tuple[Any, str]]:
     """(sample, reason) for every sample the checks queued for review, plus an audit sample of
     high-quality ones at `audit_rate` (chosen by content hash: the same ones every time)."""
     from curation.pipeline.rng import record_seed
 
-    datasets = next((d for d in (workspace.current(s) for s in CHECK_STAGES) if d), None)
+    datasets = checked_datasets(workspace)
     if not datasets:
         raise ReviewError(f"{workspace.root}: no checked samples to review (run `curate build` first)")
     out = []
@@ -386,9 +391,8 @@ def outcome(reviewed: dict[str, Any], answer_type: str | None) -> dict[str, Any]
 def _answer_types(workspace: Any) -> dict[str, str]:
     import pyarrow.parquet as pq
 
-    datasets = next((d for d in (workspace.current(s) for s in CHECK_STAGES) if d), [])
     out: dict[str, str] = {}
-    for dataset in datasets:
+    for dataset in checked_datasets(workspace):
         for path in dataset.files("samples"):
             columns = pq.read_table(path, columns=["id", "answer_type"]).to_pydict()
             out.update(zip(columns["id"], columns["answer_type"]))
@@ -409,9 +413,9 @@ def status(workspace: Any, kind: str = "answer") -> dict[str, Any]:
     outcomes = {sample_id: outcome(r, types.get(sample_id)) for sample_id, r in reviewed.items()}
     verdicts = Counter(o["verdict"] for o in outcomes.values())
     open_ids = sorted(s for s, o in outcomes.items() if o["verdict"] == "open")
-    decided = sample_decisions(state.decisions(kind))
-    several = [d for d in decided.values() if d["agreement"] is not None]
-    return {"kind": kind, "project_id": state.project(kind), "pushed": len(state.pushed(kind)),
+    several = [r["decisions"][kind] for r in reviewed.values()
+               if kind in r["decisions"] and r["decisions"][kind]["agreement"] is not None]
+    return {"kind": kind, "project_id": state.project(kind), "pushed": len(snapshot["pushed"].get(kind, [])),
             "samples": len(outcomes), "decided": len(outcomes) - len(open_ids), "verdicts": dict(verdicts),
             "open": len(open_ids), "open_ids": open_ids,
             "open_why": dict(Counter(code for s in open_ids for code in outcomes[s]["why"])),

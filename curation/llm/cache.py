@@ -24,7 +24,7 @@ CACHE_FILE = "llm-cache.sqlite"
 def workspace_cache(dataset: Any) -> str:
     """The workspace's response cache (`<workspace>/llm-cache.sqlite`), found from any of its stage
     datasets (`<workspace>/stages/<dataset>`)."""
-    return str(Path(dataset.path).parent.parent / CACHE_FILE)
+    return str(dataset.workspace_root / CACHE_FILE)
 
 
 def cache_key(identity: dict[str, Any], request: ChatRequest) -> str:

@@ -79,6 +79,11 @@ class Dataset:
         return self.path.name.rsplit("-", 1)[1]
 
     @property
+    def workspace_root(self) -> Path:
+        """The workspace this dataset lives in (`<workspace>/stages/<dataset>`)."""
+        return self.path.parent.parent
+
+    @property
     def complete(self) -> bool:
         return (self.path / COMPLETE).exists()
 

@@ -14,6 +14,21 @@ from curation.table import Provenance, Table
 
 def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
     """One Table per sheet that holds a grid; sheets without one are listed in `skipped`."""
+    found = 0
+    for sheet, parts in sheet_tables(path):
+        for _, table in parts:
+            if isinstance(table, NoGrid):
+                if skipped is not None:
+                    skipped.append({"path": path, "sheet": sheet, "reason": f"sheet has no grid: {table}"})
+                continue
+            found += 1
+            yield table
+    if not found:
+        raise SourceError(path, "no sheet holds a grid of cells")
+
+
+def sheet_tables(path: str, colours: bool = False) -> Iterator[tuple[str, list[tuple[Grid, Table | NoGrid]]]]:
+    """Per sheet: its stacked tables, each as (grid, Table), or (grid, NoGrid) where the cells hold none."""
     import openpyxl
     from openpyxl.utils.exceptions import InvalidFileException
 
@@ -27,22 +42,17 @@ def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as e:
         raise SourceError(path, f"not a readable .xlsx workbook ({type(e).__name__}: {e})") from None
     stem = Path(path).stem
-    found = 0
     for sheet in workbook.worksheets:
         base = stem if len(workbook.worksheets) == 1 else f"{stem} / {sheet.title}"
-        parts = split_tables(sheet_grid(sheet))
-        for k, grid in enumerate(parts):
-            name = base if len(parts) == 1 else f"{base} #{k + 1}"
+        grids = split_tables(sheet_grid(sheet, colours))
+        parts: list[tuple[Grid, Table | NoGrid]] = []
+        for k, grid in enumerate(grids):
+            name = base if len(grids) == 1 else f"{base} #{k + 1}"
             try:
-                table = grid_to_table(grid, name, Provenance(source="xlsx", path=path, sheet=sheet.title))
+                parts.append((grid, grid_to_table(grid, name, Provenance(source="xlsx", path=path, sheet=sheet.title))))
             except NoGrid as e:
-                if skipped is not None:
-                    skipped.append({"path": path, "sheet": sheet.title, "reason": f"sheet has no grid: {e}"})
-                continue
-            found += 1
-            yield table
-    if not found:
-        raise SourceError(path, "no sheet holds a grid of cells")
+                parts.append((grid, e))
+        yield sheet.title, parts
 
 
 def sheet_grid(sheet, colours: bool = False) -> Grid:  # type: ignore[no-untyped-def]
@@ -93,26 +103,11 @@ def background(cell) -> str:  # type: ignore[no-untyped-def]
 
 
 def sheet_structures(path: str) -> list[dict]:
-    """Per sheet: its tables and their complex structures with evidence (`curate inspect`)."""
-    import openpyxl
-
+    """Per sheet: the complex structures of its tables, with evidence (`curate inspect`)."""
     from curation.sources.structure import Part, sheet_structures as detect
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        workbook = openpyxl.load_workbook(path, data_only=True)
-    stem = Path(path).stem
     out = []
-    for sheet in workbook.worksheets:
-        base = stem if len(workbook.worksheets) == 1 else f"{stem} / {sheet.title}"
-        grids = split_tables(sheet_grid(sheet, colours=True))
-        parts = []
-        for k, grid in enumerate(grids):
-            name = base if len(grids) == 1 else f"{base} #{k + 1}"
-            try:
-                parts.append(Part(grid, grid_to_table(grid, name, Provenance(source="xlsx", path=path,
-                                                                              sheet=sheet.title))))
-            except NoGrid:
-                continue
-        out.append({"sheet": sheet.title, "structures": [s.as_dict() for s in detect(parts)] if parts else []})
+    for sheet, tables in sheet_tables(path, colours=True):
+        parts = [Part(grid, table) for grid, table in tables if not isinstance(table, NoGrid)]
+        out.append({"sheet": sheet, "structures": [s.as_dict() for s in detect(parts)] if parts else []})
     return out
