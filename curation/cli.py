@@ -69,7 +69,8 @@ def main() -> None:
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
     curate show                       what the workspace holds
-    curate inspect FILE --json        a spreadsheet's sheets, notes and header tree
+    curate inspect FILE --json        a spreadsheet's sheets, notes, header tree and structures
+    curate render FILE.xlsx           a sheet as it looks: HTML, LaTeX or PNG, merges kept
     """
 
 
@@ -145,6 +146,35 @@ def inspect(file: str, as_json: bool, labels: str | None) -> None:
     if os.path.isdir(file):
         raise click.UsageError(f"{file} is a folder: inspect one file, or compare a folder with --labels")
     _emit(inspect_file(file), as_json, _render_inspect)
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["html", "latex", "png"]), default="html", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write FILE-SHEET.html|tex|png into this folder; without it, HTML and LaTeX go to stdout.")
+@click.option("--contact-sheet", "contact", type=click.Path(dir_okay=False), default=None,
+              help="With --format png: also one PNG of every rendering, one under another.")
+@click.option("--max-rows", type=int, default=200, show_default=True, help="PNG: rows drawn at most.")
+def render(files: tuple[str, ...], fmt: str, out_dir: str | None, contact: str | None, max_rows: int) -> None:
+    """Render spreadsheets as they look: every cell as its number format shows it, merged cells as
+    rowspan/colspan (HTML), \\multirow/\\multicolumn (LaTeX) or one box (PNG), bold, fills and
+    comments kept, the title and notes around the grid included."""
+    if fmt == "png" and not out_dir and not contact:
+        raise click.UsageError("a PNG needs --out or --contact-sheet")
+    if contact and fmt != "png":
+        raise click.UsageError("--contact-sheet goes with --format png")
+    from curation.registry import resolve
+
+    done = resolve("exports.render:render_files")(files, fmt, out_dir, contact, max_rows)
+    for text in done["text"]:
+        click.echo(text, nl=False)
+    for path in done["written"]:
+        click.echo(f"wrote {path}", err=True)
+    for reason in done["skipped"]:
+        click.echo(f"skipped: {reason}", err=True)
+    if done["skipped"]:
+        raise SystemExit(1)
 
 
 def _generator_settings(**options: Any) -> dict[str, Any]:

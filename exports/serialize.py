@@ -160,7 +160,7 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\n": " "}
 
 
-def _tex(text: str) -> str:
+def tex(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
@@ -175,7 +175,7 @@ def to_latex(table: "Table") -> str:
                 j += 1
                 continue
             text, colspan, rowspan = by_start[j]
-            body = _tex(text)
+            body = tex(text)
             if rowspan > 1:
                 body = rf"\multirow{{{rowspan}}}{{*}}{{{body}}}"
             if colspan > 1:
@@ -184,7 +184,7 @@ def to_latex(table: "Table") -> str:
             j += colspan
         lines.append(" & ".join(cells) + r" \\")
     lines.append(r"\hline")
-    lines += [" & ".join(_tex(cell_text(v)) for v in row) + r" \\" for row in rows_of(table)]
+    lines += [" & ".join(tex(cell_text(v)) for v in row) + r" \\" for row in rows_of(table)]
     lines += [r"\hline", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 

@@ -40,6 +40,16 @@ class Grid:
     origin: tuple[int, int] = (0, 0)  # sheet row/column of values[0][0], for cell ranges
     fills: dict[tuple[int, int], str] = field(default_factory=dict)  # background colours, when read
     bold: set[tuple[int, int]] = field(default_factory=set)  # bold cells, when read
+    display: dict[tuple[int, int], str] = field(default_factory=dict)  # shown text where a format makes it differ
+    comments: dict[tuple[int, int], str] = field(default_factory=dict)  # cell comments, when read
+
+    def text(self, r: int, c: int) -> str:
+        """A cell as the sheet shows it: its formatted text, else its value as text."""
+        shown = self.display.get((r, c))
+        if shown is not None:
+            return shown
+        v = self.values[r][c] if c < len(self.values[r]) else None
+        return "" if v is None else cell_text(v)
 
 
 def filled(v: Any) -> bool:
@@ -95,6 +105,13 @@ def split_tables(grid: Grid) -> list[Grid]:
         cells = [v for v in values[i][1:] if filled(v)]
         return bool(cells) and sum(is_number(v) for v in cells) * 2 >= len(cells)
 
+    every_col = list(range(n_cols))
+
+    def typed_like(i: int, group: list[int]) -> bool:
+        """Row i has numbers and reads like a body row of the group (text-heavy tables: id, group, value)."""
+        kinds = _kinds(values, i, every_col)
+        return "n" in kinds and any(_kinds(values, j, every_col) == kinds for j in range(group[0] + 1, group[1] + 1))
+
     groups: list[list[int]] = []  # [first row, last row, has data]
     pending_text: int | None = None
     for start, end, is_grid in blocks:
@@ -102,7 +119,7 @@ def split_tables(grid: Grid) -> list[Grid]:
             pending_text = start if pending_text is None else pending_text
             continue
         has_data = any(data_row(i) for i in range(start, end + 1))
-        if groups and pending_text is None and (not groups[-1][2] or data_row(start)):
+        if groups and pending_text is None and (not groups[-1][2] or data_row(start) or typed_like(start, groups[-1])):
             groups[-1][1], groups[-1][2] = end, groups[-1][2] or has_data
         else:
             groups.append([pending_text if pending_text is not None else start, end, has_data])
@@ -118,9 +135,11 @@ def split_tables(grid: Grid) -> list[Grid]:
         indents = {(rr - first, c): v for (rr, c), v in grid.indents.items() if first <= rr <= last}
         fills = {(rr - first, c): v for (rr, c), v in grid.fills.items() if first <= rr <= last}
         bold = {(rr - first, c) for rr, c in grid.bold if first <= rr <= last}
+        display = {(rr - first, c): v for (rr, c), v in grid.display.items() if first <= rr <= last}
+        comments = {(rr - first, c): v for (rr, c), v in grid.comments.items() if first <= rr <= last}
         out.append(Grid(values=values[first:last + 1], merges=merges, indents=indents,
                         header_rows=grid.header_rows, origin=(grid.origin[0] + first, grid.origin[1]), fills=fills,
-                        bold=bold))
+                        bold=bold, display=display, comments=comments))
     return out
 
 
@@ -186,6 +205,10 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
             cells = [cell(r, c) for c in data_cols if filled(cell(r, c))]
             if not cells and r > top and filled(cell(r, first_col)) and (r, first_col) not in covered:
                 first_body = r  # a label alone in the stub below the header: a section row heading the body
+                break
+            if cells and r > top and r < bottom and any(is_number(v) for v in cells) and (
+                    _kinds(values, r, cols) == _kinds(values, r + 1, cols)):
+                first_body = r  # mostly text, but typed like the row below it: a body of categorical columns
                 break
             if not cells or sum(is_number(v) for v in cells) * 2 < len(cells):
                 continue
@@ -333,3 +356,9 @@ def _runs(values: list[Any]) -> list[tuple[int, int, Any]]:
         else:
             out.append((i, i, v))
     return out
+
+
+def _kinds(values: list[list[Any]], r: int, cols: list[int]) -> tuple[str, ...]:
+    """A row's cell types column by column (empty, number, text): a body's rows share them, a header's do not."""
+    row = values[r]
+    return tuple("" if c >= len(row) or not filled(row[c]) else "n" if is_number(row[c]) else "t" for c in cols)

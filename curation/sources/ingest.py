@@ -21,7 +21,8 @@ MAX_BYTES_PER_PART = 16 << 20
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "3"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body
+    version = "4"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
+    # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows
     outputs = ("tables", "databases")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:

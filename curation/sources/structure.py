@@ -151,7 +151,7 @@ def part_structures(part: Part) -> list[Structure]:
             break
         sections.append(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col))
     # summary rows (average, total, ...) closing group after group: each marks off the rows above it
-    closing = [r for r in rows if any(SUMMARY.match(str(cell(r, c)).strip()) for c in range(first_col, stub_end + 1)
+    closing = [r for r in rows if any(SUMMARY.search(str(cell(r, c)).strip()) for c in range(first_col, stub_end + 1)
                                       if filled(cell(r, c)))]
     if len(closing) >= 2 and closing[-1] - closing[0] > len(closing):
         sections += [cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) for r in closing

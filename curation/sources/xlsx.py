@@ -7,8 +7,10 @@ import zipfile
 from pathlib import Path
 from typing import Iterator
 
+from curation.body import cell_text
 from curation.sources.errors import SourceError
 from curation.sources.grid import Grid, NoGrid, grid_to_table, split_tables
+from curation.sources.numfmt import display
 from curation.table import Provenance, Table
 
 
@@ -27,24 +29,13 @@ def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
         raise SourceError(path, "no sheet holds a grid of cells")
 
 
-def sheet_tables(path: str, colours: bool = False) -> Iterator[tuple[str, list[tuple[Grid, Table | NoGrid]]]]:
+def sheet_tables(path: str, looks: bool = False) -> Iterator[tuple[str, list[tuple[Grid, Table | NoGrid]]]]:
     """Per sheet: its stacked tables, each as (grid, Table), or (grid, NoGrid) where the cells hold none."""
-    import openpyxl
-    from openpyxl.utils.exceptions import InvalidFileException
-
-    if Path(path).stat().st_size == 0:
-        raise SourceError(path, "empty file")
-    try:
-        # data_only: formulas come back as the values Excel cached when it last saved the file
-        with warnings.catch_warnings():  # "extension is not supported": formatting we do not use
-            warnings.simplefilter("ignore", UserWarning)
-            workbook = openpyxl.load_workbook(path, data_only=True)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as e:
-        raise SourceError(path, f"not a readable .xlsx workbook ({type(e).__name__}: {e})") from None
+    workbook = open_workbook(path)
     stem = Path(path).stem
     for sheet in workbook.worksheets:
         base = stem if len(workbook.worksheets) == 1 else f"{stem} / {sheet.title}"
-        grids = split_tables(sheet_grid(sheet, colours))
+        grids = split_tables(sheet_grid(sheet, looks))
         parts: list[tuple[Grid, Table | NoGrid]] = []
         for k, grid in enumerate(grids):
             name = base if len(grids) == 1 else f"{base} #{k + 1}"
@@ -55,33 +46,63 @@ def sheet_tables(path: str, colours: bool = False) -> Iterator[tuple[str, list[t
         yield sheet.title, parts
 
 
-def sheet_grid(sheet, colours: bool = False) -> Grid:  # type: ignore[no-untyped-def]
-    """The sheet's cells; with `colours`, each filled cell's background colour and boldness too
-    (structure detection)."""
+def open_workbook(path: str):  # type: ignore[no-untyped-def]
+    """The workbook with the values Excel cached for its formulas, or a SourceError saying why not."""
+    import openpyxl
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    if Path(path).stat().st_size == 0:
+        raise SourceError(path, "empty file")
+    try:
+        # data_only: formulas come back as the values Excel cached when it last saved the file
+        with warnings.catch_warnings():  # "extension is not supported": formatting we do not use
+            warnings.simplefilter("ignore", UserWarning)
+            return openpyxl.load_workbook(path, data_only=True)
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as e:
+        raise SourceError(path, f"not a readable .xlsx workbook ({type(e).__name__}: {e})") from None
+
+
+def sheet_grids(path: str) -> Iterator[tuple[str, Grid]]:
+    """Each sheet's whole used area with merges, shown texts, fills and bold (renderings)."""
+    for sheet in open_workbook(path).worksheets:
+        yield sheet.title, sheet_grid(sheet, looks=True)
+
+
+def sheet_grid(sheet, looks: bool = False) -> Grid:  # type: ignore[no-untyped-def]
+    """The sheet's cells; with `looks`, how the sheet shows them too: the text a number format
+    makes, background colours, bold, comments (structure detection, renderings)."""
     min_row, min_col = sheet.min_row, sheet.min_column
     values: list[list] = []
     indents: dict[tuple[int, int], int] = {}
     fills: dict[tuple[int, int], str] = {}
     bold: set[tuple[int, int]] = set()
+    texts: dict[tuple[int, int], str] = {}
+    comments: dict[tuple[int, int], str] = {}
     for r, row in enumerate(sheet.iter_rows(min_row=min_row, max_row=sheet.max_row,
                                             min_col=min_col, max_col=sheet.max_column)):
         out = []
         for c, cell in enumerate(row):
             out.append(cell.value)
+            if looks and cell.value is not None and not isinstance(cell.value, str):
+                shown = display(cell.value, cell.number_format)
+                if shown != cell_text(cell.value):
+                    texts[(r, c)] = shown
             if cell.value is not None and cell.alignment is not None and cell.alignment.indent:
                 indents[(r, c)] = int(cell.alignment.indent)
-            if colours and cell.value is not None:
+            if looks and cell.value is not None:
                 colour = background(cell)
                 if colour:
                     fills[(r, c)] = colour
                 if cell.font is not None and cell.font.bold:
                     bold.add((r, c))
+            if looks and cell.comment is not None and cell.comment.text.strip():
+                comments[(r, c)] = cell.comment.text.strip()
         values.append(out)
     merges = []
     for rng in sheet.merged_cells.ranges:
         merges.append((rng.min_row - min_row, rng.min_col - min_col, rng.max_row - min_row, rng.max_col - min_col))
     return Grid(values=values, merges=merges, indents=indents, origin=(min_row - 1, min_col - 1), fills=fills,
-                bold=bold)
+                bold=bold, display=texts, comments=comments)
 
 
 WHITE = ("FFFFFFFF", "00FFFFFF", "00000000")
@@ -107,7 +128,7 @@ def sheet_structures(path: str) -> list[dict]:
     from curation.sources.structure import Part, sheet_structures as detect
 
     out = []
-    for sheet, tables in sheet_tables(path, colours=True):
+    for sheet, tables in sheet_tables(path, looks=True):
         parts = [Part(grid, table) for grid, table in tables if not isinstance(table, NoGrid)]
         out.append({"sheet": sheet, "structures": [s.as_dict() for s in detect(parts)] if parts else []})
     return out
