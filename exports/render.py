@@ -117,7 +117,8 @@ def to_latex(grid: "Grid", title: str = "") -> str:
                 c += width
                 continue
             cell = by_col.get(c)
-            if cell is None:  # covered by a merge from the left that started in this row (cannot happen)
+            if cell is None:  # hidden by a merge that layout() clipped at the edge of the used area
+                parts.append("")
                 c += 1
                 continue
             body = tex(cell.text)

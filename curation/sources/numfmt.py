@@ -159,28 +159,7 @@ def _is_date_format(section: str) -> bool:
 
 def _literal(section: str, text: str) -> str:
     """A text section: literals around @."""
-    out, i = [], 0
-    while i < len(section):
-        ch = section[i]
-        if ch == '"':
-            end = section.index('"', i + 1)
-            out.append(section[i + 1:end])
-            i = end + 1
-            continue
-        if ch == "\\" and i + 1 < len(section):
-            out.append(section[i + 1])
-            i += 2
-            continue
-        if ch == "_" and i + 1 < len(section):
-            out.append(" ")
-            i += 2
-            continue
-        if ch == "*" and i + 1 < len(section):
-            i += 2
-            continue
-        out.append(text if ch == "@" else ch)
-        i += 1
-    return "".join(out)
+    return "".join(text if k == "code" and t == "@" else t for k, t in _tokens(section))
 
 
 def _tokens(section: str) -> list[tuple[str, str]]:
@@ -219,7 +198,7 @@ def _number(number: float, section: str) -> str:
     if not placeholders and "@" in codes:  # a text format on a number: shown as General
         return general(number)
     if not placeholders:  # only literals: the text itself (e.g. "-" for zero)
-        return "".join(t if k == "lit" else ("%" if t == "%" else t if t not in "@" else "") for k, t in tokens)
+        return "".join(t for k, t in tokens if k == "lit" or t != "@")
     last = placeholders[-1]
     scale = 0
     j = last + 1
@@ -251,7 +230,7 @@ def _number(number: float, section: str) -> str:
         whole = f"{int(whole):,}".zfill(len(whole)) if whole.isdigit() else whole
     numeral = whole + ("." + frac if point is not None and (frac or frac_codes) else "")
     out, placed = [], False
-    for i, (k, t) in enumerate(tokens):
+    for k, t in tokens:
         if k == "lit":
             out.append(t)
         elif t in "0#?.,":
