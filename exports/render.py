@@ -240,7 +240,8 @@ def to_png(grid: "Grid", title: str = "", max_rows: int = 200) -> Picture:
             boxes[(cell.row, cell.col)] = (x0, y0, x1, y1)
             if (cell.row, cell.col) in run_over:
                 continue
-            draw.rectangle((x0, y0, xs[reach[(cell.row, cell.col)]], y1), fill=f"#{cell.fill}" if cell.fill else "white", outline="#9A9A9A")
+            draw.rectangle((x0, y0, xs[reach[(cell.row, cell.col)]], y1), fill=f"#{cell.fill}" if cell.fill else "white",
+                           outline="#9A9A9A")
             if cell.comment:  # the red corner a spreadsheet shows on a commented cell
                 draw.polygon([(x1 - 7, y0), (x1, y0), (x1, y0 + 7)], fill="#D00000")
     for row in rows:  # texts after every box, so one running over empty neighbours stays visible
@@ -286,13 +287,23 @@ def contact_sheet(pictures: list[Picture], width: int = 1400) -> bytes:
 
 # ---------------------------------------------------------------------------- workbooks
 
+SUFFIXES = {"html": ".html", "latex": ".tex", "png": ".png"}
+
+
+def _writer(fmt: str, max_rows: int = 200) -> Any:
+    """The rendering function for `fmt`, each called as writer(grid, title=...)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown rendering {fmt!r}; known: {', '.join(FORMATS)}")
+    if fmt == "png":
+        return lambda grid, title="": to_png(grid, title=title, max_rows=max_rows)
+    return to_html if fmt == "html" else to_latex
+
+
 def render_workbook(path: str, fmt: str) -> list[tuple[str, Any]]:
     """(sheet name, rendering) for every sheet of an .xlsx: text for html/latex, a Picture for png."""
     from curation.sources.xlsx import sheet_grids
 
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown rendering {fmt!r}; known: {', '.join(FORMATS)}")
-    writer = {"html": to_html, "latex": to_latex, "png": to_png}[fmt]
+    writer = _writer(fmt)
     return [(sheet, writer(grid)) for sheet, grid in sheet_grids(path)]
 
 
@@ -306,8 +317,7 @@ def render_files(files: list[str] | tuple[str, ...], fmt: str, out_dir: str | No
     from curation.sources.errors import SourceError
     from curation.sources.xlsx import sheet_grids
 
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown rendering {fmt!r}; known: {', '.join(FORMATS)}")
+    writer = _writer(fmt, max_rows)
     done: dict[str, list[str]] = {"written": [], "text": [], "skipped": []}
     pictures = []
     for file in files:
@@ -318,18 +328,15 @@ def render_files(files: list[str] | tuple[str, ...], fmt: str, out_dir: str | No
             continue
         for sheet, grid in grids:
             name = Path(file).stem if len(grids) == 1 else f"{Path(file).stem}-{sheet}"
-            if fmt == "png":
-                picture = to_png(grid, title=name, max_rows=max_rows)
-                pictures.append(picture)
-                output: str | bytes = picture.png
-            else:
-                output = (to_html if fmt == "html" else to_latex)(grid, title=name)
+            rendering = writer(grid, title=name)
+            if isinstance(rendering, Picture):
+                pictures.append(rendering)
+            output: str | bytes = rendering.png if isinstance(rendering, Picture) else rendering
             if not out_dir:
                 if isinstance(output, str):
                     done["text"].append(output)
                 continue
-            target = Path(out_dir) / (re.sub(r"[^\w.-]+", "_", name) + {"html": ".html", "latex": ".tex",
-                                                                          "png": ".png"}[fmt])
+            target = Path(out_dir) / (re.sub(r"[^\w.-]+", "_", name) + SUFFIXES[fmt])
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(output) if isinstance(output, bytes) else target.write_text(output)
             done["written"].append(str(target))
