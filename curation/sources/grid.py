@@ -10,10 +10,17 @@ module finds each of these with a few explainable rules:
   numbers (a row of years counts as a header), extended to the bottom of any merged cell
   that starts in them; a source may declare them instead (HTML <thead>/<th>);
 - every filled header cell becomes a column node (axis C) at its row's level, spanning its
-  merged columns; a leaf column's name joins the texts above it;
-- row nodes (axis R) come from indentation and section rows (a stub cell with an empty row
-  beside it) in the first column, or from several leading text columns whose first column
-  groups rows (merged or left blank below a label). A plain first column adds no row nodes.
+  merged columns (or, unmerged, the blank cells right of it over its sub-headings); a leaf
+  column's name joins the texts above it;
+- row nodes (axis R) come from indentation, section rows (a stub cell with an empty row
+  beside it) and bold group labels in the first column, or from leading text columns whose
+  first column groups rows (merged, or left blank below a label). A plain first column adds
+  no row nodes;
+- blocks after blank rows join the table above when they read as more of its body, or as a
+  labelled section under its shared header.
+
+The parse of a table does not depend on where its blocks stand: RealHiTBench's `_swap`
+sheets read as their originals with two blocks exchanged (tests/test_header_tree.py).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curation.body import _parse_number, cell_text, from_rows
+from curation.header_tree import flattened_names
 from curation.table import HeaderNode, Provenance, Table, flat_header
 
 Merge = tuple[int, int, int, int]  # r0, c0, r1, c1 inclusive, 0-based
@@ -64,6 +72,15 @@ def is_number(v: Any) -> bool:
     return isinstance(v, str) and _parse_number(v) is not None
 
 
+# what statistical tables print in a numeric cell that has no number: suppressed, not available
+PLACEHOLDERS = frozenset({"-", "--", "\u2013", "\u2014", "..", "...", "\u2026", "(na)", "(x)", "(d)", "(z)", "n/a"})
+
+
+def is_numeric(v: Any) -> bool:
+    """A number, or a placeholder standing where a number would be (a dash, "..")."""
+    return is_number(v) or (isinstance(v, str) and v.strip().lower() in PLACEHOLDERS)
+
+
 def _is_year(v: Any) -> bool:
     n = v if isinstance(v, (int, float)) and not isinstance(v, bool) else (_parse_number(v) if isinstance(v, str) else None)
     return n is not None and float(n).is_integer() and 1800 <= n <= 2100
@@ -74,6 +91,25 @@ def is_grid_row(row: list[Any], n_cols: int) -> bool:
     (so "Data owner: | ONS" lines above a wide table read as notes, not as the grid)."""
     used = [c for c, v in enumerate(row) if filled(v)]
     return len(used) >= 2 and (n_cols <= 3 or used[-1] >= 2)
+
+
+def grid_rows(values: list[list[Any]]) -> set[int]:
+    """The rows that belong to a grid: grid rows, less a lone one with just two cells far
+    apart ("Table 8: ... | Contents", "Number of tables: | 5" far right): a title line with
+    a link or a count beside it, not a table."""
+    n_cols = used_width(values)
+    rows = {r for r, row in enumerate(values) if is_grid_row(row, n_cols)}
+
+    def blank(r: int) -> bool:
+        return r < 0 or r >= len(values) or not any(filled(v) for v in values[r])
+
+    out = set()
+    for r in rows:
+        used = [c for c, v in enumerate(values[r]) if filled(v)]
+        alone = blank(r - 1) and blank(r + 1)
+        if not (alone and len(used) == 2 and used[1] - used[0] > 2):
+            out.add(r)
+    return out
 
 
 def used_width(values: list[list[Any]]) -> int:
@@ -90,6 +126,7 @@ def split_tables(grid: Grid) -> list[Grid]:
     """
     values = grid.values
     n_cols = used_width(values)
+    in_grid = grid_rows(values)
     blocks: list[tuple[int, int, bool]] = []  # start, end, has grid rows
     r = 0
     while r < len(values):
@@ -99,18 +136,33 @@ def split_tables(grid: Grid) -> list[Grid]:
         start = r
         while r < len(values) and any(filled(v) for v in values[r]):
             r += 1
-        blocks.append((start, r - 1, any(is_grid_row(values[i], n_cols) for i in range(start, r))))
+        blocks.append((start, r - 1, any(i in in_grid for i in range(start, r))))
 
     def data_row(i: int) -> bool:
         cells = [v for v in values[i][1:] if filled(v)]
-        return bool(cells) and sum(is_number(v) for v in cells) * 2 >= len(cells)
+        return bool(cells) and sum(is_numeric(v) for v in cells) * 2 >= len(cells)
 
     every_col = list(range(n_cols))
+    covered = _covered(grid.merges)
 
     def typed_like(i: int, group: list[int]) -> bool:
         """Row i has numbers and reads like a body row of the group (text-heavy tables: id, group, value)."""
-        kinds = _kinds(values, i, every_col)
-        return "n" in kinds and any(_kinds(values, j, every_col) == kinds for j in range(group[0] + 1, group[1] + 1))
+        kinds = _kinds(values, i, every_col, covered)
+        return "n" in kinds and any(_kinds(values, j, every_col, covered) == kinds
+                                    for j in range(group[0] + 1, group[1] + 1))
+
+    def blank(i: int) -> bool:
+        return i < 0 or not any(filled(v) for v in values[i])
+
+    def next_section(start: int, end: int, group: list[int]) -> bool:
+        """The block is a label row over rows typed like the group's body, and the group's
+        header carries no label of its own right on top of it: the header is shared, and the
+        label heads the next section of the same table. (A label sitting on a header names
+        that block, and the labels after it name tables of their own.)"""
+        used = [c for c, v in enumerate(values[start]) if filled(v)]
+        head = next((i for i in range(group[0], group[1] + 1) if i in in_grid), None)
+        return (len(used) == 1 and start < end and head is not None and blank(head - 1)
+                and used[0] <= min(c for c, v in enumerate(values[head]) if filled(v)) and typed_like(start + 1, group))
 
     groups: list[list[int]] = []  # [first row, last row, has data]
     pending_text: int | None = None
@@ -119,7 +171,8 @@ def split_tables(grid: Grid) -> list[Grid]:
             pending_text = start if pending_text is None else pending_text
             continue
         has_data = any(data_row(i) for i in range(start, end + 1))
-        if groups and pending_text is None and (not groups[-1][2] or data_row(start) or typed_like(start, groups[-1])):
+        if groups and pending_text is None and (not groups[-1][2] or data_row(start) or typed_like(start, groups[-1])
+                                                or next_section(start, end, groups[-1])):
             groups[-1][1], groups[-1][2] = end, groups[-1][2] or has_data
         else:
             groups.append([pending_text if pending_text is not None else start, end, has_data])
@@ -143,6 +196,16 @@ def split_tables(grid: Grid) -> list[Grid]:
     return out
 
 
+def _covered(merges: list[Merge]) -> dict[tuple[int, int], Merge]:
+    """Every cell of a merged area, mapped to its merge."""
+    out: dict[tuple[int, int], Merge] = {}
+    for m in merges:
+        for r in range(m[0], m[2] + 1):
+            for c in range(m[1], m[3] + 1):
+                out[(r, c)] = m
+    return out
+
+
 def column_letter(index: int) -> str:
     letters = ""
     index += 1
@@ -158,11 +221,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     n_cols = max((len(r) for r in values), default=0)
     cell = lambda r, c: values[r][c] if c < len(values[r]) else None  # noqa: E731
     merged_at = {(m[0], m[1]): m for m in grid.merges}
-    covered: dict[tuple[int, int], Merge] = {}
-    for m in grid.merges:
-        for r in range(m[0], m[2] + 1):
-            for c in range(m[1], m[3] + 1):
-                covered[(r, c)] = m
+    covered = _covered(grid.merges)
 
     def width(r: int) -> int:
         return sum(1 for c in range(n_cols) if filled(cell(r, c)))
@@ -170,7 +229,8 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     rows_with_text = [r for r in range(n_rows) if width(r)]
     if not rows_with_text:
         raise NoGrid("no filled cells")
-    wide = [r for r in rows_with_text if is_grid_row(values[r], used_width(values))]
+    in_grid = grid_rows(values)
+    wide = [r for r in rows_with_text if r in in_grid]
     if not wide:
         raise NoGrid("no row with two or more filled cells")
     top, bottom = wide[0], wide[-1]
@@ -196,26 +256,33 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     first_col = cols[0]
 
     # ---- header rows
+    data_cols = cols[1:] if len(cols) > 1 else cols
+
+    def numeric_row(r: int) -> bool:
+        """Mostly numbers (or placeholders) beyond the stub: a body row."""
+        cells = [cell(r, c) for c in data_cols if filled(cell(r, c))]
+        return bool(cells) and sum(is_numeric(v) for v in cells) * 2 >= len(cells)
+
     if grid.header_rows is not None:
         first_body = min(max(top + grid.header_rows, top), bottom)
     else:
-        data_cols = cols[1:] if len(cols) > 1 else cols
         first_body = None
         for r in range(top, bottom + 1):
             cells = [cell(r, c) for c in data_cols if filled(cell(r, c))]
             if not cells and r > top and filled(cell(r, first_col)) and (r, first_col) not in covered:
                 first_body = r  # a label alone in the stub below the header: a section row heading the body
                 break
+            if numeric_row(r) and r < bottom and all(_is_year(v) for v in cells if is_number(v)):
+                below_cells = [cell(r + 1, c) for c in data_cols if filled(cell(r + 1, c))]
+                below_numbers = [v for v in below_cells if is_number(v)]
+                if below_cells and not (below_numbers and all(_is_year(v) for v in below_numbers)):
+                    continue  # a row of years above other data or above sub-headings: a header
             if cells and r > top and r < bottom and any(is_number(v) for v in cells) and (
-                    _kinds(values, r, cols) == _kinds(values, r + 1, cols)):
+                    _kinds(values, r, cols, covered) == _kinds(values, r + 1, cols, covered)):
                 first_body = r  # mostly text, but typed like the row below it: a body of categorical columns
                 break
-            if not cells or sum(is_number(v) for v in cells) * 2 < len(cells):
+            if not numeric_row(r):
                 continue
-            if r < bottom and all(_is_year(v) for v in cells if is_number(v)):
-                below_cells = [cell(r + 1, c) for c in data_cols if filled(cell(r + 1, c))]
-                if below_cells and not all(_is_year(v) for v in below_cells if is_number(v)):
-                    continue  # a row of years above other data: a header
             first_body = r
             break
         if first_body is None:  # text only: the first row names the columns
@@ -227,8 +294,9 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                 if top <= m[0] < first_body <= m[2] and m[2] < bottom:
                     first_body, changed = m[2] + 1, True
             last = max((r for r in range(top, first_body) if any(filled(cell(r, c)) for c in range(n_cols))), default=None)
-            if last is not None and first_body < bottom and any(
-                    m[0] == last and m[3] > m[1] for m in grid.merges):  # a group heading has sub-headings
+            if last is not None and first_body < bottom and not numeric_row(first_body) and any(
+                    m[0] == last and m[3] > m[1] and sum(filled(cell(first_body, c)) for c in range(m[1], m[3] + 1)) >= 2
+                    for m in grid.merges):  # a group heading has sub-headings (two or more, and not figures)
                 first_body, changed = first_body + 1, True
     header_rows = [r for r in range(top, first_body) if any(filled(cell(r, c)) for c in cols)]
 
@@ -246,14 +314,9 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                 if text and span:
                     nodes.append(HeaderNode("C", level, span[0], span[-1], text))
             elif filled(cell(r, c)):
-                nodes.append(HeaderNode("C", level, col_index[c], col_index[c], cell_text(cell(r, c))))
-    names: list[str] = []
-    for j in range(len(cols)):
-        parts: list[str] = []
-        for n in sorted((n for n in nodes if n.start <= j <= n.end), key=lambda n: n.level):
-            if not parts or parts[-1] != n.text:
-                parts.append(n.text)
-        names.append(" / ".join(parts))
+                end = _label_span(r, c, header_rows[:level], header_rows[level + 1:level + 2], cols, cell, covered)
+                nodes.append(HeaderNode("C", level, col_index[c], col_index[end], cell_text(cell(r, c))))
+    names = flattened_names(nodes, len(cols))
 
     # ---- body (merged cells repeat their value over the area they cover)
     body_rows = [r for r in range(first_body, bottom + 1) if any(filled(cell(r, c)) for c in cols)]
@@ -267,8 +330,11 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     rows = [[fill.get((r, c), cell(r, c)) for c in cols] for r in body_rows]
     body_merges = any(m[2] >= first_body and m[0] <= bottom for m in grid.merges)
 
+    vertical = {(r, c) for (r, c), m in covered.items() if m[2] > m[0]}
     row_nodes, row_structure = _row_header(rows, [grid.indents.get((r, first_col), 0) for r in body_rows],
-                                           [(r, first_col) in covered for r in body_rows])
+                                           [(r, first_col) in vertical for r in body_rows],
+                                           [i > 0 and body_rows[i] > body_rows[i - 1] + 1 for i in range(len(body_rows))],
+                                           [(r, first_col) in grid.bold for r in body_rows])
     structure = []
     if grid.merges:
         structure.append("merged_cells")
@@ -293,8 +359,31 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                  provenance=replace(provenance, cell_range=cell_range))
 
 
-def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[bool]) -> tuple[list[HeaderNode], list[str]]:
-    """Row-header nodes and the structure types found, or nothing for a plain first column."""
+def _label_span(r: int, c: int, rows_above: list[int], next_row: list[int], cols: list[int], cell: Any,
+                covered: dict[tuple[int, int], Merge]) -> int:
+    """The last column a header label stands for. Spreadsheets often leave a group label
+    unmerged, left-aligned over the blank cells of its group ("Landings into" over Scotland,
+    England, Abroad): it reaches right over blank cells, up to the next label of its row or
+    of a row above, when the row below puts two or more sub-headings under it. Stub labels
+    (the first column) and the last header row stay one column wide."""
+    if not next_row or c == cols[0]:
+        return c
+    end = c
+    for x in cols[cols.index(c) + 1:]:
+        if filled(cell(r, x)) or (r, x) in covered or any(
+                filled(cell(a, x)) or (a, x) in covered and covered[(a, x)][1] == x for a in rows_above):
+            break
+        end = x
+    below = [x for x in cols if c <= x <= end and filled(cell(next_row[0], x))]
+    return end if len(below) >= 2 else c
+
+
+def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[bool],
+                gap_before: list[bool], bold_stub: list[bool]) -> tuple[list[HeaderNode], list[str]]:
+    """Row-header nodes and the structure types found, or nothing for a plain first column.
+    `merged_stub`: the stub cell lies in a merged area running down several rows;
+    `gap_before`: blank rows stand between this body row and the one before (a section ends there);
+    `bold_stub`: the stub cell is bold (a few bold labels with figures of their own head the plain rows below)."""
     if not rows or len(rows[0]) < 2:
         return [], []
     n = len(rows)
@@ -308,12 +397,14 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
             text_cols += 1
         else:
             break
-    if text_cols >= 2:
+    if text_cols >= 2 or (text_cols == 1 and any(merged_stub)):
         first = list(stub)
         grouped = any(merged_stub)
-        if not grouped and filled(first[0]) and any(not filled(v) for v in first) and all(filled(r[1]) for r in rows):
+        k = next((i for i, v in enumerate(first) if filled(v)), n)  # rows above the first label (a total) stay apart
+        if not grouped and text_cols >= 2 and k < n - 1 and any(not filled(v) for v in first[k:]) and all(
+                filled(r[1]) for r in rows):
             grouped = True
-            for i in range(1, n):  # a label stands for the rows below it until the next label
+            for i in range(k + 1, n):  # a label stands for the rows below it until the next label
                 if not filled(first[i]):
                     first[i] = first[i - 1]
                     rows[i][0] = first[i]
@@ -331,20 +422,27 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
     has_sections = any(section) and not all(section) and not section[-1]
     indent_levels = sorted({indents[i] for i in range(n) if filled(stub[i])})
     has_indent = len(indent_levels) > 1
-    if not has_sections and not has_indent:
+    labelled = [i for i in range(n) if filled(stub[i])]
+    bold = [i for i in labelled if bold_stub[i]]
+    bold_groups = not has_sections and not has_indent and 2 <= len(bold) and len(bold) * 2 < len(labelled) and any(
+        i + 1 < n and filled(stub[i + 1]) and not bold_stub[i + 1] for i in bold)
+    if not has_sections and not has_indent and not bold_groups:
         return [], []
     rank = {v: k for k, v in enumerate(indent_levels)}
     offset = 1 if has_sections else 0
-    levels = [0 if has_sections and section[i] else offset + (rank[indents[i]] if has_indent else 0) for i in range(n)]
+    if bold_groups:
+        levels = [0 if bold_stub[i] else 1 for i in range(n)]
+    else:
+        levels = [0 if has_sections and section[i] else offset + (rank[indents[i]] if has_indent else 0) for i in range(n)]
     nodes = []
     for i in range(n):
         if not filled(stub[i]):
             continue
         end = i
-        while end + 1 < n and levels[end + 1] > levels[i]:
+        while end + 1 < n and levels[end + 1] > levels[i] and not gap_before[end + 1]:
             end += 1
         nodes.append(HeaderNode("R", levels[i], i, end, cell_text(stub[i])))
-    found = (["section_rows"] if has_sections else []) + (["indented_row_header"] if has_indent else [])
+    found = (["section_rows"] if has_sections or bold_groups else []) + (["indented_row_header"] if has_indent else [])
     return nodes, found
 
 
@@ -358,7 +456,17 @@ def _runs(values: list[Any]) -> list[tuple[int, int, Any]]:
     return out
 
 
-def _kinds(values: list[list[Any]], r: int, cols: list[int]) -> tuple[str, ...]:
-    """A row's cell types column by column (empty, number, text): a body's rows share them, a header's do not."""
-    row = values[r]
-    return tuple("" if c >= len(row) or not filled(row[c]) else "n" if is_number(row[c]) else "t" for c in cols)
+def _kinds(values: list[list[Any]], r: int, cols: list[int],
+           covered: dict[tuple[int, int], Merge] | None = None) -> tuple[str, ...]:
+    """A row's cell types column by column (empty, number, text): a body's rows share them, a header's do not.
+    A cell under a merged area takes the type of the merged value ("Orange" merged down a stub column)."""
+    def value(c: int) -> Any:
+        m = covered.get((r, c)) if covered else None
+        at_r, at_c = (m[0], m[1]) if m is not None else (r, c)
+        row = values[at_r]
+        return row[at_c] if at_c < len(row) else None
+    kinds = []
+    for c in cols:
+        v = value(c)
+        kinds.append("" if not filled(v) else "n" if is_numeric(v) else "t")
+    return tuple(kinds)

@@ -21,8 +21,10 @@ MAX_BYTES_PER_PART = 16 << 20
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "4"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
-    # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows
+    version = "5"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
+    # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows;
+    # 5: header trees stable under block swaps (labelled blocks below a shared header are sections of one
+    #    table, left-aligned group labels span their group, merged/sparse/bold stub groups are row nodes)
     outputs = ("tables", "databases")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:

@@ -181,7 +181,7 @@ def part_structures(part: Part) -> list[Structure]:
             start = None
     if start is not None:
         blocks.append((start, bottom))
-    if len(blocks) > 1 and all(e - s >= 1 for s, e in blocks):
+    if sum(e > s for s, e in blocks) >= 2:  # two or more blocks of several rows (a lone total row aside)
         out.append(Structure("nested_subtables", tuple(cell_range(r0 + s, c0 + first_col, r0 + e, c0 + last_col)
                                                        for s, e in blocks[:MAX_EVIDENCE]),
                              detail=f"{len(blocks)} blocks separated by blank rows"))

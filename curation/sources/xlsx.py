@@ -69,8 +69,8 @@ def sheet_grids(path: str) -> Iterator[tuple[str, Grid]]:
 
 
 def sheet_grid(sheet, looks: bool = False) -> Grid:  # type: ignore[no-untyped-def]
-    """The sheet's cells; with `looks`, how the sheet shows them too: the text a number format
-    makes, background colours, bold, comments (structure detection, renderings)."""
+    """The sheet's cells, indents and bold; with `looks`, how the sheet shows them too: the text
+    a number format makes, background colours, comments (structure detection, renderings)."""
     min_row, min_col = sheet.min_row, sheet.min_column
     values: list[list] = []
     indents: dict[tuple[int, int], int] = {}
@@ -89,12 +89,12 @@ def sheet_grid(sheet, looks: bool = False) -> Grid:  # type: ignore[no-untyped-d
                     texts[(r, c)] = shown
             if cell.value is not None and cell.alignment is not None and cell.alignment.indent:
                 indents[(r, c)] = int(cell.alignment.indent)
+            if cell.value is not None and cell.font is not None and cell.font.bold:
+                bold.add((r, c))  # bold group rows are a row hierarchy: read always
             if looks and cell.value is not None:
                 colour = background(cell)
                 if colour:
                     fills[(r, c)] = colour
-                if cell.font is not None and cell.font.bold:
-                    bold.add((r, c))
             if looks and cell.comment is not None and cell.comment.text.strip():
                 comments[(r, c)] = cell.comment.text.strip()
         values.append(out)

@@ -1,0 +1,158 @@
+"""The header tree as a tree: branches, flattened names, summary nodes, and block exchanges.
+
+A Table stores its header as TreeThinker tuples (axis, level, start, end, text). Consumers
+want more than the tuples: the nesting (which node is under which), a flat name per column
+("2023 / Q1") for formats with one header row, the summary nodes (Total, All, Average) that
+a sum over the parts must leave out, and, for Structure Comprehending variants, a check that
+one header is another with two sibling blocks exchanged (RealHiTBench's `_swap` tables).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from curation.table import Axis, HeaderNode
+
+# A summary label: total, subtotal, all, overall, average, mean, median, sum; "Total, England";
+# "Weekly Total"; "All persons". Matched on the node's text, then checked against its place.
+SUMMARY_TEXT = re.compile(
+    r"^(sub-?|grand )?totals?\b|\btotals?$|^(weekly|monthly|annual|yearly) total|^all\b|^overall\b|"
+    r"^(average|avg|mean|median|sum)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A header node with the nodes nested under it, in order."""
+
+    node: HeaderNode
+    children: tuple["Branch", ...] = ()
+
+    @property
+    def shape(self) -> tuple:
+        """The branch without positions: its text and its children's shapes. Equal shapes
+        mean the same labels nested the same way, wherever they stand."""
+        return (self.node.text, tuple(c.shape for c in self.children))
+
+
+def branches(header: Iterable[HeaderNode], axis: Axis) -> tuple[Branch, ...]:
+    """The nodes of one axis as a forest: a node's parent is the nearest node of a lower
+    level whose span covers it."""
+    nodes = sorted((n for n in header if n.axis == axis), key=lambda n: (n.level, n.start, -n.end))
+    children: dict[HeaderNode | None, list[HeaderNode]] = {None: []}
+    for n in nodes:
+        parents = [p for p in nodes if p.level < n.level and p.start <= n.start and n.end <= p.end]
+        parent = max(parents, key=lambda p: p.level) if parents else None
+        children.setdefault(parent, []).append(n)
+
+    def grow(n: HeaderNode) -> Branch:
+        return Branch(n, tuple(grow(c) for c in sorted(children.get(n, []), key=lambda c: c.start)))
+
+    return tuple(grow(n) for n in sorted(children[None], key=lambda c: c.start))
+
+
+def flattened_names(header: Iterable[HeaderNode], n_columns: int, separator: str = " / ") -> list[str]:
+    """Each column named by its path in the column tree, top first ("2023 / Q1"); a label
+    repeated down a path (a merged cell read on two rows) appears once."""
+    nodes = sorted((n for n in header if n.axis == "C"), key=lambda n: n.level)
+    names = []
+    for j in range(n_columns):
+        parts: list[str] = []
+        for n in nodes:
+            if n.start <= j <= n.end and (not parts or parts[-1] != n.text):
+                parts.append(n.text)
+        names.append(separator.join(parts))
+    return names
+
+
+def summary_nodes(header: Iterable[HeaderNode]) -> list[HeaderNode]:
+    """Nodes that summarise their siblings: a summary label (Total, All, Average, ...) on a
+    node that has siblings, standing first or last among them. A sum over a parent's parts
+    leaves these out; "Total" alone in a one-column header is just a column name."""
+    header = tuple(header)
+    out = []
+    for axis in ("C", "R"):
+        def visit(level: tuple[Branch, ...]) -> None:
+            for i, b in enumerate(level):
+                if len(level) > 1 and i in (0, len(level) - 1) and SUMMARY_TEXT.search(b.node.text.strip()):
+                    out.append(b.node)
+                visit(b.children)
+        visit(branches(header, axis))
+    return out
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """Two runs of sibling blocks that changed places: under the path `parent` (labels from
+    the top; empty for the top level), the blocks `first` and `second` (their labels)."""
+
+    axis: str
+    parent: tuple[str, ...]
+    first: tuple[str, ...]
+    second: tuple[str, ...]
+
+
+def block_exchange(a: Sequence, b: Sequence) -> tuple[int, int, int, int] | None:
+    """(i, j, k, l) when b is a with the runs a[i:j] and a[k:l] exchanged (j <= k; j == k for
+    adjacent runs), the shortest such reading; None when b is not such an exchange of a."""
+    if len(a) != len(b) or list(a) == list(b):
+        return None
+    i = next(x for x in range(len(a)) if a[x] != b[x])
+    l = next(x for x in range(len(a), 0, -1) if a[x - 1] != b[x - 1])
+    mid_a, mid_b = list(a[i:l]), list(b[i:l])
+    n = len(mid_a)
+    for first in range(1, n):  # length of the first run
+        for second in range(1, n - first + 1):
+            gap = n - first - second
+            if gap < 0:
+                continue
+            if mid_b == mid_a[n - second:] + mid_a[first:first + gap] + mid_a[:first]:
+                return i, i + first, i + first + gap, l
+    return None
+
+
+def find_exchange(a: tuple[Branch, ...], b: tuple[Branch, ...], axis: str,
+                  parent: tuple[str, ...] = ()) -> Exchange | None:
+    """Where forest b is forest a with two runs of sibling blocks exchanged, once, at one
+    place in the tree; None when they are equal or differ otherwise."""
+    shapes_a, shapes_b = [x.shape for x in a], [x.shape for x in b]
+    if shapes_a == shapes_b:
+        return None
+    found = block_exchange(shapes_a, shapes_b)
+    if found:
+        i, j, k, l = found
+        return Exchange(axis, parent, tuple(x.node.text for x in a[i:j]), tuple(x.node.text for x in a[k:l]))
+    if len(a) == len(b):
+        differ = [x for x in range(len(a)) if shapes_a[x] != shapes_b[x]]
+        if len(differ) == 1 and a[differ[0]].node.text == b[differ[0]].node.text:
+            x = differ[0]
+            return find_exchange(a[x].children, b[x].children, axis, parent + (a[x].node.text,))
+    return None
+
+
+def _table_shape(table) -> tuple:
+    return (table.caption, tuple(b.shape for b in branches(table.header, "C")),
+            tuple(b.shape for b in branches(table.header, "R")))
+
+
+def sheet_exchange(a: Sequence, b: Sequence) -> Exchange | None:
+    """Where the tables of sheet b are those of sheet a with two sibling blocks exchanged:
+    two runs of stacked sub-tables (axis "T"), or two runs of blocks in one table's column
+    ("C") or row ("R") header tree, everything else the same. None otherwise."""
+    shapes_a, shapes_b = [_table_shape(t) for t in a], [_table_shape(t) for t in b]
+    found = block_exchange(shapes_a, shapes_b)
+    if found:
+        i, j, k, l = found
+        label = lambda t: t.caption or t.name  # noqa: E731
+        return Exchange("T", (), tuple(label(t) for t in a[i:j]), tuple(label(t) for t in a[k:l]))
+    if len(a) != len(b):
+        return None
+    differ = [x for x in range(len(a)) if shapes_a[x] != shapes_b[x]]
+    if len(differ) != 1 or a[differ[0]].caption != b[differ[0]].caption:
+        return None
+    ta, tb = a[differ[0]], b[differ[0]]
+    changed = [axis for axis in ("C", "R") if _table_shape(ta)[1 + "CR".index(axis)] != _table_shape(tb)[1 + "CR".index(axis)]]
+    if len(changed) != 1:
+        return None
+    return find_exchange(branches(ta.header, changed[0]), branches(tb.header, changed[0]), changed[0])
