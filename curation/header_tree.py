@@ -39,12 +39,14 @@ class Branch:
 def branches(header: Iterable[HeaderNode], axis: Axis) -> tuple[Branch, ...]:
     """The nodes of one axis as a forest: a node's parent is the nearest node of a lower
     level whose span covers it."""
-    nodes = sorted((n for n in header if n.axis == axis), key=lambda n: (n.level, n.start, -n.end))
     children: dict[HeaderNode | None, list[HeaderNode]] = {None: []}
-    for n in nodes:
-        parents = [p for p in nodes if p.level < n.level and p.start <= n.start and n.end <= p.end]
-        parent = max(parents, key=lambda p: p.level) if parents else None
-        children.setdefault(parent, []).append(n)
+    open_nodes: list[HeaderNode] = []  # the path from the top to the last node placed
+    for n in sorted((n for n in header if n.axis == axis), key=lambda n: (n.start, n.level, -n.end)):
+        while open_nodes and not (open_nodes[-1].level < n.level and open_nodes[-1].start <= n.start
+                                  and n.end <= open_nodes[-1].end):
+            open_nodes.pop()  # it ends before n, or stands beside it: no later node falls under it either
+        children.setdefault(open_nodes[-1] if open_nodes else None, []).append(n)
+        open_nodes.append(n)
 
     def grow(n: HeaderNode) -> Branch:
         return Branch(n, tuple(grow(c) for c in sorted(children.get(n, []), key=lambda c: c.start)))
