@@ -15,11 +15,13 @@ from typing import Iterable, Sequence
 
 from curation.table import Axis, HeaderNode
 
-# A summary label: total, subtotal, all, overall, average, mean, median, sum; "Total, England";
-# "Weekly Total"; "All persons". Matched on the node's text, then checked against its place.
-SUMMARY_TEXT = re.compile(
-    r"^(sub-?|grand )?totals?\b|\btotals?$|^(weekly|monthly|annual|yearly) total|^all\b|^overall\b|"
-    r"^(average|avg|mean|median|sum)\b", re.IGNORECASE)
+# Words that start a summary label; cleaning's `summary_keywords` default to them too.
+SUMMARY_WORDS = ("total", "totals", "grand total", "subtotal", "sum", "average", "avg", "mean", "all", "overall")
+# A summary label in a header: one of those words first ("Total, England", "All persons"), a
+# (sub-, grand) total first, "Median" first, or "total" last ("Weekly Total"). Then checked
+# against its place among its siblings.
+SUMMARY_TEXT = re.compile(r"^(%s)\b|^(sub-?|grand )?totals?\b|\btotals?$|^(weekly|monthly|annual|yearly) total|^median\b"
+                          % "|".join(sorted(SUMMARY_WORDS, key=len, reverse=True)), re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -153,8 +155,8 @@ def sheet_exchange(a: Sequence, b: Sequence) -> Exchange | None:
     differ = [x for x in range(len(a)) if shapes_a[x] != shapes_b[x]]
     if len(differ) != 1 or a[differ[0]].caption != b[differ[0]].caption:
         return None
-    ta, tb = a[differ[0]], b[differ[0]]
-    changed = [axis for axis in ("C", "R") if _table_shape(ta)[1 + "CR".index(axis)] != _table_shape(tb)[1 + "CR".index(axis)]]
+    x = differ[0]
+    changed = [axis for k, axis in ((1, "C"), (2, "R")) if shapes_a[x][k] != shapes_b[x][k]]
     if len(changed) != 1:
         return None
-    return find_exchange(branches(ta.header, changed[0]), branches(tb.header, changed[0]), changed[0])
+    return find_exchange(branches(a[x].header, changed[0]), branches(b[x].header, changed[0]), changed[0])

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from curation.header_tree import SUMMARY_WORDS
 from curation.table import Table
 
 Action = Literal["keep", "drop", "flag"]
@@ -30,8 +31,7 @@ class CleaningConfig:
     keep_hierarchical: bool = True  # nested headers: keep (flagged) for the hierarchical track
     max_unnamed_ratio: float = 0.5  # more unnamed columns than this: a non-standard header
     drop_duplicates: bool = True
-    summary_keywords: tuple[str, ...] = ("total", "totals", "grand total", "subtotal", "sum", "average", "avg",
-                                         "mean", "all", "overall")
+    summary_keywords: tuple[str, ...] = SUMMARY_WORDS
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "CleaningConfig":

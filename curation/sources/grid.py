@@ -47,7 +47,7 @@ class Grid:
     header_rows: int | None = None  # declared by the source, counted from the grid's first row
     origin: tuple[int, int] = (0, 0)  # sheet row/column of values[0][0], for cell ranges
     fills: dict[tuple[int, int], str] = field(default_factory=dict)  # background colours, when read
-    bold: set[tuple[int, int]] = field(default_factory=set)  # bold cells, when read
+    bold: set[tuple[int, int]] = field(default_factory=set)  # bold cells (XLSX always reads them)
     display: dict[tuple[int, int], str] = field(default_factory=dict)  # shown text where a format makes it differ
     comments: dict[tuple[int, int], str] = field(default_factory=dict)  # cell comments, when read
 
@@ -99,17 +99,18 @@ def grid_rows(values: list[list[Any]]) -> set[int]:
     a link or a count beside it, not a table."""
     n_cols = used_width(values)
     rows = {r for r, row in enumerate(values) if is_grid_row(row, n_cols)}
-
-    def blank(r: int) -> bool:
-        return r < 0 or r >= len(values) or not any(filled(v) for v in values[r])
-
     out = set()
     for r in rows:
         used = [c for c, v in enumerate(values[r]) if filled(v)]
-        alone = blank(r - 1) and blank(r + 1)
+        alone = blank_row(values, r - 1) and blank_row(values, r + 1)
         if not (alone and len(used) == 2 and used[1] - used[0] > 2):
             out.add(r)
     return out
+
+
+def blank_row(values: list[list[Any]], r: int) -> bool:
+    """Row r holds nothing, or lies outside the sheet."""
+    return r < 0 or r >= len(values) or not any(filled(v) for v in values[r])
 
 
 def used_width(values: list[list[Any]]) -> int:
@@ -130,11 +131,11 @@ def split_tables(grid: Grid) -> list[Grid]:
     blocks: list[tuple[int, int, bool]] = []  # start, end, has grid rows
     r = 0
     while r < len(values):
-        if not any(filled(v) for v in values[r]):
+        if blank_row(values, r):
             r += 1
             continue
         start = r
-        while r < len(values) and any(filled(v) for v in values[r]):
+        while r < len(values) and not blank_row(values, r):
             r += 1
         blocks.append((start, r - 1, any(i in in_grid for i in range(start, r))))
 
@@ -151,9 +152,6 @@ def split_tables(grid: Grid) -> list[Grid]:
         return "n" in kinds and any(_kinds(values, j, every_col, covered) == kinds
                                     for j in range(group[0] + 1, group[1] + 1))
 
-    def blank(i: int) -> bool:
-        return i < 0 or not any(filled(v) for v in values[i])
-
     def next_section(start: int, end: int, group: list[int]) -> bool:
         """The block is a label row over rows typed like the group's body, and the group's
         header carries no label of its own right on top of it: the header is shared, and the
@@ -161,7 +159,7 @@ def split_tables(grid: Grid) -> list[Grid]:
         that block, and the labels after it name tables of their own.)"""
         used = [c for c, v in enumerate(values[start]) if filled(v)]
         head = next((i for i in range(group[0], group[1] + 1) if i in in_grid), None)
-        return (len(used) == 1 and start < end and head is not None and blank(head - 1)
+        return (len(used) == 1 and start < end and head is not None and blank_row(values, head - 1)
                 and used[0] <= min(c for c, v in enumerate(values[head]) if filled(v)) and typed_like(start + 1, group))
 
     groups: list[list[int]] = []  # [first row, last row, has data]
