@@ -25,6 +25,8 @@ def plain(value: Any) -> Any:
         return None if math.isnan(value) else float(value)
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
+    if isinstance(value, dict):  # a DuckDB struct, a chart's {chart_type, x, y}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, decimal.Decimal):
         return float(value)
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
@@ -75,6 +77,9 @@ def answers_match(gold: Any, computed: Any, rule: str) -> bool:
     to 1e-9 relative.
     """
     computed = plain(computed)
+    if isinstance(gold, dict) or isinstance(computed, dict):  # a chart: the same keys, each value matching
+        return (isinstance(gold, dict) and isinstance(computed, dict) and gold.keys() == computed.keys()
+                and all(answers_match(gold[k], computed[k], rule) for k in gold))
     if isinstance(gold, list) and computed is not None and not isinstance(computed, list):
         computed = [computed]  # a result set of one value is a list of one
     if isinstance(gold, list) or isinstance(computed, list):

@@ -160,3 +160,52 @@ def sheet_exchange(a: Sequence, b: Sequence) -> Exchange | None:
     if len(changed) != 1:
         return None
     return find_exchange(branches(a[x].header, changed[0]), branches(b[x].header, changed[0]), changed[0])
+
+
+def row_paths(header: Iterable[HeaderNode], n_rows: int) -> list[tuple[str, ...]]:
+    """Each body row named by the row nodes that cover it, top first ("Asia", "Japan"); a
+    label repeated down a path appears once. Rows no node covers get an empty path."""
+    nodes = sorted((n for n in header if n.axis == "R"), key=lambda n: n.level)
+    paths: list[list[str]] = [[] for _ in range(n_rows)]
+    for n in nodes:
+        for r in range(max(0, n.start), min(n.end, n_rows - 1) + 1):
+            if not paths[r] or paths[r][-1] != n.text:
+                paths[r].append(n.text)
+    return [tuple(p) for p in paths]
+
+
+def exchanged(header: Iterable[HeaderNode], axis: Axis, first: Branch, second: Branch,
+              size: int) -> tuple[tuple[HeaderNode, ...], list[int]]:
+    """The header with two sibling blocks of one axis exchanged (`first` stands before
+    `second`), and the new order of the body's rows or columns (new position -> old).
+
+    Each block moves whole, with everything nested under it; what stands between them moves
+    by the difference in their sizes; a node covering both (their parent) stays as it is.
+    """
+    a0, a1, b0, b1 = first.node.start, first.node.end, second.node.start, second.node.end
+    if not (0 <= a0 <= a1 < b0 <= b1 < size):
+        raise ValueError(f"blocks {a0}-{a1} and {b0}-{b1} are not two blocks in order within {size}")
+    order = [*range(a0), *range(b0, b1 + 1), *range(a1 + 1, b0), *range(a0, a1 + 1), *range(b1 + 1, size)]
+    new_of = {old: new for new, old in enumerate(order)}
+    segments = ((0, a0 - 1), (a0, a1), (a1 + 1, b0 - 1), (b0, b1), (b1 + 1, size - 1))
+    out = []
+    for n in header:
+        if n.axis != axis or (n.start <= a0 and n.end >= b1):
+            out.append(n)
+        elif any(lo <= n.start and n.end <= hi for lo, hi in segments):
+            out.append(HeaderNode(n.axis, n.level, new_of[n.start], new_of[n.end], n.text))
+        else:
+            raise ValueError(f"header node {n.text!r} ({n.start}-{n.end}) straddles an exchanged block")
+    return tuple(out), order
+
+
+def children_labels(header: Iterable[HeaderNode], axis: Axis, path: Sequence[str]) -> list[str] | None:
+    """The labels directly under the node at `path` (labels from the top; empty: the top level),
+    in the order the table shows them; None when no node has that path."""
+    level = branches(header, axis)
+    for label in path:
+        found = next((b for b in level if b.node.text == label), None)
+        if found is None:
+            return None
+        level = found.children
+    return [b.node.text for b in level]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.header_tree import (Exchange, block_exchange, branches, find_exchange, flattened_names, sheet_exchange,
-                                  summary_nodes)
+from curation.header_tree import (Exchange, block_exchange, branches, children_labels, exchanged, find_exchange,
+                                  flattened_names, row_paths, sheet_exchange, summary_nodes)
 from curation.sources import xlsx
 from curation.table import HeaderNode
 from tests.conftest import shared
@@ -66,6 +66,36 @@ def test_an_exchange_under_a_parent_is_found_there():
                C(0, 3, 4, "South"), C(1, 3, 3, "2019"), C(1, 4, 4, "2020"), C(0, 5, 5, "Total"))
     found = find_exchange(branches(HEADER, "C"), branches(swapped, "C"), "C")
     assert found == Exchange("C", ("North",), ("2019",), ("2020",))
+
+
+def test_row_paths_name_each_body_row_from_the_top():
+    assert row_paths(HEADER, 5) == [("Cereals",), ("Cereals", "Wheat"), ("Cereals", "Barley"), ("All crops",), ()]
+
+
+@pytest.mark.parametrize("first, second, order, labels", [
+    ("North", "South", [0, 3, 4, 1, 2, 5], ["Crop", "South", "North", "Total"]),  # neighbours
+    # with South between them, which moves by the difference in size
+    ("North", "Total", [0, 5, 3, 4, 1, 2], ["Crop", "Total", "South", "North"]),
+])
+def test_exchanging_two_sibling_blocks_moves_them_whole_and_reads_back_as_that_exchange(first, second, order, labels):
+    forest = {b.node.text: b for b in branches(HEADER, "C")}
+    header, new_order = exchanged(HEADER, "C", forest[first], forest[second], 6)
+    assert new_order == order
+    assert find_exchange(branches(HEADER, "C"), branches(header, "C"), "C") == Exchange("C", (), (first,), (second,))
+    assert children_labels(header, "C", ()) == labels
+    assert children_labels(header, "C", (first,)) == ["2019", "2020"]  # what is nested under a block moves with it
+    assert [n for n in header if n.axis == "R"] == [n for n in HEADER if n.axis == "R"]  # the other axis stays
+
+
+def test_exchanging_rows_keeps_the_parent_over_both_blocks():
+    rows = (R(0, 0, 4, "Cereals"), R(1, 0, 1, "Wheat"), R(2, 1, 1, "Winter"), R(1, 2, 4, "Barley"))
+    forest = branches(rows, "R")[0].children
+    header, order = exchanged(rows, "R", forest[0], forest[1], 5)
+    assert order == [2, 3, 4, 0, 1]
+    assert sorted((n.text, n.start, n.end) for n in header) == [("Barley", 0, 2), ("Cereals", 0, 4), ("Wheat", 3, 4),
+                                                                 ("Winter", 4, 4)]
+    assert children_labels(header, "R", ("Cereals",)) == ["Barley", "Wheat"]
+    assert children_labels(header, "R", ("Oats",)) is None
 
 
 def _sheet(path: Path, groups: list[str], merged: bool) -> Path:

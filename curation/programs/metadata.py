@@ -1,6 +1,9 @@
-"""Metadata programs: the answer is a field of a table record (caption, column names).
+"""Metadata programs: the answer is a field of a table record (caption, column names, header tree).
 
-Text: {"table": <table id>, "field": "caption" | "columns", "index": <column index, optional>}.
+Text: {"table": <table id>, "field": "caption" | "columns", "index": <column index, optional>}, or
+{"table": ..., "field": "children", "axis": "R" | "C", "path": [labels from the top]}: the labels
+directly under a header node, in the order the table shows them (a Structure Comprehending gold
+that follows a swap of sibling blocks).
 """
 
 from __future__ import annotations
@@ -26,4 +29,11 @@ class MetadataRunner:
         if field == "columns":
             index = spec.get("index")
             return table.columns if index is None else table.columns[index]
+        if field == "children":
+            from curation.header_tree import children_labels
+
+            labels = children_labels(table.header, spec.get("axis", "R"), spec.get("path", []))
+            if labels is None:
+                raise ProgramError(f"no {spec.get('axis')} header node at path {spec.get('path')!r}")
+            return labels
         raise ProgramError(f"unknown metadata field {field!r}")

@@ -24,6 +24,7 @@ from curation.taxonomy import task as taxonomy_task
 from generators.rules.emit import SampleColumns
 from generators.rules.profile import Condition, TableProfile, show
 from generators.rules.specs import spec_sql
+from generators.rules.tree_ops import TREE_OPS
 
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
@@ -110,8 +111,9 @@ class Context:
     # -- output -----------------------------------------------------------------------------
     def emit(self, slots: dict[str, Any], answer: Any, *, spec: dict[str, Any] | None = None,
              program: tuple[str, str] | None = None, answer_type: str | None = None,
-             table_ids: tuple[str, ...] | None = None) -> None:
-        """One sample. This runs a million times per corpus: it only formats and appends."""
+             table_ids: tuple[str, ...] | None = None, provenance: dict[str, str] | None = None) -> None:
+        """One sample. This runs a million times per corpus: it only formats and appends.
+        `provenance` adds to the table's (a derived table's origin)."""
         t = self.template
         if self._choices is None:  # one draw per table and template, not two per sample
             self._choices = self.rng.integers(0, 1 << 30, size=(self.cap * 3 + 8, 2)).tolist()
@@ -127,7 +129,8 @@ class Context:
             gold = format_answer(answer, t.answer)
         self.out.add(t.task, t.id, question, gold, answer_type or self.answer_type,
                      table_ids or self._table_ids, program[0], program[1],
-                     "duckdb" if program[0] == "sql" else "", short, "rule", "rule-based", self._provenance)
+                     "duckdb" if program[0] == "sql" else "", short, "rule", "rule-based",
+                     {**self._provenance, **provenance} if provenance else self._provenance)
         if self.specs is not None and spec is not None:
             self.specs.append((self.profile.table.id, spec, gold, t.answer))
 
@@ -974,6 +977,7 @@ OPS: dict[str, Callable[[Context], None]] = {
     "group_extreme": op_group_extreme, "compare_rows": op_compare_rows, "share": op_share,
     "growth": op_growth, "row_ratio": op_row_ratio, "outliers": op_outliers, "correlation": op_correlation,
     "test": op_test, "chain": op_chain, "date": op_date,
+    **TREE_OPS,  # RealHiTBench's hierarchical track: questions that navigate the header tree
 }
 
 

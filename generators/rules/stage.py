@@ -31,7 +31,7 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
 
 class RulesStage(Stage):
     name = "rules"
-    version = "2"  # 2: skips tables flagged too long
+    version = "3"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
@@ -39,9 +39,12 @@ class RulesStage(Stage):
         from generators.rules.catalog import catalog_fingerprint
 
         code = [Path(__file__).with_name(n).read_text() for n in ("engine.py", "profile.py", "specs.py", "emit.py",
-                                                                   "catalog.py")]
+                                                                   "catalog.py", "tree_ops.py")]
+        from curation import header_tree
+
         chains = (Path(__file__).parent.parent / "chains.py").read_text()
-        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains)
+        tree = Path(header_tree.__file__).read_text()  # the tree ops read tables through it
+        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains, tree)
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         from generators.rules.catalog import load_templates

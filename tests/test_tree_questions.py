@@ -1,0 +1,229 @@
+"""Rule questions over hierarchical tables (RealHiTBench's track): they navigate the header tree.
+
+A part is found by its path, a sum leaves out the summary nodes, a group's total is checked
+against its parts, a chart's gold is the values it must plot, and a Structure Comprehending
+question asked of a copy with two sibling blocks exchanged has a gold that follows the swap.
+Every gold is re-computed by DuckDB from the stored program.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from curation.answers import answers_match
+from curation.header_tree import Exchange, branches, children_labels, find_exchange
+from curation.programs import run_program
+from curation.sample import Program
+from curation.table import HeaderNode, Table
+from generators.rules.catalog import load_templates
+from generators.rules.emit import SampleColumns
+from generators.rules.engine import Stats, generate_for_table
+from generators.rules.tree_ops import TreeView, sum_of_parts
+from tests.conftest import shared
+
+C = lambda level, start, end, text: HeaderNode("C", level, start, end, text)  # noqa: E731
+R = lambda level, start, end, text: HeaderNode("R", level, start, end, text)  # noqa: E731
+
+# Cereals' own row is the sum of Wheat and Barley; Pulses' own row is off by 7 in every column;
+# "All crops" closes the top level. North and South each have two years; Total is the last column.
+CROPS = ["Cereals", "Wheat", "Barley", "Pulses", "Peas", "Beans", "All crops"]
+NUMBERS = {"North / 2019": [30, 10, 20, 12, 2, 3, 42], "North / 2020": [33, 11, 22, 16, 4, 5, 49],
+           "South / 2019": [70, 30, 40, 15, 3, 5, 85], "South / 2020": [75, 35, 40, 17, 4, 6, 92]}
+NUMBERS["Total"] = [sum(v[i] for v in NUMBERS.values()) for i in range(len(CROPS))]
+
+
+def crops_table() -> Table:
+    header = (C(0, 0, 0, "Crop"), C(0, 1, 2, "North"), C(1, 1, 1, "2019"), C(1, 2, 2, "2020"),
+              C(0, 3, 4, "South"), C(1, 3, 3, "2019"), C(1, 4, 4, "2020"), C(0, 5, 5, "Total"),
+              R(0, 0, 2, "Cereals"), R(1, 1, 1, "Wheat"), R(1, 2, 2, "Barley"),
+              R(0, 3, 5, "Pulses"), R(1, 4, 4, "Peas"), R(1, 5, 5, "Beans"), R(0, 6, 6, "All crops"))
+    body = pa.table({"Crop": CROPS, **NUMBERS})
+    return Table(name="crops", body=body, header=header, caption="Harvest by region (kt)")
+
+
+def generate(table: Table, only: list[str]) -> tuple[list[dict], dict[str, Table]]:
+    out, derived, stats = SampleColumns(), [], Stats()
+    generate_for_table(table, load_templates(only=only), 0, out, derived, stats)
+    tables = {table.id: table, **{t.id: t for t in derived}}
+    return (out.to_arrow().to_pylist() if len(out) else []), tables
+
+
+def first_quoted(question: str, among) -> str:
+    """The first quoted label of a question that is one of `among` (a leaf comes before its parents)."""
+    return next(label for label in re.findall(r'"([^"]+)"', question) if label in among)
+
+
+def rerun(sample: dict, tables: dict[str, Table]) -> bool:
+    program = Program(sample["program"]["kind"], sample["program"]["text"])
+    computed = run_program(program, [tables[i] for i in sample["table_ids"]])
+    return answers_match(json.loads(sample["answer"]), computed, dict(sample["provenance"])["format"])
+
+
+def test_groups_are_read_from_the_tree_with_their_totals_and_summaries():
+    groups = {g.path: g for g in TreeView(crops_table()).groups("R")}
+    assert [p.label for p in groups[("Cereals",)].parts] == ["Wheat", "Barley"]
+    assert groups[("Cereals",)].total.pos == 0  # its own row
+    top = groups[()]
+    assert [p.label for p in top.parts] == ["Cereals", "Pulses"]  # each group's value is its own row
+    assert top.left_out == ("All crops",) and top.total.label == "All crops"
+    columns = {g.path: g for g in TreeView(crops_table()).groups("C")}
+    assert [p.label for p in columns[("North",)].parts] == ["2019", "2020"]
+    view = TreeView(crops_table())
+    assert sum_of_parts(view, top, crops_table().columns.index("North / 2019")) == 30 + 12
+    assert sum_of_parts(view, columns[("South",)], CROPS.index("Peas")) == 3 + 4
+
+
+def test_sums_leave_out_summary_nodes_and_follow_the_paths():
+    samples, tables = generate(crops_table(), ["rh.nr"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    answers = {(s["template"], s["question"]): json.loads(s["answer"]) for s in samples}
+    for (template, question), answer in answers.items():
+        if template == "rh.nr.parts_sum_rows":
+            column = first_quoted(question, NUMBERS)
+            if "top level" in question:  # Cereals + Pulses (their own rows), not All crops
+                assert answer == NUMBERS[column][0] + NUMBERS[column][3]
+            else:
+                group = first_quoted(question.split(" under ")[-1], CROPS)
+                i = CROPS.index(group)
+                assert answer == NUMBERS[column][i + 1] + NUMBERS[column][i + 2]
+    by_row = [(q, a) for (t, q), a in answers.items() if t == "rh.nr.parts_sum_columns"]
+    assert by_row
+    for question, answer in by_row:
+        row = first_quoted(question, CROPS)
+        group = "North" if 'under "North"' in question else "South"
+        i = CROPS.index(row)
+        assert answer == NUMBERS[f"{group} / 2019"][i] + NUMBERS[f"{group} / 2020"][i]
+
+
+def test_a_groups_total_is_checked_against_its_parts():
+    samples, tables = generate(crops_table(), ["rh.fc.total_matches_parts_rows"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    verdicts = {}
+    for s in samples:
+        group = "Cereals" if 'under "Cereals"' in s["question"] else "Pulses" if 'under "Pulses"' in s["question"] else "top"
+        verdicts.setdefault(group, set()).add(json.loads(s["answer"]))
+    assert verdicts.get("Cereals", {True}) == {True}
+    assert verdicts.get("Pulses", {False}) == {False}
+    assert verdicts.get("top", {True}) == {True}  # All crops = Cereals + Pulses
+    assert len(verdicts) >= 2
+
+
+def test_leaf_claims_are_half_true_and_name_their_path():
+    samples, tables = generate(crops_table(), ["rh.fc.leaf_value"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    assert {json.loads(s["answer"]) for s in samples} == {True, False}
+    assert all(" under " in s["question"] or " / " in s["question"] for s in samples)
+
+
+def test_a_chart_gold_is_the_labels_and_values_to_plot():
+    from evaluation.charts import chart_pass
+
+    samples, tables = generate(crops_table(), ["rh.cg"])
+    assert {s["task"] for s in samples} == {"RH/CG/bar_chart", "RH/CG/pie_chart"}  # no group of 3+ columns
+    for s in samples:
+        assert rerun(s, tables)
+        gold = json.loads(s["answer"])
+        assert gold["chart_type"] in ("bar", "pie") and len(gold["x"]) == len(gold["y"])
+        if gold["x"] == ["Wheat", "Barley"]:
+            column = first_quoted(s["question"], NUMBERS)
+            assert gold["y"] == [float(NUMBERS[column][1]), float(NUMBERS[column][2])]
+        assert chart_pass(gold, gold, {}).value == 1.0
+        assert chart_pass({**gold, "y": gold["y"][::-1] + [1.0]}, gold, {}).value == 0.0
+
+
+def test_structure_questions_are_asked_of_a_copy_with_two_sibling_blocks_exchanged():
+    table = crops_table()
+    samples, tables = generate(table, ["rh.sc"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    copies = {i for s in samples for i in s["table_ids"]}
+    assert len(copies) == 1 and table.id not in copies  # one exchange per table, shared by the templates
+    copy = tables[copies.pop()]
+    assert "swapped" in copy.flags
+    exchange = next(dict(s["provenance"])["exchange"] for s in samples)
+    axis = exchange[0]
+    found = find_exchange(branches(table.header, axis), branches(copy.header, axis), axis)
+    assert isinstance(found, Exchange) and f"{found.first[0]} <-> {found.second[0]}" in exchange
+    for s in samples:
+        answer = json.loads(s["answer"])
+        if s["template"] == "rh.sc.swap_order":  # the gold follows the swap
+            shown = children_labels(copy.header, axis, found.parent)
+            assert answer == shown and answer != children_labels(table.header, axis, found.parent)
+        if s["template"] == "rh.sc.swap_value":  # a value found by its paths is the same wherever it moved
+            row, column = first_quoted(s["question"], CROPS), first_quoted(s["question"], NUMBERS)
+            assert answer == NUMBERS[column][CROPS.index(row)]
+
+
+def test_flat_tables_get_no_tree_questions():
+    flat = Table(name="flat", body=pa.table({"Crop": ["a", "b", "c"], "kt": [1, 2, 3]}))
+    samples, _ = generate(flat, ["rh"])
+    assert samples == []
+
+
+def test_cleaning_marks_do_not_break_the_programs():
+    """Cleaning drops summary rows from the data view: a part or total marked so is left out,
+    and every program still addresses the right rows."""
+    from curation.cleaning.rules import CleaningConfig, apply_rules
+
+    cleaned, _ = apply_rules(crops_table(), CleaningConfig())
+    assert cleaned is not None and 6 in cleaned.summary_rows  # "All crops"
+    samples, tables = generate(cleaned, ["rh"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    assert not any('"All crops"' in s["question"] for s in samples if s["template"].startswith("rh.fc.total"))
+
+
+def test_every_tree_question_over_realhitbench_reruns_to_its_gold():
+    from curation.cleaning.rules import CleaningConfig, apply_rules
+    from curation.sources import xlsx
+
+    folder = shared("realhitbench", "tables")
+    tables: dict[str, Table] = {}
+    out, derived, stats = SampleColumns(), [], Stats()
+    templates = load_templates(only=["rh"])
+    for path in sorted(folder.glob("*.xlsx")):
+        if path.stem.endswith("_swap"):
+            continue
+        for table in xlsx.read(str(path)):
+            table, _ = apply_rules(table, CleaningConfig())
+            if table is not None:
+                tables[table.id] = table
+                generate_for_table(table, templates, 0, out, derived, stats)
+    tables.update({t.id: t for t in derived})
+    samples = out.to_arrow().to_pylist()
+    wrong = [(s["template"], s["question"]) for s in samples if not rerun(s, tables)]
+    assert not wrong, wrong[:5]
+    tasks = {s["task"] for s in samples}
+    assert {"RH/FC/value_matching", "RH/FC/inference_based_fact_checking", "RH/NR/calculation",
+            "RH/CG/bar_chart", "RH/CG/pie_chart", "RH/CG/line_chart", "RH/SC/structure_comprehending"} <= tasks
+    assert len(samples) > 1000, len(samples)
+
+
+@pytest.mark.parametrize("answer", [{"chart_type": "bar", "x": ["a"], "y": [1.0]}])
+def test_a_chart_answer_matches_only_the_same_chart(answer):
+    assert answers_match(answer, dict(answer), "exact")
+    assert not answers_match(answer, {**answer, "y": [2.0]}, "exact")
+    assert not answers_match(answer, [1.0], "exact")
+
+
+def test_a_build_over_realhitbench_spreadsheets_releases_verified_tree_questions(tmp_path):
+    """The whole pipeline: the exchanged copies travel as derived tables, the contracts accept
+    the tasks' answer types, and the release re-verifies."""
+    from tests.test_cli import invoke
+
+    folder = shared("realhitbench", "tables")
+    sheets = [str(p) for p in sorted(folder.glob("*.xlsx")) if not p.stem.endswith("_swap")][:24]
+    config = tmp_path / "build.toml"
+    config.write_text(f'[build]\nsources = {json.dumps(sheets)}\nstages = ["rules"]\n'
+                      '[generate.rules]\ntemplates = ["rh"]\n[release]\nname = "rh"\n')
+    out = invoke("build", config, "-w", tmp_path / "ws", "--releases", tmp_path / "releases", "--json")
+    assert out.exit_code == 0, out.output
+    release = json.loads(out.output)["release"]
+    manifest = json.loads((Path(release["path"]) / "manifest.json").read_text())
+    assert set(manifest["counts"]["by_task"]) >= {"RH/FC/value_matching", "RH/NR/calculation",
+                                                  "RH/SC/structure_comprehending"}
+    verified = invoke("release", "verify", release["path"])
+    assert verified.exit_code == 0, verified.output
