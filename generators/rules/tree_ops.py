@@ -42,7 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # summary nodes that are not sums of their siblings: a total check needs a total
 NOT_A_SUM = re.compile(r"\b(average|avg|mean|median|rate|ratio|per|percent|percentage|share)\b|%", re.IGNORECASE)
 MAX_CHART_PARTS = 20
-SWAP_PURPOSE = "rh.swap"  # one exchange per table, whichever template asks for it
+SWAP_PURPOSE = "rh.swap"
+TITLE_CHARS = 50  # a header node this long over most columns is the table's title, not a group
+AUTO_NAME = re.compile(r"^column \d+( \(\d+\))?$")  # what the reader names a column without a header  # one exchange per table, whichever template asks for it
 
 
 @dataclass(frozen=True)
@@ -105,16 +107,25 @@ class TreeView:
         return not np.isnan(self.values(j)[r]) and self.view_row[r] is not None
 
     def column_label(self, j: int) -> str:
-        """The column's path without a node spanning every column (a title read into the header)."""
-        wide = self.table.n_cols > 1
+        """The column's path without a title read into the header (a node spanning every column,
+        or a long text over most of them); "" for a column with no name of its own ("column 6")."""
+        n_cols = self.table.n_cols
         parts: list[str] = []
         for n in sorted((n for n in self.table.header if n.axis == "C" and n.start <= j <= n.end),
                         key=lambda n: n.level):
-            if wide and n.start == 0 and n.end >= self.table.n_cols - 1:
+            span = n.end - n.start + 1
+            if n_cols > 1 and (span >= n_cols or (len(n.text) > TITLE_CHARS and 2 * span > n_cols)):
                 continue
             if not parts or parts[-1] != n.text:
                 parts.append(n.text)
-        return quoted(parts) if parts else self.table.columns[j]
+        if parts:
+            return quoted(parts)
+        return "" if AUTO_NAME.match(self.table.columns[j]) else self.table.columns[j]
+
+    @cached_property
+    def labelled(self) -> list[int]:
+        """The numeric columns a question can name."""
+        return [j for j in self.numeric if self.column_label(j)]
 
     @cached_property
     def row_names(self) -> list[tuple[str, ...] | None]:
@@ -227,7 +238,7 @@ def _sum_candidates(view: TreeView, axis: str) -> list[tuple[Group, int]]:
     """(group, column) for row groups, (group, row) for column groups, with every part present."""
     out = []
     for group in view.groups(axis):
-        others = view.numeric if axis == "R" else [r for r, name in enumerate(view.row_names)
+        others = view.labelled if axis == "R" else [r for r, name in enumerate(view.row_names)
                                                   if name and view.view_row[r] is not None]
         for other in others:
             cells = [(p.pos, other) if axis == "R" else (other, p.pos) for p in group.parts]
@@ -327,7 +338,7 @@ def _named_cells(view: TreeView, moved: set[int] | None = None, axis: str = "R")
     for r, name in enumerate(view.row_names):
         if not name or view.view_row[r] is None:
             continue
-        for j in view.numeric:
+        for j in view.labelled:
             if moved is not None and (r if axis == "R" else j) not in moved:
                 continue
             if (len(name) > 1 or " / " in view.column_label(j)) and view.present(r, j):
@@ -349,7 +360,8 @@ def op_tree_fact(ctx: "Context") -> None:
         truth = i % 2 == 0
         claim: int | float = value
         if not truth:
-            others = sorted({view.cell(o, j) for o in range(view.table.n_rows) if o != r and view.present(o, j)} - {value})
+            others = sorted({view.cell(o, j) for o in range(view.table.n_rows) if o != r and view.present(o, j)
+                             and _show(view.cell(o, j)) != _show(value)})
             if not others:
                 ctx.reject("no_false_variant")
                 continue
@@ -360,7 +372,15 @@ def op_tree_fact(ctx: "Context") -> None:
 
 
 def _show(value: int | float) -> str:
-    return str(value) if isinstance(value, int) or not float(value).is_integer() else str(int(value))
+    """A number as a person writes it: 1072.4, not 1072.3999999999999; 12, not 12.0."""
+    return str(value) if isinstance(value, int) else f"{float(value):.10g}"
+
+
+def _is_whole(view: TreeView, group: Group, other: int) -> bool:
+    if group.total is None or not view.present(group.total.pos, other):
+        return False
+    total = float(view.cell(group.total.pos, other))
+    return abs(total - float(sum_of_parts(view, group, other))) <= 0.01 * abs(total)
 
 
 def op_tree_chart(ctx: "Context") -> None:
@@ -374,8 +394,8 @@ def op_tree_chart(ctx: "Context") -> None:
     cands = [(g, o) for g, o in _sum_candidates(view, axis)
              if all(p.label for p in g.parts) and len(g.parts) <= MAX_CHART_PARTS
              and (axis == "R" or len(g.parts) >= 3)]
-    if chart == "pie":
-        cands = [(g, o) for g, o in cands if all(view.cell(p.pos, o) > 0 for p in g.parts)]
+    if chart == "pie":  # shares of a whole: positive parts that add up to the group's total
+        cands = [(g, o) for g, o in cands if all(view.cell(p.pos, o) > 0 for p in g.parts) and _is_whole(view, g, o)]
     ctx.considered(len(cands))
     if not cands:
         return ctx.reject("no_labelled_group")
@@ -414,14 +434,15 @@ class Swap:
 
 
 def swap_candidates(table: Table, numeric: set[int]) -> list[tuple[str, tuple[str, ...], Branch, Branch]]:
-    """Adjacent sibling blocks that can change places: different labels; for columns, blocks of
-    numeric columns only (a stub column moved into the data is not a structure question)."""
+    """Adjacent sibling blocks that can change places, among siblings with distinct labels; for
+    columns, blocks of numeric columns only (a stub column moved into the data is not a structure question)."""
     out = []
     for axis in ("R", "C"):
         def visit(level: tuple[Branch, ...], path: tuple[str, ...]) -> None:
+            labels = [x.node.text for x in level]
+            if len(set(labels)) < len(labels):
+                return  # repeated labels: neither the blocks nor what lies under them has a path of its own
             for a, b in zip(level, level[1:]):
-                if a.node.text == b.node.text:
-                    continue
                 if axis == "C" and not all(j in numeric for j in range(a.node.start, b.node.end + 1)):
                     continue
                 out.append((axis, path, a, b))
