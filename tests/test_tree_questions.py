@@ -105,7 +105,8 @@ def test_a_groups_total_is_checked_against_its_parts():
     assert samples and all(rerun(s, tables) for s in samples)
     verdicts = {}
     for s in samples:
-        group = "Cereals" if 'under "Cereals"' in s["question"] else "Pulses" if 'under "Pulses"' in s["question"] else "top"
+        question = s["question"]
+        group = "Cereals" if 'under "Cereals"' in question else "Pulses" if 'under "Pulses"' in question else "top"
         verdicts.setdefault(group, set()).add(json.loads(s["answer"]))
     assert verdicts.get("Cereals", {True}) == {True}
     assert verdicts.get("Pulses", {False}) == {False}
@@ -227,3 +228,17 @@ def test_a_build_over_realhitbench_spreadsheets_releases_verified_tree_questions
                                                   "RH/SC/structure_comprehending"}
     verified = invoke("release", "verify", release["path"])
     assert verified.exit_code == 0, verified.output
+
+
+def test_a_title_read_into_the_header_and_unnamed_columns_stay_out_of_the_questions():
+    title = "Table 4. Harvest by region and year, in thousands of tonnes, England and Wales"
+    table = crops_table()
+    header = (C(0, 0, 6, title),) + tuple(HeaderNode(n.axis, n.level + (n.axis == "C"), n.start, n.end, n.text)
+                                           for n in table.header)
+    body = table.body.append_column("column 7", pa.array([1, 2, 3, 4, 5, 6, 7]))
+    titled = Table(name="titled", body=body, header=header)
+    view = TreeView(titled)
+    assert view.column_label(1) == "North / 2019" and view.column_label(6) == ""
+    samples, tables = generate(titled, ["rh"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    assert not any(title in s["question"] or "column 7" in s["question"] for s in samples)

@@ -35,13 +35,12 @@ class RulesStage(Stage):
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
+        from curation import header_tree
         from curation.taxonomy import TAXONOMY_FILE
         from generators.rules.catalog import catalog_fingerprint
 
         code = [Path(__file__).with_name(n).read_text() for n in ("engine.py", "profile.py", "specs.py", "emit.py",
                                                                    "catalog.py", "tree_ops.py")]
-        from curation import header_tree
-
         chains = (Path(__file__).parent.parent / "chains.py").read_text()
         tree = Path(header_tree.__file__).read_text()  # the tree ops read tables through it
         return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains, tree)

@@ -34,7 +34,7 @@ import pyarrow as pa
 from curation.header_tree import Branch, branches, exchanged, row_paths, summary_nodes
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
-from curation.table import Table
+from curation.table import HeaderNode, Table
 
 if TYPE_CHECKING:  # pragma: no cover
     from generators.rules.engine import Context
@@ -42,9 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # summary nodes that are not sums of their siblings: a total check needs a total
 NOT_A_SUM = re.compile(r"\b(average|avg|mean|median|rate|ratio|per|percent|percentage|share)\b|%", re.IGNORECASE)
 MAX_CHART_PARTS = 20
-SWAP_PURPOSE = "rh.swap"
+SWAP_PURPOSE = "rh.swap"  # one exchange per table, whichever template asks for it
 TITLE_CHARS = 50  # a header node this long over most columns is the table's title, not a group
-AUTO_NAME = re.compile(r"^column \d+( \(\d+\))?$")  # what the reader names a column without a header  # one exchange per table, whichever template asks for it
+AUTO_NAME = re.compile(r"^column \d+( \(\d+\))?$")  # what the reader names a column without a header
 
 
 @dataclass(frozen=True)
@@ -109,18 +109,22 @@ class TreeView:
     def column_label(self, j: int) -> str:
         """The column's path without a title read into the header (a node spanning every column,
         or a long text over most of them); "" for a column with no name of its own ("column 6")."""
-        n_cols = self.table.n_cols
         parts: list[str] = []
         for n in sorted((n for n in self.table.header if n.axis == "C" and n.start <= j <= n.end),
                         key=lambda n: n.level):
-            span = n.end - n.start + 1
-            if n_cols > 1 and (span >= n_cols or (len(n.text) > TITLE_CHARS and 2 * span > n_cols)):
+            if self.is_title(n):
                 continue
             if not parts or parts[-1] != n.text:
                 parts.append(n.text)
         if parts:
             return quoted(parts)
         return "" if AUTO_NAME.match(self.table.columns[j]) else self.table.columns[j]
+
+    def is_title(self, n: HeaderNode) -> bool:
+        """A column node that is the table's title read into the header: it spans every column,
+        or it is long text over most of them."""
+        span, n_cols = n.end - n.start + 1, self.table.n_cols
+        return n.axis == "C" and n_cols > 1 and (span >= n_cols or (len(n.text) > TITLE_CHARS and 2 * span > n_cols))
 
     @cached_property
     def labelled(self) -> list[int]:
@@ -151,6 +155,9 @@ class TreeView:
             labels = [b.node.text for b in level]
             for b in level:
                 here = addressable and labels.count(b.node.text) == 1
+                if self.is_title(b.node):  # not a group: what lies under it is named without it
+                    visit(b.children, path, here)
+                    continue
                 group = self._group(axis, b, path + (b.node.text,)) if here else None
                 if group:
                     out.append(group)
@@ -158,7 +165,7 @@ class TreeView:
 
         visit(forest, (), True)
         if axis == "R" and len(forest) > 1 and len({b.node.text for b in forest}) == len(forest):
-            top = self._parts(axis, forest, 0, self.table.n_rows - 1)
+            top = self._parts(axis, forest)
             if top:
                 parts, left_out, total = top
                 out.append(Group(axis, (), parts, left_out, total, 0, self.table.n_rows - 1))
@@ -175,9 +182,11 @@ class TreeView:
             return b.node.start
         return self._own_row(b) if axis == "R" else None
 
-    def _parts(self, axis: str, children: tuple[Branch, ...], start: int, end: int):
+    def _parts(self, axis: str, children: tuple[Branch, ...]):
+        """(parts, summary labels left out, the summary child that is a total), or None when
+        fewer than two parts have a row (or a numeric column) of their own."""
         parts, left_out, total = [], [], None
-        for i, c in enumerate(children):
+        for c in children:
             pos = self._value_position(axis, c)
             if pos is None:
                 return None  # a part with no row (or column) of its own: nothing to add up
@@ -204,7 +213,7 @@ class TreeView:
             if len(rows) < 2:
                 return None
             return Group(axis, path, tuple(Part(None, r) for r in rows), (), None, b.node.start, b.node.end)
-        found = self._parts(axis, b.children, b.node.start, b.node.end)
+        found = self._parts(axis, b.children)
         if not found:
             return None
         parts, left_out, total = found
@@ -225,7 +234,8 @@ class TreeView:
     def sum_sql(self, group: Group, other: int) -> str:
         """The sum of the group's parts: down column `other` (rows), or along row `other` (columns)."""
         if group.axis == "R":
-            return f"SELECT sum({q(self.table.columns[other])}) FROM t WHERE rowid IN ({self.rowids([p.pos for p in group.parts])})"
+            rows = self.rowids([p.pos for p in group.parts])
+            return f"SELECT sum({q(self.table.columns[other])}) FROM t WHERE rowid IN ({rows})"
         return (f"SELECT {' + '.join(q(self.table.columns[p.pos]) for p in group.parts)} FROM t "
                 f"WHERE rowid = {self.rowid(other)}")
 
@@ -325,8 +335,8 @@ def op_tree_total_check(ctx: "Context") -> None:
             total_sql = f"(SELECT {q(view.table.columns[group.total.pos])} FROM t WHERE rowid = {view.rowid(other)})"
         program = f"SELECT abs({total_sql} - ({view.sum_sql(group, other)})) <= {lit(float(tolerance))}"
         own = group.path and group.total.label == group.path[-1] and group.total.pos == group.start
-        total = f'the "{group.total.label}" row itself' if own else f'"{group.total.label}"'
-        slots = {**_sum_slots(view, group, other), "total": total}
+        named = f'the "{group.total.label}" row itself' if own else f'"{group.total.label}"'
+        slots = {**_sum_slots(view, group, other), "total": named}
         ctx.emit(slots, bool(difference <= tolerance), program=("sql", program), answer_type="bool")
         emitted += 1
 
@@ -422,37 +432,40 @@ def op_tree_chart(ctx: "Context") -> None:
 class Swap:
     table: Table  # the copy with the two blocks exchanged
     axis: str
-    parent: tuple[str, ...]
+    parent: tuple[str, ...]  # the path of the blocks' parent, as the header holds it
+    shown: tuple[str, ...]  # that path as a question names it (a title read into the header left out)
     first: tuple[str, ...]  # the labels of the block that stood first
     second: tuple[str, ...]
     moved: frozenset[int]  # the copy's rows (or columns) that changed place
 
     @property
     def description(self) -> str:
-        where = f'under "{quoted(self.parent)}"' if self.parent else "at the top level"
+        where = f'under "{quoted(self.shown)}"' if self.shown else "at the top level"
         return f"{self.axis}: {quoted(self.first)} <-> {quoted(self.second)} {where}"
 
 
-def swap_candidates(table: Table, numeric: set[int]) -> list[tuple[str, tuple[str, ...], Branch, Branch]]:
+def swap_candidates(view: TreeView) -> list[tuple[str, tuple[str, ...], tuple[str, ...], Branch, Branch]]:
     """Adjacent sibling blocks that can change places, among siblings with distinct labels; for
     columns, blocks of numeric columns only (a stub column moved into the data is not a structure question)."""
+    numeric = set(view.numeric)
     out = []
     for axis in ("R", "C"):
-        def visit(level: tuple[Branch, ...], path: tuple[str, ...]) -> None:
+        def visit(level: tuple[Branch, ...], path: tuple[str, ...], shown: tuple[str, ...]) -> None:
             labels = [x.node.text for x in level]
             if len(set(labels)) < len(labels):
                 return  # repeated labels: neither the blocks nor what lies under them has a path of its own
             for a, b in zip(level, level[1:]):
                 if axis == "C" and not all(j in numeric for j in range(a.node.start, b.node.end + 1)):
                     continue
-                out.append((axis, path, a, b))
+                out.append((axis, path, shown, a, b))
             for x in level:
-                visit(x.children, path + (x.node.text,))
-        visit(branches(table.header, axis), ())  # type: ignore[arg-type]
+                visit(x.children, path + (x.node.text,), shown if view.is_title(x.node) else shown + (x.node.text,))
+        visit(branches(view.table.header, axis), (), ())  # type: ignore[arg-type]
     return out
 
 
-def swapped(table: Table, axis: str, parent: tuple[str, ...], first: Branch, second: Branch) -> Swap:
+def swapped(table: Table, axis: str, parent: tuple[str, ...], shown: tuple[str, ...], first: Branch,
+            second: Branch) -> Swap:
     """A copy of the table with two sibling blocks exchanged, rows or columns moving with them."""
     size = table.n_rows if axis == "R" else table.n_cols
     header, order = exchanged(table.header, axis, first, second, size)  # type: ignore[arg-type]
@@ -468,7 +481,7 @@ def swapped(table: Table, axis: str, parent: tuple[str, ...], first: Branch, sec
     copy = table.replace(name=f"{table.name} (blocks exchanged)", body=body, header=header,
                          flags=tuple(dict.fromkeys((*table.flags, "swapped"))), **changes)
     moved = frozenset(new for new, old in enumerate(order) if new != old)
-    return Swap(copy, axis, parent, (first.node.text,), (second.node.text,), moved)
+    return Swap(copy, axis, parent, shown, (first.node.text,), (second.node.text,), moved)
 
 
 def table_swap(ctx: "Context") -> Swap | None:
@@ -476,14 +489,13 @@ def table_swap(ctx: "Context") -> Swap | None:
     from curation.pipeline.rng import record_rng
 
     table = ctx.profile.table
-    view = TreeView(table)
-    cands = swap_candidates(table, set(view.numeric))
+    cands = swap_candidates(TreeView(table))
     if not cands:
         return None
     rng = record_rng(ctx.seed, table.id, SWAP_PURPOSE)
-    axis, parent, a, b = cands[int(rng.integers(len(cands)))]
+    axis, parent, shown, a, b = cands[int(rng.integers(len(cands)))]
     try:
-        return swapped(table, axis, parent, a, b)
+        return swapped(table, axis, parent, shown, a, b)
     except ValueError:
         return None
 
@@ -512,7 +524,7 @@ def op_tree_swap(ctx: "Context") -> None:
         program = json.dumps({"table": swap.table.id, "field": "children", "axis": swap.axis,
                               "path": list(swap.parent)})
         slots = {"entries": "rows" if swap.axis == "R" else "columns",
-                 "place": f'under "{quoted(swap.parent)}"' if swap.parent
+                 "place": f'under "{quoted(swap.shown)}"' if swap.shown
                  else f"at the top level of the {'row' if swap.axis == 'R' else 'column'} header"}
         ctx.emit(slots, labels, program=("metadata", program), answer_type="list", table_ids=ids,
                  provenance=provenance)
