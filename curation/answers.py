@@ -99,7 +99,7 @@ def answers_match(gold: Any, computed: Any, rule: str) -> bool:
     return gold == computed
 
 
-_NUMBER = re.compile(r"^[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?%?$")
+_NUMBER = re.compile(r"^[-+]?(?=\.?\d)(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][-+]?\d+)?%?$")  # 1,234.5 / 45% / 1.7e-07
 _SPACES = re.compile(r"\s+")
 _FINAL = re.compile(r"final\s+answer\s*[:：]\s*(.*)", re.I)
 _WRAPPING = re.compile(r"^[\s*_`]+|[\s*_`.]+$")  # markdown emphasis around an answer, a closing full stop
@@ -150,7 +150,8 @@ def normalize_answer(value: Any) -> Any:
                 return normalize_answer(json.loads(text))
             except json.JSONDecodeError:
                 pass
-        folded = _SPACES.sub(" ", text.strip(" .,;:!?\"'")).lower()
+        # surrounding punctuation, but not the point of ".5"
+        folded = _SPACES.sub(" ", text.strip(" ,;:!?\"'").rstrip(".").strip(" ,;:!?\"'")).lower()
         if folded in ("true", "yes"):
             return True
         if folded in ("false", "no"):

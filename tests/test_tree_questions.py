@@ -229,6 +229,33 @@ def test_a_build_over_realhitbench_spreadsheets_releases_verified_tree_questions
     verified = invoke("release", "verify", release["path"])
     assert verified.exit_code == 0, verified.output
 
+    # the chart golds score through the evaluator: code drawing the gold passes (ECR and PASS@1
+    # both 1), code drawing other values fails
+    import duckdb
+
+    charts = duckdb.sql(f"SELECT id, answer FROM read_parquet('{release['path']}/samples/**/*.parquet') "
+                        "WHERE task LIKE 'RH/CG/%'").fetchall()
+    assert charts
+    draw = {"bar": "plt.bar({x}, {y})", "pie": "plt.pie({y}, labels={x})", "line": "plt.plot({x}, {y})"}
+    predictions = tmp_path / "replies.jsonl"
+    with predictions.open("w") as f:
+        for k, (sample_id, answer) in enumerate(charts):
+            gold = json.loads(answer)
+            # every other reply plots a wrong first value (a pie compares shares: it must change the shares too)
+            y = gold["y"] if k % 2 == 0 else [abs(gold["y"][0]) * 3 + 1000] + gold["y"][1:]
+            code = draw[gold["chart_type"]].format(x=json.dumps(gold["x"]), y=json.dumps(y))
+            reply = f"```python\nimport matplotlib.pyplot as plt\n{code}\nplt.show()\n```"
+            f.write(json.dumps({"sample_id": sample_id, "reply": reply}) + "\n")
+    results = tmp_path / "results"
+    scored = invoke("evaluate", release["path"], "--backend", "replay", "--predictions", predictions,
+                    "--model", "charts", "--tasks", "RH/CG/", "--out", results)
+    assert scored.exit_code == 0, scored.output
+    rows = duckdb.sql(f"SELECT sample_id, score, executed FROM read_parquet('{results}/results.parquet')").fetchall()
+    right = {sample_id for k, (sample_id, _) in enumerate(charts) if k % 2 == 0}
+    assert len(rows) == len(charts) and all(executed for _, _, executed in rows)
+    wrong = [(s, score) for s, score, _ in rows if score != (1.0 if s in right else 0.0)]
+    assert not wrong, (wrong, scored.output)
+
 
 def test_a_title_read_into_the_header_and_unnamed_columns_stay_out_of_the_questions():
     title = "Table 4. Harvest by region and year, in thousands of tonnes, England and Wales"

@@ -67,6 +67,8 @@ def test_the_judges_numeric_tolerance_aliases_and_unordered_lists():
     assert not judge.same(0.947, 0.96)
     assert RuleJudge(rel_tol=0.1).same(100, 109) and not RuleJudge(rel_tol=0.05).same(100, 109)
     assert judge.same("1,234", 1234) and judge.same("45%", 45) and judge.same("42.00", 42)
+    assert judge.same("1.68e-07", 1.68e-07) and not judge.same("1.68e-07", 1.68)  # a tiny value as Python prints it
+    assert judge.same(".5", 0.5) and not judge.same(".5", 5)
     assert judge.same(["b", "a", "c"], '["a", "b", "c"]') and not RuleJudge(ordered=True).same(["b", "a"], ["a", "b"])
     assert not judge.same(["a", "a"], ["a", "b"])  # a multiset, not a set
     assert judge.same("Yes", True) and judge.same("false", False) and not judge.same("yes", 1)
