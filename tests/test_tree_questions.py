@@ -151,6 +151,10 @@ def test_structure_questions_are_asked_of_a_copy_with_two_sibling_blocks_exchang
     assert isinstance(found, Exchange) and f"{found.first[0]} <-> {found.second[0]}" in exchange
     for s in samples:
         answer = json.loads(s["answer"])
+        provenance = dict(s["provenance"])
+        before = json.loads(provenance["gold_before_swap"])  # the same question asked of the original
+        moved = s["template"] == "rh.sc.swap_order"  # the order follows the swap; values found by path do not
+        assert answers_match(answer, before, provenance["format"]) != moved
         if s["template"] == "rh.sc.swap_order":  # the gold follows the swap
             shown = children_labels(copy.header, axis, found.parent)
             assert answer == shown and answer != children_labels(table.header, axis, found.parent)
@@ -197,6 +201,12 @@ def test_every_tree_question_over_realhitbench_reruns_to_its_gold():
     samples = out.to_arrow().to_pylist()
     wrong = [(s["template"], s["question"]) for s in samples if not rerun(s, tables)]
     assert not wrong, wrong[:5]
+    for s in samples:  # asked of the original, an SC question has the same answer unless it asks for the order
+        if s["task"] == "RH/SC/structure_comprehending":
+            provenance = dict(s["provenance"])
+            before = json.loads(provenance["gold_before_swap"])
+            same = answers_match(json.loads(s["answer"]), before, provenance["format"])
+            assert same != (s["template"] == "rh.sc.swap_order"), s["question"]
     tasks = {s["task"] for s in samples}
     assert {"RH/FC/value_matching", "RH/FC/inference_based_fact_checking", "RH/NR/calculation",
             "RH/CG/bar_chart", "RH/CG/pie_chart", "RH/CG/line_chart", "RH/SC/structure_comprehending"} <= tasks

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from curation.header_tree import Branch, branches, exchanged, row_paths, summary_nodes
+from curation.header_tree import Branch, branches, children_labels, exchanged, row_paths, summary_nodes
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
 from curation.table import HeaderNode, Table
@@ -437,6 +437,7 @@ class Swap:
     first: tuple[str, ...]  # the labels of the block that stood first
     second: tuple[str, ...]
     moved: frozenset[int]  # the copy's rows (or columns) that changed place
+    order: tuple[int, ...]  # the copy's row (or column) -> the original's
 
     @property
     def description(self) -> str:
@@ -481,7 +482,7 @@ def swapped(table: Table, axis: str, parent: tuple[str, ...], shown: tuple[str, 
     copy = table.replace(name=f"{table.name} (blocks exchanged)", body=body, header=header,
                          flags=tuple(dict.fromkeys((*table.flags, "swapped"))), **changes)
     moved = frozenset(new for new, old in enumerate(order) if new != old)
-    return Swap(copy, axis, parent, shown, (first.node.text,), (second.node.text,), moved)
+    return Swap(copy, axis, parent, shown, (first.node.text,), (second.node.text,), moved, tuple(order))
 
 
 def table_swap(ctx: "Context") -> Swap | None:
@@ -504,7 +505,8 @@ def op_tree_swap(ctx: "Context") -> None:
     """Questions about a copy of the table with two sibling blocks exchanged. `ask`: "order"
     (the labels under the blocks' parent, in the order shown: the gold follows the swap),
     "value" (a moved cell found by its paths: the gold is the value, wherever it moved) or
-    "sum" (a group's parts summed, the moved ones among them)."""
+    "sum" (a group's parts summed, the moved ones among them). Each sample's provenance keeps
+    `gold_before_swap`: the same question's answer on the original table."""
     if not ctx.profile.table.is_hierarchical:
         return ctx.reject("not_hierarchical")
     swap = table_swap(ctx)
@@ -512,14 +514,19 @@ def op_tree_swap(ctx: "Context") -> None:
         ctx.considered(1)
         return ctx.reject("no_sibling_blocks")
     ctx.derived.append(swap.table)
-    view = TreeView(swap.table)
-    provenance = {"swapped_from": ctx.profile.table.id, "exchange": swap.description}
+    view, original = TreeView(swap.table), TreeView(ctx.profile.table)
     ids = (swap.table.id,)
+
+    def provenance(before: Any) -> dict[str, str]:
+        return {"swapped_from": ctx.profile.table.id, "exchange": swap.description,
+                "gold_before_swap": json.dumps(before, ensure_ascii=False)}
+
+    def before(r: int, j: int) -> int | float:  # the original's cell at the copy's (r, j)
+        return original.cell(swap.order[r], j) if swap.axis == "R" else original.cell(r, swap.order[j])
+
     ask = ctx.template.params.get("ask", "order")
     if ask == "order":
         ctx.considered(1)
-        from curation.header_tree import children_labels
-
         labels = children_labels(swap.table.header, swap.axis, swap.parent)  # type: ignore[arg-type]
         program = json.dumps({"table": swap.table.id, "field": "children", "axis": swap.axis,
                               "path": list(swap.parent)})
@@ -527,7 +534,7 @@ def op_tree_swap(ctx: "Context") -> None:
                  "place": f'under "{quoted(swap.shown)}"' if swap.shown
                  else f"at the top level of the {'row' if swap.axis == 'R' else 'column'} header"}
         ctx.emit(slots, labels, program=("metadata", program), answer_type="list", table_ids=ids,
-                 provenance=provenance)
+                 provenance=provenance(children_labels(ctx.profile.table.header, swap.axis, swap.parent)))
     elif ask == "value":
         cands = _named_cells(view, set(swap.moved), swap.axis)
         ctx.considered(len(cands))
@@ -535,16 +542,16 @@ def op_tree_swap(ctx: "Context") -> None:
             r, j = cands[idx]
             program = f"SELECT {q(swap.table.columns[j])} FROM t WHERE rowid = {view.rowid(r)}"
             ctx.emit({"row": under(view.row_names[r]), "column": view.column_label(j)}, view.cell(r, j),
-                     program=("sql", program), answer_type="number", table_ids=ids, provenance=provenance)
+                     program=("sql", program), answer_type="number", table_ids=ids, provenance=provenance(before(r, j)))
     else:
-        cands = [(g, o) for axis in ("R", "C") for g, o in _sum_candidates(view, axis)
-                 if axis == swap.axis and any(p.pos in swap.moved for p in g.parts)]
+        cands = [(g, o) for g, o in _sum_candidates(view, swap.axis) if any(p.pos in swap.moved for p in g.parts)]
         ctx.considered(len(cands))
         for idx in ctx.pick(list(range(len(cands)))):
             group, other = cands[idx]
+            cells = [(p.pos, other) if swap.axis == "R" else (other, p.pos) for p in group.parts]
             ctx.emit(_sum_slots(view, group, other), sum_of_parts(view, group, other),
                      program=("sql", view.sum_sql(group, other)), answer_type="number", table_ids=ids,
-                     provenance=provenance)
+                     provenance=provenance(sum(before(r, j) for r, j in cells)))
 
 
 TREE_OPS = {"tree_sum": op_tree_sum, "tree_total_check": op_tree_total_check, "tree_fact": op_tree_fact,
