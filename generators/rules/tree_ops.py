@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from curation.header_tree import Branch, branches, children_labels, exchanged, row_paths, summary_nodes
+from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, row_paths,
+                                  summary_nodes)
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
 from curation.table import HeaderNode, Table
@@ -95,8 +96,7 @@ class TreeView:
 
     def values(self, j: int) -> np.ndarray:
         if j not in self._values:
-            column = self.table.body.column(j).to_numpy(zero_copy_only=False)
-            self._values[j] = np.array([np.nan if v is None else float(v) for v in column], dtype=float)
+            self._values[j] = np.asarray(self.table.body.column(j).to_numpy(zero_copy_only=False), dtype=float)
         return self._values[j]
 
     def cell(self, r: int, j: int) -> int | float:
@@ -109,16 +109,11 @@ class TreeView:
     def column_label(self, j: int) -> str:
         """The column's path without a title read into the header (a node spanning every column,
         or a long text over most of them); "" for a column with no name of its own ("column 6")."""
-        parts: list[str] = []
-        for n in sorted((n for n in self.table.header if n.axis == "C" and n.start <= j <= n.end),
-                        key=lambda n: n.level):
-            if self.is_title(n):
-                continue
-            if not parts or parts[-1] != n.text:
-                parts.append(n.text)
-        if parts:
-            return quoted(parts)
-        return "" if AUTO_NAME.match(self.table.columns[j]) else self.table.columns[j]
+        return self._column_paths[j] or ("" if AUTO_NAME.match(self.table.columns[j]) else self.table.columns[j])
+
+    @cached_property
+    def _column_paths(self) -> list[str]:
+        return flattened_names([n for n in self.table.header if not self.is_title(n)], self.table.n_cols)
 
     def is_title(self, n: HeaderNode) -> bool:
         """A column node that is the table's title read into the header: it spans every column,
@@ -382,7 +377,8 @@ def op_tree_fact(ctx: "Context") -> None:
 
 
 def _show(value: int | float) -> str:
-    """A number as a person writes it: 1072.4, not 1072.3999999999999; 12, not 12.0."""
+    """A number as a person writes it: 1072.4, not 1072.3999999999999; 12, not 12.0. (The rules'
+    `show` keeps every digit of repr: its claims are rounded already, these are stored cells.)"""
     return str(value) if isinstance(value, int) else f"{float(value):.10g}"
 
 
