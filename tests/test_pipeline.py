@@ -89,7 +89,7 @@ def test_a_killed_run_resumes_to_exactly_the_uninterrupted_output(tmp_path):
             break
         time.sleep(0.005)
     os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+    process.wait(timeout=30)
     assert stage_dir is not None, "the run never got going"
     done_before = len(list(stage_dir.glob("part-*.done")))
     assert not (stage_dir / "_COMPLETE.json").exists() and done_before < 300, "the kill came too late to test resume"

@@ -269,7 +269,7 @@ def _kill_when(args: list[str], condition, cwd: Path) -> int | None:
         if _wait_for(condition, process):
             os.killpg(process.pid, signal.SIGKILL)
     finally:
-        process.wait()
+        process.wait(timeout=30)
     return process.returncode
 
 

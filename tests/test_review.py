@@ -14,7 +14,8 @@ import pytest
 from annotation.review import fleiss_kappa, pull, push, sample_decisions, status
 from annotation.tasks import decision, label_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]  # the first test builds .envs/labelstudio
+# per test; the build of .envs/labelstudio and its migrated data folder (fixtures) are not counted
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300, func_only=True)]
 
 
 # ------------------------------------------------------------------ unit: mapping and agreement
@@ -48,7 +49,7 @@ def test_majority_verdicts_conflicts_and_agreement():
 
 
 @pytest.fixture
-def server(tmp_path):
+def server(label_studio_template, tmp_path):
     from tests.label_studio import fresh_server
 
     s = fresh_server(tmp_path / "ls")
@@ -142,20 +143,18 @@ def test_push_annotate_pull_applies_each_decision_once_with_agreement(server, qu
 
 def test_a_push_cut_off_by_a_killed_server_is_finished_by_the_next_with_no_duplicate(server, queued):
     import threading
-    import time
 
     from annotation.review import ReviewError, ReviewState
+    from tests.waiting import wait_for
 
     workspace, _ = queued
     killed = threading.Event()
 
     def kill_after_first_chunk():
         state = ReviewState(workspace.root)
-        while not killed.is_set():
-            if len(state.pushed("answer")) >= 2:
-                server.stop(kill=True)
-                killed.set()
-            time.sleep(0.01)
+        if wait_for(lambda: len(state.pushed("answer")) >= 2, timeout=120, interval=0.01, stop=killed):
+            server.stop(kill=True)
+            killed.set()
 
     watcher = threading.Thread(target=kill_after_first_chunk)
     watcher.start()
@@ -164,7 +163,7 @@ def test_a_push_cut_off_by_a_killed_server_is_finished_by_the_next_with_no_dupli
             push(workspace, server.url, server.token, chunk=2)
     finally:
         killed.set()
-        watcher.join()
+        watcher.join(timeout=30)
     assert 2 <= len(ReviewState(workspace.root).pushed("answer")) < 5
     server.start()
     finished = push(workspace, server.url, server.token, chunk=2)

@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import ROOT
 from tests.vllm_env import model_section, run_in_env
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]  # the first test builds .envs/vllm
+# per test; the build of .envs/vllm (the `vllm_env` fixture) is not counted
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600, func_only=True), pytest.mark.usefixtures("vllm_env")]
 CHECKS = ROOT / "tests" / "vllm_checks.py"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,9 @@ RUN_ENV = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0",  # one process: 25 s to start 
            "VLLM_NO_USAGE_STATS": "1", "VLLM_DO_NOT_TRACK": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
+BUILD_TIMEOUT = 1800  # seconds for one pip step (the whole environment takes a few minutes)
+
+
 def env_python() -> Path:
     return ENV / "bin" / "python"
 
@@ -45,22 +49,26 @@ def _project_stamp() -> str:
 def ensure_env() -> Path:
     """Build `.envs/vllm` once; later calls reuse it (curate is installed editable: only a change of
     pyproject.toml reinstalls it). Returns its Python."""
-    if READY.exists():
-        ready = json.loads(READY.read_text())
+    ready = json.loads(READY.read_text()) if READY.exists() else None
+    if ready and ready.get("packages") != PACKAGES:  # built for other packages: rebuilt, never reused
+        shutil.rmtree(ENV, ignore_errors=True)
+        ready = None
+    if ready:
         if ready.get("project") != _project_stamp():
-            subprocess.run([str(env_python()), "-m", "pip", "install", "-q", "-e", str(ROOT)], check=True)
+            subprocess.run([str(env_python()), "-m", "pip", "install", "-q", "-e", str(ROOT)], check=True,
+                           timeout=BUILD_TIMEOUT)
             READY.write_text(json.dumps({**ready, "project": _project_stamp()}) + "\n")
         return env_python()
     ENV.parent.mkdir(parents=True, exist_ok=True)
     python = str(env_python())
     if not env_python().exists():
-        subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", *PACKAGES], check=True)
-    subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", *UNWANTED], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", "-e", str(ROOT)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True, timeout=300)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True, timeout=BUILD_TIMEOUT)
+    subprocess.run([python, "-m", "pip", "install", "-q", *PACKAGES], check=True, timeout=BUILD_TIMEOUT)
+    subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", *UNWANTED], check=True, timeout=BUILD_TIMEOUT)
+    subprocess.run([python, "-m", "pip", "install", "-q", "-e", str(ROOT)], check=True, timeout=BUILD_TIMEOUT)
     if not (MODEL / "config.json").exists():
-        subprocess.run([python, str(ROOT / "tests" / "convert_gemma.py"), str(MODEL)], check=True)
+        subprocess.run([python, str(ROOT / "tests" / "convert_gemma.py"), str(MODEL)], check=True, timeout=BUILD_TIMEOUT)
     READY.write_text(json.dumps({"packages": PACKAGES, "model": str(MODEL), "project": _project_stamp()}) + "\n")
     return env_python()
 
