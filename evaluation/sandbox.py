@@ -1,18 +1,21 @@
-"""Run model-written programs safely: one process per program, limits, no network, no secrets.
+"""Run model-written programs safely: each in a warm worker isolated by the operating system.
 
-Each program runs in a worker process of its own (`sandbox_worker.py`) with:
-- a wall-clock timeout (the parent kills the worker's whole process group),
-- CPU-time, memory (address space beyond the pre-imported libraries) and file-size limits,
-- no network: a new network namespace where the system allows one (Linux, enough privilege),
-  and in any case sockets that refuse,
-- a scratch working directory of its own, removed afterwards,
-- a minimal environment: PATH, HOME (the scratch folder), locale and thread settings; nothing of
-  the parent's (API keys stay out).
+A worker (`sandbox_worker.py`) runs under bubblewrap (`isolation.py`): it sees the system and its
+Python read-only, a size-limited scratch folder, its tables copied into a read-only `/input`,
+and nothing else (no home folder, workspace, release or checkout; no network; no other process);
+every process a program starts dies with its worker; memory and the number of processes are
+bounded for all of them together where a cgroup can be made. On top of that, per process: a
+wall-clock timeout (the parent kills the worker), CPU-time, address-space and file-size limits.
 
 Workers are started ahead of time and have pandas, numpy and matplotlib imported when a program
 arrives: a program costs a process that is already warm, then the worker is replaced (a
 program never sees another's leftovers). A `Session` keeps one worker for several code cells
 (ICoT's interleaved turns share their variables).
+
+Results come back as one protocol line on the worker's stdout (the program's own stdout and
+stderr are /dev/null; one that finds the descriptor can only forge its own result), read with a
+bound, so whatever a program writes reaches the parent only as its truncated output. `isolation="none"` (the user's
+explicit `--sandbox none`) runs the same worker without namespaces.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation.isolation import INPUT, Cgroup, bwrap_command, program_environment, require
+
 WORKER = Path(__file__).with_name("sandbox_worker.py")
+MAX_LINE = 32 * 1024 * 1024  # bytes of one protocol line the parent will hold
 
 
 @dataclass
@@ -51,16 +57,12 @@ class SandboxResult:
 @dataclass(frozen=True)
 class Limits:
     timeout: float = 10.0  # wall clock, seconds
-    cpu_seconds: float = 10.0
-    memory_mb: int = 1024
-    file_mb: int = 64
+    cpu_seconds: float = 10.0  # per process
+    memory_mb: int = 1024  # beyond the imports: per process, and for all the program's processes together
+    file_mb: int = 64  # one file
+    disk_mb: int = 128  # everything the program writes (its scratch folder, /tmp)
+    processes: int = 64  # processes and threads the program may add
     max_output: int = 4000  # characters of output kept (the start and the end)
-
-
-def _environment(scratch: str) -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "HOME": scratch, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "MPLBACKEND": "Agg", "MPLCONFIGDIR": scratch, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 
 
 def _truncate(text: str, limit: int) -> str:
@@ -73,68 +75,121 @@ def _truncate(text: str, limit: int) -> str:
 class Worker:
     """One sandboxed process, started now, pre-importing while it waits for its first program."""
 
-    def __init__(self) -> None:
-        self.scratch = tempfile.mkdtemp(prefix="curate-sandbox-")
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", str(WORKER), self.scratch], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, cwd=self.scratch, env=_environment(self.scratch), start_new_session=True,
-            text=True, bufsize=1)
+    def __init__(self, limits: Limits | None = None, isolation: str = "bwrap") -> None:
+        limits = limits or Limits()
+        support = require(isolation)
+        self.isolation = isolation
+        self.folder = Path(tempfile.mkdtemp(prefix="curate-sandbox-"))  # the parent's side: input (and scratch)
+        self.input = self.folder / "input"
+        self.input.mkdir()
+        self.cgroup: Cgroup | None = None
+        if isolation == "bwrap":
+            command = bwrap_command(WORKER, self.input, limits.disk_mb)
+            self.input_name = INPUT
+            self.cgroup = Cgroup.create(support.cgroup) if support.cgroup else None
+            if self.cgroup:  # the worker joins its group before bwrap starts: every descendant is in it
+                files = self.cgroup.procs_files()
+                script = "set -e; " + "; ".join(f'echo $$ > "${n + 1}"' for n in range(len(files))) + \
+                    f'; shift {len(files)}; exec "$@"'
+                command = ["/bin/sh", "-c", script, "sh", *files, *command]
+            environment, cwd = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, str(self.folder)
+        else:
+            scratch = self.folder / "scratch"
+            (scratch / "tmp").mkdir(parents=True)
+            command = [sys.executable, "-I", str(WORKER), str(scratch)]
+            self.input_name = str(self.input)
+            environment, cwd = program_environment(str(scratch)), str(scratch)
+        with open(self.folder / "worker.log", "wb") as log:  # what the worker says before it is ready
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                            cwd=cwd, env=environment, start_new_session=True)
         self.jobs = 0
         self.ready = False
+        self._buffer = b""
 
     def _line(self, deadline: float) -> str | None:
-        """The worker's next protocol line before the deadline (None: too late or it died)."""
+        """The worker's next protocol line before the deadline (None: too late or it died). Whatever
+        else arrives is dropped, and no line is held beyond MAX_LINE bytes."""
+        fd = self.process.stdout.fileno()
+        skipping = False
         while True:
+            while b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                if skipping:
+                    skipping = False
+                    continue
+                if line.startswith((b"ready", b"done ")):
+                    return line.decode("utf-8", "replace").strip()
+            if len(self._buffer) > MAX_LINE:
+                self._buffer, skipping = b"", True
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            readable, _, _ = select.select([self.process.stdout], [], [], left)
+            readable, _, _ = select.select([fd], [], [], left)
             if not readable:
                 return None
-            line = self.process.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
                 return None  # the worker exited
-            if line.startswith(("ready", "done ")):
-                return line.strip()
+            self._buffer += chunk
+
+    def _stopped(self, elapsed: float, limits: Limits) -> SandboxResult:
+        """What ended a program that did not answer: the deadline, or what the worker died of."""
+        if elapsed < limits.timeout:  # the worker ended before the deadline: let it be reaped
+            try:
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        alive = self.process.poll() is None
+        memory = self.cgroup.hit_memory_limit() if self.cgroup else False
+        self.kill()
+        if alive:
+            return SandboxResult(False, error=f"TimeoutError: the program ran past {limits.timeout:g} s", elapsed=elapsed)
+        code = self.process.returncode
+        killed_by = -code if code < 0 else code - 128 if self.isolation == "bwrap" and code > 128 else 0  # bwrap: 128+N
+        reason = ("memory limit (the program and its processes together)" if memory else
+                  "CPU time limit" if killed_by in (signal.SIGXCPU, signal.SIGKILL) else
+                  "file size limit" if killed_by == signal.SIGXFSZ else
+                  f"signal {signal.Signals(killed_by).name}" if killed_by in signal.valid_signals() else
+                  f"exit status {code}")
+        return SandboxResult(False, error=f"the program was stopped: {reason}", elapsed=elapsed)
 
     def run(self, code: str, tables: dict[str, str] | None, limits: Limits, start_timeout: float = 60.0
             ) -> SandboxResult:
         if not self.ready:
             if self._line(time.monotonic() + start_timeout) != "ready":
+                log = (self.folder / "worker.log").read_text(errors="replace")[-500:].strip()
                 self.kill()
-                return SandboxResult(False, error="the sandbox worker did not start")
+                return SandboxResult(False, error="the sandbox worker did not start" + (f": {log}" if log else ""))
             self.ready = True
         index = self.jobs
         self.jobs += 1
-        job = {"index": index, "code": code, "tables": tables or {}, "cpu_seconds": limits.cpu_seconds,
-               "memory_mb": limits.memory_mb, "file_mb": limits.file_mb}
+        copied = {}
+        for name, path in (tables or {}).items():  # copies: the program never sees where they came from
+            shutil.copyfile(path, self.input / f"{name}.csv")
+            copied[name] = f"{self.input_name}/{name}.csv"
+        if self.cgroup and index == 0:
+            self.cgroup.bound(limits.memory_mb * 1024 * 1024, limits.processes)
+        job = {"index": index, "code": code, "tables": copied, "cpu_seconds": limits.cpu_seconds,
+               "memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "max_output": limits.max_output}
         started = time.monotonic()
         try:
-            self.process.stdin.write(json.dumps(job) + "\n")
+            self.process.stdin.write((json.dumps(job) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             self.kill()
             return SandboxResult(False, error="the sandbox worker died before the program started")
         done = self._line(started + limits.timeout)
         elapsed = time.monotonic() - started
-        result_file = Path(self.scratch) / f"result-{index}.json"
-        if done != f"done {index}" or not result_file.exists():
-            if elapsed < limits.timeout:  # the worker ended before the deadline: let it be reaped
-                try:
-                    self.process.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    pass
-            alive = self.process.poll() is None
-            self.kill()
-            if alive:
-                return SandboxResult(False, error=f"TimeoutError: the program ran past {limits.timeout:g} s", elapsed=elapsed)
-            code = self.process.returncode
-            reason = ("CPU time limit" if code in (-signal.SIGXCPU, -signal.SIGKILL) else
-                      "file size limit" if code == -signal.SIGXFSZ else f"exit status {code}")
-            return SandboxResult(False, error=f"the program was stopped: {reason}", elapsed=elapsed)
-        data = json.loads(result_file.read_text())
-        return SandboxResult(data["ok"], _truncate(data["stdout"], limits.max_output),
-                             _truncate(data["error"], limits.max_output), data["elapsed"], data.get("figures", []))
+        prefix = f"done {index} "
+        if done is None or not done.startswith(prefix):
+            return self._stopped(elapsed, limits)
+        try:
+            data = json.loads(done[len(prefix):])
+            return SandboxResult(bool(data["ok"]), _truncate(str(data["stdout"]), limits.max_output),
+                                 _truncate(str(data["error"]), limits.max_output), float(data["elapsed"]),
+                                 list(data.get("figures") or []))
+        except (ValueError, KeyError, TypeError):
+            return SandboxResult(False, error="the program's result could not be read", elapsed=elapsed)
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -142,13 +197,26 @@ class Worker:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        self.process.wait()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
         for stream in (self.process.stdin, self.process.stdout):
             try:
                 stream.close()
             except OSError:
                 pass
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.cgroup:  # empty once the namespace's last process is gone (the kernel kills them all)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    if self.cgroup.processes() == 0:
+                        break
+                except OSError:
+                    break
+                time.sleep(0.01)
+            self.cgroup.remove()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class Sandbox:
@@ -157,14 +225,16 @@ class Sandbox:
     `run` is safe to call from several threads at once (up to `workers` programs run together).
     """
 
-    def __init__(self, workers: int = 2, limits: Limits | None = None) -> None:
+    def __init__(self, workers: int = 2, limits: Limits | None = None, isolation: str = "bwrap") -> None:
+        require(isolation)  # fail closed, before any program is asked for
         self.limits = limits or Limits()
+        self.isolation = isolation
         self.size = max(1, workers)
         self._idle: queue.Queue[Worker] = queue.Queue()
         self._closed = False
         self._lock = threading.Lock()
         for _ in range(self.size):
-            self._idle.put(Worker())
+            self._idle.put(Worker(self.limits, isolation))
 
     def run(self, code: str, tables: dict[str, str] | None = None, limits: Limits | None = None) -> SandboxResult:
         """Run `code`; `tables` maps variable names to CSV files loaded as DataFrames before it runs."""
@@ -175,10 +245,10 @@ class Sandbox:
             worker.kill()
             with self._lock:
                 if not self._closed:
-                    self._idle.put(Worker())  # a fresh one warms up while the next program waits
+                    self._idle.put(Worker(self.limits, self.isolation))  # warms up while the next program waits
 
     def session(self, limits: Limits | None = None) -> "Session":
-        return Session(limits or self.limits)
+        return Session(limits or self.limits, self.isolation)
 
     def close(self) -> None:
         with self._lock:
@@ -197,9 +267,9 @@ class Session:
     """One worker for several code cells that share their variables (ICoT); limits apply per cell
     (wall clock) and to the session (CPU time, memory). A cell that times out ends the session."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, isolation: str = "bwrap") -> None:
         self.limits = limits or Limits()
-        self.worker = Worker()
+        self.worker = Worker(self.limits, isolation)
         self.tables_loaded = False
 
     def run(self, code: str, tables: dict[str, str] | None = None) -> SandboxResult:
@@ -219,10 +289,12 @@ class Session:
         self.close()
 
 
-def run_file(path: str, timeout: float = 10.0, memory_mb: int = 1024, table: str | None = None) -> SandboxResult:
+def run_file(path: str, timeout: float = 10.0, memory_mb: int = 1024, table: str | None = None,
+             isolation: str = "bwrap") -> SandboxResult:
     """`curate sandbox run`: one file, with `df` loaded from `table` (a CSV) when given."""
     code = Path(path).read_text()
     tables = {"df": str(Path(table).resolve())} if table else None
-    with Sandbox(workers=1, limits=Limits(timeout=timeout, cpu_seconds=timeout, memory_mb=memory_mb)) as box:
+    limits = Limits(timeout=timeout, cpu_seconds=timeout, memory_mb=memory_mb)
+    with Sandbox(workers=1, limits=limits, isolation=isolation) as box:
         box._closed = True  # one program: no replacement worker
         return box.run(code, tables)

@@ -1,7 +1,8 @@
 """The sandbox's worker process: `python -I sandbox_worker.py SCRATCH`. Imports pandas, numpy and
 matplotlib once (that is why workers are started ahead of time), says "ready", then runs the jobs
 it reads from stdin, one JSON object per line, each in the same namespace (a session), and
-answers each with one line "done N" after writing `result-N.json` in its scratch folder.
+answers each with one line "done N {result}" on its stdout (moved to a descriptor of its own:
+the program's stdout and stderr are /dev/null).
 
 Before the first job it drops what a program must not have: the network (sockets refuse, on top
 of the network namespace the parent may have set up), and more than the allowed CPU time, memory
@@ -60,9 +61,29 @@ def _leave_the_network() -> bool:
         return False
 
 
+def _protocol_channel() -> "io.TextIOWrapper":
+    """The parent's line, on a descriptor of its own: the program's stdout and stderr (and those of
+    any process it starts) go to /dev/null, and its prints to a buffer, never into the protocol."""
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    return channel
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
+
+
 def main(scratch: str) -> None:
     _leave_the_network()  # first, while this process has one thread
     os.chdir(scratch)
+    os.makedirs(os.path.join(scratch, "tmp"), exist_ok=True)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,7 +95,8 @@ def main(scratch: str) -> None:
     socket.create_connection = _no_network  # type: ignore[assignment]
     namespace: dict[str, object] = {"pd": pd, "np": np, "plt": plt, "__name__": "__main__"}
     limited = False
-    print("ready", flush=True)
+    channel = _protocol_channel()
+    channel.write("ready\n")
     for line in sys.stdin:
         job = json.loads(line)
         if not limited:
@@ -94,15 +116,13 @@ def main(scratch: str) -> None:
             else:
                 tb = traceback.format_exception(type(e), e, e.__traceback__)
                 # the program's own frames only: the worker's are noise to a model reading the error
-                error = "".join(line for line in tb if "sandbox_worker.py" not in line)[-2000:].strip()
+                error = "".join(frame for frame in tb if f'File "{__file__}"' not in frame)[-2000:].strip()
         figures = [{"type": _chart_type(fig), "axes": _plotted(fig)} for fig in map(plt.figure, plt.get_fignums())]
         plt.close("all")
-        result = {"ok": not error, "stdout": out.getvalue(), "error": error,
+        limit = int(job.get("max_output", 4000))
+        result = {"ok": not error, "stdout": _cut(out.getvalue(), limit), "error": _cut(error, limit),
                   "elapsed": time.perf_counter() - started, "figures": figures}
-        with open(f"result-{job['index']}.json.tmp", "w") as f:
-            json.dump(result, f, default=str)
-        os.replace(f"result-{job['index']}.json.tmp", f"result-{job['index']}.json")
-        print(f"done {job['index']}", flush=True)
+        channel.write(f"done {job['index']} {json.dumps(result, default=str)}\n")
 
 
 def _chart_type(fig: object) -> str:

@@ -1,0 +1,400 @@
+"""A red team against the sandbox: programs written as a hostile model would write them. After
+each attack nothing has escaped: no process of the program is left running, no file was written
+outside its scratch folder, no secret was read, nothing outside was reached or signalled, and the
+caller (the evaluator) lives on. Each runs through the sandbox's API; a sample of them also
+through `curate sandbox run` and through a replayed PoT evaluation.
+
+The isolation is bubblewrap's; where it cannot be set up these tests skip with the reason, and
+the fail-closed test shows what a user gets instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from evaluation.isolation import SandboxUnavailable, support
+from evaluation.sandbox import Limits, Sandbox
+from tests.conftest import ROOT, curate_command
+
+pytestmark = [pytest.mark.timeout(120),
+              pytest.mark.skipif(not support().isolated, reason=f"no isolation here: {support().problem}")]
+
+MARK = "987654"  # every process an attack starts carries it in its command line
+LIMITS = Limits(timeout=6, cpu_seconds=4, memory_mb=256, disk_mb=64, processes=32, max_output=2000)
+
+
+def survivors() -> list[str]:
+    found = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if MARK in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(f"{p.pid}: {' '.join(p.info['cmdline'])}")
+        except psutil.Error:
+            pass
+    return found
+
+
+@pytest.fixture
+def places(tmp_path, monkeypatch):
+    """What a program must not reach: a workspace, a release, the project, /tmp, the home folder
+    (paths it is told), a secret in the parent's environment, and a sentinel process."""
+    token, secret = uuid.uuid4().hex, uuid.uuid4().hex  # the program is told the token, never the secret
+    workspace, release = tmp_path / "workspace", tmp_path / "release"
+    workspace.mkdir()
+    release.mkdir()
+    (workspace / "secret.txt").write_text(f"workspace-secret-{secret}")
+    (release / "samples.jsonl").write_text(json.dumps({"answer": f"gold-{secret}"}) + "\n")
+    monkeypatch.setenv("CURATE_TEST_SECRET", f"env-secret-{secret}")
+    targets = [Path("/tmp") / f"escaped-{token}", Path.home() / f"escaped-{token}", workspace / f"escaped-{token}",
+               release / f"escaped-{token}", ROOT / f"escaped-{token}"]
+    sentinel = subprocess.Popen(["sleep", "600"])
+    yield {"token": token, "secret": secret, "workspace": workspace, "release": release, "targets": targets, "sentinel": sentinel}
+    alive = sentinel.poll() is None
+    sentinel.kill()
+    sentinel.wait(timeout=10)
+    assert alive, "the sentinel process outside the sandbox was killed"
+    assert not survivors(), f"processes outlived the program: {survivors()}"
+    assert not [t for t in targets if t.exists()], "a file was written outside the scratch folder"
+    strays = [n for n in os.listdir("/tmp") if token in n or MARK in n]  # attacks name what they write so
+    assert not strays, f"new files in /tmp: {strays}"
+
+
+def attack(code: str, places: dict, limits: Limits = LIMITS) -> dict:
+    """Run `code` (with PLACES bound to what it must not reach) in a fresh sandbox, closed after."""
+    prelude = f"PLACES = {json.dumps({k: str(v) for k, v in places.items() if k in ('workspace', 'release')})}\n" \
+              f"TARGETS = {json.dumps([str(t) for t in places['targets']])}\nTOKEN = {places['token']!r}\n" \
+              f"SENTINEL = {places['sentinel'].pid}\nMARK = {MARK!r}\n"
+    with Sandbox(workers=1, limits=limits) as box:
+        box._closed = True
+        result = box.run(prelude + code).as_dict()
+    assert places["secret"] not in json.dumps(result), "a secret reached the program's result"
+    return result
+
+
+def test_writing_outside_the_scratch_folder_fails(places):
+    result = attack("""
+import json, os
+wrote = []
+for t in TARGETS + ['/etc/escaped-' + TOKEN, '/usr/escaped-' + TOKEN, '/escaped-' + TOKEN, '/dev/escaped-' + TOKEN]:
+    try:
+        with open(t, 'w') as f:
+            f.write('x')
+        wrote.append(t)
+    except OSError as e:
+        pass
+open('/tmp/inside', 'w').write('the private /tmp is writable')
+print(json.dumps(wrote))
+""", places)
+    assert result["ok"], result
+    assert json.loads(result["stdout"]) == [str(places["targets"][0])]  # only its own /tmp, inside its scratch
+
+
+def test_secrets_files_and_the_parents_environment_are_out_of_reach(places):
+    result = attack("""
+import glob, json, os
+seen = {}
+for path in [PLACES['workspace'] + '/secret.txt', PLACES['release'] + '/samples.jsonl', os.path.expanduser('~/.ssh'),
+             '/root/.ssh/id_rsa', '/etc/shadow', '/proc/%d/environ' % os.getppid(), '/proc/1/environ',
+             '/proc/%d/environ' % SENTINEL, '/work']:
+    try:
+        seen[path] = open(path).read() if not os.path.isdir(path) else os.listdir(path)
+    except OSError as e:
+        seen[path] = type(e).__name__
+for path in glob.glob('/proc/*/environ'):
+    try:
+        seen[path] = open(path).read()
+    except OSError as e:
+        seen[path] = type(e).__name__
+print(json.dumps(seen))
+print(sorted(os.environ))
+""", places)
+    assert result["ok"], result
+    seen = json.loads(result["stdout"].splitlines()[0])
+    assert seen[str(places["workspace"] / "secret.txt")] == "FileNotFoundError"
+    assert seen[str(places["release"] / "samples.jsonl")] == "FileNotFoundError"  # no gold answers
+    assert seen["/root/.ssh/id_rsa"] == "FileNotFoundError" and seen["/etc/shadow"] == "FileNotFoundError"
+    assert "CURATE_TEST_SECRET" not in result["stdout"]
+
+
+def test_no_socket_reaches_anything(places, tmp_path):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.1)
+    port = listener.getsockname()[1]
+    datagrams = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    datagrams.bind(("127.0.0.1", port))
+    datagrams.settimeout(0.1)
+    unix_path = f"/tmp/curate-attack-{places['token'][:8]}.sock"
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(unix_path)
+    unix.listen()
+    try:
+        result = attack(f"""
+import _socket  # below the worker's Python-level refusal: only the kernel stops these
+outcomes = []
+for family, kind, address in [(_socket.AF_INET, _socket.SOCK_STREAM, ('127.0.0.1', {port})),
+                              (_socket.AF_INET, _socket.SOCK_DGRAM, ('127.0.0.1', {port})),
+                              (_socket.AF_INET, _socket.SOCK_STREAM, ('8.8.8.8', 53)),
+                              (_socket.AF_UNIX, _socket.SOCK_STREAM, {unix_path!r})]:
+    try:
+        s = _socket.socket(family, kind)
+        s.settimeout(2)
+        if kind == _socket.SOCK_DGRAM:  # sent into its own empty network: it arrives nowhere
+            s.sendto(b'x', address)
+            outcomes.append('sent')
+        else:
+            s.connect(address)
+            outcomes.append('connected')
+    except OSError as e:
+        outcomes.append(type(e).__name__)
+print(outcomes)
+""", places)
+        assert result["ok"], result
+        assert "connected" not in result["stdout"], result["stdout"]
+        with pytest.raises(OSError):  # nothing ever knocked
+            listener.accept()
+        with pytest.raises(OSError):  # no datagram arrived
+            datagrams.recvfrom(16)
+    finally:
+        listener.close()
+        datagrams.close()
+        unix.close()
+        os.unlink(unix_path)
+
+
+def test_orphans_double_forks_and_daemons_die_with_the_program(places):
+    result = attack("""
+import os, subprocess, threading, time
+for _ in range(20):
+    subprocess.Popen(['sleep', MARK], start_new_session=True)
+if os.fork() == 0:  # fork + setsid + fork: a daemon, re-parented away from the worker
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp('sleep', ['sleep', MARK])
+    os._exit(0)
+threading.Thread(target=lambda: time.sleep(1000), daemon=False).start()
+print('left behind')
+""", places)
+    assert result["ok"] and "left behind" in result["stdout"], result
+    # the `places` fixture checks that no process carrying MARK survived
+
+
+def test_a_fork_bomb_is_bounded_and_leaves_nothing(places):
+    if not support().cgroup:
+        pytest.skip("no writable cgroup here: a fork bomb would be bounded only by the wall clock")
+    result = attack("""
+import os, time
+children = 0
+try:
+    while True:
+        if os.fork() == 0:
+            os.execvp('sleep', ['sleep', MARK])
+        children += 1
+except OSError as e:
+    print('refused after', children, type(e).__name__)
+""", places)
+    assert result["ok"], result
+    assert int(result["stdout"].split("refused after ")[1].split()[0]) <= LIMITS.processes
+
+
+def test_memory_spread_over_children_is_bounded_together(places):
+    if not support().cgroup:
+        pytest.skip("no writable cgroup here: memory is bounded per process only")
+    result = attack("""
+import os
+pids = []
+for _ in range(6):  # 6 x 120 MB: each under the per-process limit, together over the sandbox's 256 MB
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray(120 * 1024 * 1024)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        os._exit(0)
+    pids.append(pid)
+print('finished', sum(os.waitpid(p, 0)[1] == 0 for p in pids))
+""", places)
+    if result["ok"]:
+        assert int(result["stdout"].split("finished ")[1]) < 6, result  # the group's OOM killer took some
+    else:
+        assert "memory limit (the program and its processes together)" in result["error"], result
+
+
+def test_a_cpu_loop_and_a_big_allocation_are_stopped(places):
+    spin = attack("while True: pass", places)
+    assert not spin["ok"] and "CPU time limit" in spin["error"]
+    greedy = attack("x = bytearray(2 * 1024 ** 3)", places)
+    assert not greedy["ok"] and "MemoryError" in greedy["error"]
+
+
+def test_filling_the_disk_stops_at_the_scratch_folders_size(places):
+    free_before = psutil.disk_usage("/tmp").free
+    result = attack("""
+import os
+written = 0
+try:
+    for n in range(100):
+        with open(f'/tmp/fill-{TOKEN}-{n}', 'wb') as f:
+            for _ in range(32):
+                f.write(b'x' * (1024 * 1024))
+                written += 1024 * 1024
+except OSError as e:
+    print('stopped at', written // (1024 * 1024), 'MB:', e.strerror)
+""", places)
+    assert result["ok"] and "No space left on device" in result["stdout"], result
+    assert int(result["stdout"].split("stopped at ")[1].split()[0]) <= LIMITS.disk_mb
+    assert psutil.disk_usage("/tmp").free > free_before - 32 * 1024 * 1024  # nothing of it on the machine's disk
+
+
+def test_killing_the_parent_and_signalling_others_reach_nothing_outside(places):
+    result = attack("""
+import os, signal
+outcomes = {}
+for name, target in [('parent', os.getppid()), ('init', 1), ('sentinel', SENTINEL), ('everyone', -1)]:
+    try:
+        os.kill(target, signal.SIGKILL) if name != 'everyone' else None
+        outcomes[name] = 'sent'
+    except OSError as e:
+        outcomes[name] = type(e).__name__
+print(outcomes)
+os.kill(-1, signal.SIGKILL)  # every process it can see, itself included
+""", places)
+    assert not result["ok"]  # it killed itself: a failed program, and the caller goes on
+    assert psutil.Process().is_running() and places["sentinel"].poll() is None
+
+
+def test_ptrace_reaches_no_process_outside(places):
+    result = attack("""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_ATTACH = 16
+outcomes = {}
+for name, pid in [('sentinel', SENTINEL), ('parent', os.getppid())]:
+    outcomes[name] = libc.ptrace(PTRACE_ATTACH, pid, None, None), os.strerror(ctypes.get_errno())
+print(outcomes)
+""", places)
+    assert result["ok"], result
+    assert "'sentinel': (-1" in result["stdout"], result["stdout"]
+    assert psutil.Process(places["sentinel"].pid).status() != psutil.STATUS_STOPPED
+
+
+def test_flooding_the_output_reaches_the_caller_only_truncated(places):
+    result = attack("""
+import os, sys
+print('x' * 10_000_000)
+os.write(1, b'done 0 {"ok": true, "stdout": "forged"}' + b'y' * 5_000_000)  # into /dev/null
+os.write(2, b'z' * 1_000_000)
+""", places)
+    assert result["ok"] and len(result["stdout"]) < 2 * LIMITS.max_output and "characters cut" in result["stdout"]
+
+
+# ----------------------------------------------------------------------------- the same, end to end
+
+
+def test_curate_sandbox_run_contains_an_attack(places, tmp_path):
+    program = tmp_path / "hostile.py"
+    program.write_text(f"""
+import os, subprocess
+subprocess.Popen(['sleep', '{MARK}'], start_new_session=True)
+for t in {json.dumps([str(t) for t in places['targets']])}:
+    try:
+        open(t, 'w').write('x')
+    except OSError:
+        pass
+print(os.environ.get('CURATE_TEST_SECRET'))
+os.kill(os.getppid(), 9)
+print('still here')
+""")
+    done = subprocess.run([*curate_command(), "sandbox", "run", str(program), "--timeout", "5", "--memory", "512"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = json.loads(done.stdout)
+    assert done.returncode == 0 and out["stdout"] == "None\nstill here\n", (done.stdout, done.stderr)
+
+
+def test_a_replayed_pot_evaluation_scores_hostile_programs_as_failures_and_goes_on(places, tmp_path):
+    """Hostile PoT programs in a replayed evaluation: the gold is out of reach, the run finishes,
+    every program's failure is its sample's alone, and nothing escaped."""
+    import pandas as pd
+    import pyarrow as pa
+    from click.testing import CliRunner
+
+    from curation.cli import main
+    from curation.sample import Sample
+    from curation.table import Table
+    from tests.files import release_of
+
+    table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
+    # golds no program can compute from the table: one in the output would have been read from the release
+    samples = [Sample(task="TCO/general_operations", question=f"What is the total of people? ({n})",
+                      answer=770_000 + n, answer_type="number", table_ids=(table.id,)) for n in range(4)]
+    release = release_of(tmp_path, samples, [table])
+    hostile = {
+        "gold": "import os\nfor top, dirs, files in os.walk('/'):\n"
+                "    dirs[:] = [d for d in dirs if d not in ('proc', 'sys', 'dev', 'usr', 'site-packages')]\n"
+                "    for f in files:\n        if f.endswith(('.jsonl', '.json', '.parquet')):\n"
+                "            text = open(os.path.join(top, f), errors='replace').read()\n"
+                "            print(text[:300] if '77000' in text else '')\nprint(0)",
+        "parent": "import os\nos.kill(os.getppid(), 9)\nos.kill(-1, 9)",
+        "orphans": f"import subprocess\nfor _ in range(5):\n    subprocess.Popen(['sleep', '{MARK}'], "
+                   "start_new_session=True)\nprint(int(df['people'].sum()))",
+        "write": f"open({str(release / 'samples.jsonl')!r}, 'w').write('gone')",
+    }
+    replies = [{"sample_id": s.id, "mode": "pot", "reply": f"```python\n{code}\n```"}
+               for s, code in zip(samples, hostile.values())]
+    file = tmp_path / "replies.jsonl"
+    file.write_text("\n".join(json.dumps(r) for r in replies) + "\n")
+    release_files = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["evaluate", str(release), "--backend", "replay", "--predictions", str(file),
+                                     "--out", str(out), "--timeout", "5", "--json", "-q"])
+    assert done.exit_code == 0, done.output
+    results = pd.read_parquet(out / "results.parquet").set_index("sample_id")
+    assert len(results) == 4 and (results["score"] == 0.0).all()
+    by_attack = {name: results.loc[s.id] for name, s in zip(hostile, samples)}
+    assert by_attack["gold"]["executed"] and json.loads(by_attack["gold"]["answer"]) in (0, "0")  # it ran, and found no gold
+    assert by_attack["orphans"]["executed"], by_attack["orphans"]["error"]
+    assert json.loads(by_attack["orphans"]["answer"]) in (990, "990")
+    assert not by_attack["parent"]["executed"] and by_attack["parent"]["error"]  # it failed, alone
+    assert not by_attack["write"]["executed"] and "No such file or directory" in by_attack["write"]["error"]
+    assert {p: p.read_bytes() for p in release.rglob("*") if p.is_file()} == release_files
+    import sqlite3
+
+    outputs = [o for (o,) in sqlite3.connect(out / "predictions.sqlite").execute("SELECT program_output FROM predictions")]
+    assert len(outputs) == 4 and not any("77000" in (o or "") for o in outputs)  # no program saw a gold
+    stored = (out / "predictions.sqlite").read_bytes() + (out / "results.parquet").read_bytes()
+    assert places["secret"].encode() not in stored
+    run = json.loads((out / "run.json").read_text())
+    assert run["sandbox"]["isolation"] == "bwrap" and run["warnings"] == []
+
+
+def test_without_isolation_curate_refuses_to_run_model_written_code(monkeypatch, tmp_path):
+    """Fail closed: no bubblewrap means no program runs, and the message says how to fix it."""
+    import evaluation.isolation as isolation
+
+    monkeypatch.setattr(isolation, "support", lambda: isolation.Support(None, False, "", "bubblewrap (bwrap) is not "
+                                                                                        "installed"))
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap.*--sandbox none"):
+        Sandbox(workers=1)
+    program = tmp_path / "p.py"
+    program.write_text("print(1)")
+    absent = {**os.environ, "CURATE_BWRAP": str(tmp_path / "no-bwrap-here")}
+    refused = subprocess.run([*curate_command(), "sandbox", "run", str(program)], capture_output=True, text=True,
+                             cwd=ROOT, timeout=120, env=absent)
+    assert refused.returncode == 1 and "cannot be isolated" in refused.stderr and "apt-get install bubblewrap" in refused.stderr
+    check = subprocess.run([*curate_command(), "sandbox", "check"], capture_output=True, text=True, cwd=ROOT,
+                           timeout=120, env=absent)
+    assert check.returncode == 1 and "isolation: none" in check.stdout
+    unsafe = subprocess.run([*curate_command(), "sandbox", "run", str(program), "--sandbox", "none"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120, env=absent)
+    assert unsafe.returncode == 0 and "WITHOUT isolation" in unsafe.stderr and json.loads(unsafe.stdout)["ok"]
