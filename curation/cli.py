@@ -45,7 +45,20 @@ config_option = click.option("--config", "config_path", type=click.Path(exists=T
                              help="Build config (TOML).")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """curate's commands; a workspace busy with another curate is a one-line message, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RuntimeError as e:
+            workspace = sys.modules.get("curation.workspace")  # imported only by commands that lock one
+            if workspace is not None and isinstance(e, workspace.WorkspaceBusy):
+                raise click.ClickException(str(e)) from None
+            raise
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="curate")
 def main() -> None:
     """curate: build, curate and evaluate table-reasoning benchmarks.
@@ -404,6 +417,12 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--max-tokens", type=int, default=1024, show_default=True)
 @click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight (openai).")
+@click.option("--request-timeout", type=float, default=120.0, show_default=True,
+              help="Seconds one request may take (openai); a server that never answers fails after this.")
+@click.option("--retries", type=int, default=4, show_default=True,
+              help="Retries of a request that failed on the server's side (429, 5xx, timeout, no connection).")
+@click.option("--max-failures-in-a-row", type=int, default=8, show_default=True,
+              help="Stop when this many requests in a row fail the same way (a bad key, an unknown model).")
 @click.option("--engine", "engine_json", default="{}", help="vllm: engine settings as JSON (dtype, "
               "tensor_parallel_size, data_parallel_size, max_model_len, engine={...}).")
 @click.option("--judge-model", default=None, help="The judge for llm_judge tasks (free-text answers graded 0-100); "
@@ -422,7 +441,8 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
              predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
-             out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, engine_json: str,
+             out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
+             retries: int, max_failures_in_a_row: int, engine_json: str,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
              max_turns: int, sandbox_workers: int, isolation: str, timeout: float, as_json: bool,
              quiet: bool) -> None:
@@ -441,7 +461,7 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
     split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
                         tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
-                        sandbox=isolation, timeout=timeout)
+                        sandbox=isolation, timeout=timeout, max_failures_in_a_row=max_failures_in_a_row)
     if isolation == "none":
         click.echo(f"warning: {resolve('evaluation.evaluate:NO_ISOLATION')}", err=True)
     client, params = None, {}
@@ -457,7 +477,8 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
         section: dict[str, Any] = {"backend": backend, "model": model, "temperature": temperature,
                                    "max_tokens": max_tokens}
         if backend == "openai":
-            section.update({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency})
+            section.update({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
+                            "timeout": request_timeout, "retries": retries})
         else:
             try:
                 section.update(json.loads(engine_json))
@@ -513,6 +534,12 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
         raise click.ClickException(f"{e}") from None
     result["out"] = str(out)
     _emit(result, as_json, _render_evaluate)
+    failed = result.get("failures") or {}
+    if failed.get("count"):  # a failure is never a score: the run says so, and exits 1
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(failed["by_kind"].items()))
+        click.echo(f"{failed['count']} requests got no usable reply ({kinds}), e.g. {failed['example']}; they are not "
+                   "scored: rerun to ask them again", err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -725,6 +752,8 @@ def _render_evaluate(result: dict[str, Any]) -> None:
         console.print(f"score {s['score']:.3f} (95% {s['interval'][0]:.3f}-{s['interval'][1]:.3f}); by mode: "
                       + ", ".join(f"{k} {v:.3f}" for k, v in s["by_mode"].items())
                       + f"; unextracted {s['unextracted']:,}", highlight=False)
+    if result.get("truncated"):
+        console.print(f"{result['truncated']:,} replies were cut at max_tokens (marked truncated)", highlight=False)
     console.print(f"results: {result['out']}/results.parquet; report: {result['out']}/report.md, report.html",
                   highlight=False)
 
@@ -805,6 +834,8 @@ def _render_release_verify(report: dict[str, Any]) -> None:
     for key in ("changed", "missing", "unlisted"):
         for rel in files[key][:20]:
             console.print(f"[red]{key}[/] {rel}", highlight=False)
+    for problem in files.get("inconsistent", []):
+        console.print(f"[red]inconsistent[/] {problem}", highlight=False)
     fp = files["fingerprint"]
     if fp["manifest"] != fp["computed"]:
         console.print(f"[red]fingerprint[/] manifest {fp['manifest']}, content {fp['computed']}", highlight=False)

@@ -73,12 +73,20 @@ class Workspace:
     def lock(self) -> Iterator[None]:
         """One writer at a time: a second `curate` on the same workspace fails fast and says why."""
         self.stages_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(self.root / ".lock", "w")
+        handle = open(self.root / ".lock", "a+")
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise WorkspaceBusy(f"workspace {self.root} is in use by another curate process") from None
+                handle.seek(0)
+                holder = handle.read().strip()
+                raise WorkspaceBusy(f"workspace {self.root} is in use by another curate process"
+                                    f"{f' (pid {holder})' if holder.isdigit() else ''}: wait for it to finish, or "
+                                    "use another --workspace") from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
             yield
         finally:
             handle.close()

@@ -29,6 +29,23 @@ from evaluation.modes import (ICOT_LAST, ICOT_OUTPUT, MODES, RUNS_AS, TREETHINKE
                               header_tuples, program_tables, prompt, task_rules)
 
 
+# a replay line's fields and the types they must have
+REPLAY_FIELDS: dict[str, tuple[type, ...]] = {"sample_id": (str,), "reply": (str,), "config": (str, type(None)),
+                                              "mode": (str,), "program_output": (str, type(None))}
+
+
+class RequestsFailing(RuntimeError):
+    """Requests kept failing the same way (a bad key, an unknown model): the run stopped early."""
+
+
+FAILURE_HINTS = {"HTTP 401": "Check the API key (--api-key-env names the variable)",
+                 "HTTP 403": "Check the API key's permissions",
+                 "HTTP 404": "Check --model and --base-url (the server does not know this model or path)",
+                 "HTTP 400": "The server refuses the requests: check the model's settings (max tokens, context length)",
+                 "malformed reply": "Check --base-url: the server does not answer like an OpenAI-compatible one",
+                 "no choices": "The server answers without choices", "no content": "The server answers without content"}
+
+
 NO_ISOLATION = ("model-written code ran WITHOUT isolation (--sandbox none): programs could read and write "
                 "outside their folder, see this machine's processes and outlive the run")
 
@@ -43,6 +60,7 @@ class Settings:
     max_turns: int = 3  # ICoT
     sandbox_workers: int = 2
     sandbox: str = "bwrap"  # how model-written code is isolated: "bwrap", or "none" (the user's explicit choice)
+    max_failures_in_a_row: int = 8  # requests failing the same way, one after another, before the run stops
     timeout: float = 10.0
     memory_mb: int = 1024
     batch: int = 256
@@ -58,6 +76,13 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS predictions (
     completion_tokens INTEGER, at REAL)"""
 
 
+# requests that got no usable reply: never scored, asked again by the next run, reported apart
+FAILURES = """CREATE TABLE IF NOT EXISTS failures (
+    key TEXT PRIMARY KEY, model TEXT, sample_id TEXT, mode TEXT, config TEXT, failure TEXT, error TEXT, at REAL)"""
+PREDICTION_COLUMNS = ("key", "model", "sample_id", "mode", "config", "reply", "answer", "method", "program",
+                      "program_output", "error", "turns", "prompt_tokens", "completion_tokens", "finish_reason", "at")
+
+
 JUDGEMENTS = """CREATE TABLE IF NOT EXISTS judgements (
     key TEXT PRIMARY KEY, judge TEXT, sample_id TEXT, answer TEXT, score REAL, reason TEXT, reply TEXT, at REAL)"""
 
@@ -69,6 +94,10 @@ class PredictionStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute(SCHEMA)
         self.db.execute(JUDGEMENTS)
+        self.db.execute(FAILURES)
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(predictions)")}
+        if "finish_reason" not in columns:  # a store from before truncated replies were marked
+            self.db.execute("ALTER TABLE predictions ADD COLUMN finish_reason TEXT DEFAULT ''")
         self.db.commit()
 
     def judgements(self, keys: list[str]) -> dict[str, dict[str, Any]]:
@@ -98,11 +127,22 @@ class PredictionStore:
         return out
 
     def put(self, rows: list[dict[str, Any]]) -> None:
+        """Predictions, and failures (rows with a `failure`): a prediction clears its key's failure."""
+        now = time.time()
+        failed = [{**r, "at": now} for r in rows if r.get("failure")]
+        done = [{"finish_reason": "", **r, "at": now} for r in rows if not r.get("failure")]
         with self.db:
-            self.db.executemany(
-                "INSERT OR REPLACE INTO predictions VALUES (:key, :model, :sample_id, :mode, :config, :reply, :answer, "
-                ":method, :program, :program_output, :error, :turns, :prompt_tokens, :completion_tokens, :at)",
-                [{**r, "at": time.time()} for r in rows])
+            self.db.executemany(f"INSERT OR REPLACE INTO predictions ({', '.join(PREDICTION_COLUMNS)}) VALUES "
+                                f"({', '.join(':' + c for c in PREDICTION_COLUMNS)})", done)
+            self.db.executemany("DELETE FROM failures WHERE key = ?", [(r["key"],) for r in done])
+            self.db.executemany("INSERT OR REPLACE INTO failures VALUES (:key, :model, :sample_id, :mode, :config, "
+                                ":failure, :error, :at)", failed)
+
+    def failures(self, model: str, keys: set[str] | None = None) -> list[dict[str, Any]]:
+        cursor = self.db.execute("SELECT * FROM failures WHERE model = ? ORDER BY at", [model])
+        names = [d[0] for d in cursor.description]
+        found = [dict(zip(names, r)) for r in cursor]
+        return [f for f in found if keys is None or f["key"] in keys]
 
     def rows(self, model: str) -> list[dict[str, Any]]:
         cursor = self.db.execute("SELECT * FROM predictions WHERE model = ?", [model])
@@ -144,6 +184,7 @@ class Evaluator:
         self.configs = [self.data.configuration(c) for c in (settings.configs or [None])]
         self.store = PredictionStore(self.out / "predictions.sqlite")
         self.model = self._model_key()
+        self._streak: tuple[str, int] = ("", 0)  # the kind of the last failures in a row, and how many
         self._csv_dir = tempfile.TemporaryDirectory(prefix="curate-eval-tables-")
         self._csv: dict[tuple[str, str], str] = {}
 
@@ -166,12 +207,14 @@ class Evaluator:
     def run(self) -> dict[str, Any]:
         started = time.perf_counter()
         samples = self.samples()
+        keys: set[str] = set()
         if self.replay:
             sent = self._run_replay(samples)
             todo_count = sent
         else:
             items = [Item(s, mode, c, self.store.key(self.model, s.id, mode, c.name))
                      for s in samples for mode in self.settings.modes for c in self.configs]
+            keys = {i.key for i in items}
             done = self.store.done([i.key for i in items])
             # grouped by configuration and table: a perturbed table is made once for all its questions
             todo = sorted((i for i in items if i.key not in done),
@@ -193,6 +236,7 @@ class Evaluator:
                         rows = (self._icot(chunk, limits) if mode == "icot" else self._treethinker(chunk)
                                 if mode == "treethinker" else self._single(chunk, sandbox))
                         self.store.put(rows)
+                        self._stop_on_a_streak(rows)
                         finished += len(chunk)
                         self.progress(finished, len(items))
             finally:
@@ -210,7 +254,11 @@ class Evaluator:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.Table.from_pylist(results), self.out / "results.parquet")
+        from evaluation.scoring import RESULT_COLUMNS
+
+        table = pa.Table.from_pylist(results) if results else pa.table(
+            {c: pa.array([], pa.float64() if c == "score" else pa.string()) for c in RESULT_COLUMNS})
+        pq.write_table(table, self.out / "results.parquet")
         run = {"release": self.data.name, "release_path": str(self.data.path),
                "fingerprint": self.data.manifest.get("fingerprint"), "model": self.model_name, "model_key": self.model,
                "backend": self.client.identity if self.client else {"backend": "replay", "file": str(self.replay)},
@@ -219,12 +267,22 @@ class Evaluator:
                "settings": {k: v for k, v in self.settings.__dict__.items()},
                "usage": self.client.usage.as_dict() if self.client else {},
                "judge": self.judge.record() if self.judge else None, "sandbox": self._sandbox_record(),
+               "failures": self._failure_summary(keys),
+               "truncated": sum(1 for r in rows if r.get("finish_reason") == "length"),
                "warnings": [NO_ISOLATION] if self.settings.sandbox == "none" else []}
         (self.out / "run.json").write_text(json.dumps(run, indent=2, default=str))
         from evaluation.report import write_report
 
         write_report([self.out], self.out)
         return {**run, "results": len(results)}
+
+    def _failure_summary(self, keys: set[str]) -> dict[str, Any]:
+        """This run's requests still without a usable reply (not scored; the next run asks again)."""
+        failed = self.store.failures(self.model, keys)
+        by_kind: dict[str, int] = {}
+        for f in failed:
+            by_kind[f["failure"]] = by_kind.get(f["failure"], 0) + 1
+        return {"count": len(failed), "by_kind": by_kind, "example": failed[0]["error"][:500] if failed else ""}
 
     def _sandbox_record(self) -> dict[str, Any]:
         """How model-written code was isolated in this run (what `curate sandbox check` reports)."""
@@ -304,12 +362,29 @@ class Evaluator:
 
     def _row(self, item: Item, reply: str = "", answer: Any = None, method: str = "none", program: str = "",
              output: str = "", error: str = "", turns: list[Any] | None = None, prompt_tokens: int = 0,
-             completion_tokens: int = 0) -> dict[str, Any]:
+             completion_tokens: int = 0, finish_reason: str = "") -> dict[str, Any]:
         return {"key": item.key, "model": self.model, "sample_id": item.sample.id, "mode": item.mode,
                 "config": item.config.name, "reply": reply, "answer": json.dumps(answer, ensure_ascii=False),
                 "method": method, "program": program, "program_output": output, "error": error,
                 "turns": json.dumps(turns or [], ensure_ascii=False), "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens}
+                "completion_tokens": completion_tokens, "finish_reason": finish_reason}
+
+    def _failed(self, item: Item, response: Any) -> dict[str, Any]:
+        """A request that got no usable reply: stored apart, never scored, asked again next run."""
+        return {"key": item.key, "model": self.model, "sample_id": item.sample.id, "mode": item.mode,
+                "config": item.config.name, "failure": response.failure or "error", "error": response.error}
+
+    def _stop_on_a_streak(self, rows: list[dict[str, Any]]) -> None:
+        """Stop when `max_failures_in_a_row` requests failed the same way in a row (a bad key, an
+        unknown model): going on would only burn through the release."""
+        for row in rows:
+            kind = row.get("failure")
+            self._streak = (kind, self._streak[1] + 1 if kind and kind == self._streak[0] else 1) if kind else ("", 0)
+            if kind and self._streak[1] >= self.settings.max_failures_in_a_row:
+                raise RequestsFailing(
+                    f"{self.model_name}: {self._streak[1]} requests in a row failed with {kind} ({row['error'][:300]}); "
+                    f"stopped. {FAILURE_HINTS.get(kind, 'Fix the cause and rerun')}: finished predictions are kept, "
+                    "and the failed requests are asked again")
 
     # ---------------------------------------------------------------- tcot and pot
 
@@ -345,8 +420,9 @@ class Evaluator:
         for n, (item, response) in enumerate(zip(chunk, responses)):
             common = {"reply": response.text, "prompt_tokens": response.prompt_tokens,
                       "completion_tokens": response.completion_tokens}
+            common["finish_reason"] = response.finish_reason
             if not response.ok:
-                rows.append(self._row(item, error=f"no reply: {response.error}", **common))
+                rows.append(self._failed(item, response))
             elif effective_mode(item.mode, item.sample.task) == "tcot":
                 sql = task_rules(item.sample.task).get("answer") == "sql"
                 found = extract_sql(response.text) if sql else extract_answer(response.text)
@@ -393,13 +469,11 @@ class Evaluator:
             tokens = {"prompt_tokens": alignment.prompt_tokens + (answer.prompt_tokens if answer else 0),
                       "completion_tokens": alignment.completion_tokens + (answer.completion_tokens if answer else 0)}
             if answer is None or not answer.ok:
-                failed = answer if answer is not None else alignment
-                rows.append(self._row(item, reply=failed.text, error=f"no reply: {failed.error}", turns=turns,
-                                      **tokens))
+                rows.append(self._failed(item, answer if answer is not None else alignment))
                 continue
             found = extract_answer(answer.text)
             rows.append(self._row(item, reply=answer.text, answer=found.answer, method=found.method, turns=turns,
-                                  **tokens))
+                                  finish_reason=answer.finish_reason, **tokens))
         return rows
 
     # ---------------------------------------------------------------- icot
@@ -426,11 +500,14 @@ class Evaluator:
                     tokens[n][0] += response.prompt_tokens
                     tokens[n][1] += response.completion_tokens
                     conversations[n].append({"role": "assistant", "content": response.text})
-                    code = last_code_block(response.text) if response.ok else None
-                    if not response.ok or code is None or turn > self.settings.max_turns:
+                    if not response.ok:
+                        final[n] = {"failed": response}
+                        continue
+                    code = last_code_block(response.text)
+                    if code is None or turn > self.settings.max_turns:
                         found = extract_answer(response.text)
                         final[n] = {"reply": response.text, "answer": found.answer, "method": found.method,
-                                    "error": "" if response.ok else f"no reply: {response.error}"}
+                                    "error": "", "finish_reason": response.finish_reason}
                         continue
                     item = chunk[n]
                     if n not in sessions:
@@ -447,9 +524,11 @@ class Evaluator:
         finally:
             for session in sessions.values():
                 session.close()
-        return [self._row(chunk[n], reply=f["reply"], answer=f["answer"], method=f["method"], error=f["error"],
+        return [self._failed(chunk[n], f["failed"]) if "failed" in f else
+                self._row(chunk[n], reply=f["reply"], answer=f["answer"], method=f["method"], error=f["error"],
                           turns=turns[n], program="\n# ---\n".join(t["code"] for t in turns[n]),
-                          prompt_tokens=tokens[n][0], completion_tokens=tokens[n][1]) for n, f in final.items()]
+                          prompt_tokens=tokens[n][0], completion_tokens=tokens[n][1], finish_reason=f["finish_reason"])
+                for n, f in final.items()]
 
     # ---------------------------------------------------------------- replay
 
@@ -466,6 +545,11 @@ class Evaluator:
                 sample_id, reply = record["sample_id"], record["reply"]
             except (json.JSONDecodeError, KeyError, TypeError) as e:
                 raise ReleaseError(f"{self.replay}:{number}: each line is {{\"sample_id\", \"reply\"}} ({e})") from None
+            for name, kinds in REPLAY_FIELDS.items():
+                if name in record and not isinstance(record[name], kinds):
+                    raise ReleaseError(f"{self.replay}:{number}: {name!r} must be "
+                                       f"{' or '.join('null' if k is type(None) else k.__name__ for k in kinds)}, "
+                                       f"got {type(record[name]).__name__} {json.dumps(record[name])[:80]}")
             if sample_id not in known:
                 raise ReleaseError(f"{self.replay}:{number}: sample {sample_id!r} is not in the release {self.data.name}")
             try:

@@ -162,6 +162,15 @@ def _blocks(summary: dict[str, Any], runs: list[dict[str, Any]]) -> list[Block]:
                      + (f"; judge {judge['name']} (prompt {judge['prompt_hash']}, in run.json)" if judge else ""))
     blocks.append(("list", items))
     warnings = sorted({w for run in runs for w in run.get("warnings") or []})
+    for run in runs:
+        failed = run.get("failures") or {}
+        if failed.get("count"):
+            kinds = ", ".join(f"{k} {v}" for k, v in sorted(failed["by_kind"].items()))
+            warnings.append(f"{run.get('model')}: {failed['count']} requests got no usable reply ({kinds}); they are "
+                            "not scored, and the next run asks them again.")
+        if run.get("truncated"):
+            warnings.append(f"{run.get('model')}: {run['truncated']} replies were cut at max_tokens (marked "
+                            "`truncated` in results.parquet).")
     if warnings:
         blocks.append(("p", "Warning: " + " ".join(warnings)))
     text = f"{summary['scored']:,} of {summary['rows']:,} predictions scored."

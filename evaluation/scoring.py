@@ -81,6 +81,13 @@ def score_predictions(data: ReleaseData, rows: list[dict[str, Any]], samples: li
                     "score": value, "extracted": row["method"] != "none", "method": row["method"],
                     "executed": _executed(row, sample.task),
                     "gold": json.dumps(sample.answer, ensure_ascii=False), "answer": row["answer"],
-                    "error": row["error"], "details": json.dumps(details, default=str),
+                    "error": row["error"], "truncated": row.get("finish_reason") == "length",
+                    "details": json.dumps(details, default=str),
                     "prompt_tokens": row["prompt_tokens"], "completion_tokens": row["completion_tokens"]})
     return sorted(out, key=lambda r: (r["sample_id"], r["mode"], r["config"]))
+
+
+# the columns of results.parquet, in order (an empty results file has them too)
+RESULT_COLUMNS = ("model", "sample_id", "task", "skill", "benchmark", "split", "mode", "config", "serialization",
+                  "perturbation", "metric", "score", "extracted", "method", "executed", "gold", "answer", "error",
+                  "truncated", "details", "prompt_tokens", "completion_tokens")

@@ -30,13 +30,14 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from curation.config import with_defaults
 from curation.pipeline.store import atomic_write_json
 
 MANIFEST, CARD, CHECKSUMS, DIFF = "manifest.json", "README.md", "SHA256SUMS", "diff.json"
-SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+SEMVER = re.compile(r"(\d+)\.(\d+)\.(\d+)")  # used with fullmatch: "1.0.0\n" is not a version
+RELEASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 DEFAULT_SERIALIZATION, DEFAULT_PERTURBATION = "markdown", "none"
 DEFAULTS: dict[str, Any] = {"name": "curate-rdatasets", "version": "", "serializations": [],
                             "max_serialized_cells": 50_000, "description": ""}
@@ -67,9 +68,9 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     bad = [f for f in out["serializations"] if f not in FORMATS]
     if bad:
         raise ValueError(f"[release] serializations: unknown {', '.join(bad)}; known: {', '.join(FORMATS)}")
-    if out["version"] and not SEMVER.match(out["version"]):
+    if out["version"] and not (isinstance(out["version"], str) and SEMVER.fullmatch(out["version"])):
         raise ValueError(f"[release] version must be MAJOR.MINOR.PATCH, got {out['version']!r}")
-    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", out["name"]):
+    if not (isinstance(out["name"], str) and RELEASE_NAME.fullmatch(out["name"])):
         raise ValueError(f"[release] name {out['name']!r}: use letters, digits, '.', '_' and '-'")
     return out
 
@@ -83,7 +84,7 @@ def versions(folder: Path) -> list[str]:
     """The complete versions of one release name, oldest first."""
     if not folder.is_dir():
         return []
-    found = [p.name for p in folder.iterdir() if SEMVER.match(p.name) and (p / MANIFEST).exists()]
+    found = [p.name for p in folder.iterdir() if SEMVER.fullmatch(p.name) and (p / MANIFEST).exists()]
     return sorted(found, key=lambda v: tuple(int(x) for x in v.split(".")))
 
 
@@ -190,7 +191,7 @@ def _write_locked(inputs: ReleaseInputs, folder: Path, s: dict[str, Any], progre
         counts = _write_samples(inputs.sample_files, staging)
         tables = _write_tables(inputs, staging, s, progress, executor)
         fingerprint = content_fingerprint(staging)
-        if parent and read_manifest(folder / parent)["fingerprint"] == fingerprint and not s["version"]:
+        if parent and not s["version"] and _same_content(read_manifest(folder / parent), staging, fingerprint):
             shutil.rmtree(staging)
             result = _status("unchanged", folder / parent)
             result["note"] = f"the build changed but its content did not: {s['name']} {parent} holds it"
@@ -216,6 +217,12 @@ def _write_locked(inputs: ReleaseInputs, folder: Path, s: dict[str, Any], progre
     result = _status("written", target)
     result.update(parent=parent, diff={k: diff["samples"][k] for k in ("added", "removed", "changed")})
     return result
+
+
+def _same_content(parent: dict[str, Any], staging: Path, fingerprint: str) -> bool:
+    """Whether the staged release holds what `parent` holds, by the parent's own fingerprint scheme."""
+    scheme = int(parent.get("format", 1))
+    return parent["fingerprint"] == (fingerprint if scheme == FORMAT else content_fingerprint(staging, scheme))
 
 
 def _status(status: str, path: Path) -> dict[str, Any]:
@@ -343,9 +350,15 @@ def _read_ids(out: Path) -> list[str]:
     return ids
 
 
-def content_fingerprint(path: Path) -> str:
-    """Hash of the content: the samples' JSON Lines, the pool, the tables' content hashes and the
-    serialized texts (read back from Parquet, so the writer's bytes do not matter)."""
+FORMAT = 2  # 2: the fingerprint also covers the samples' Parquet files and the tables' bodies
+
+
+def content_fingerprint(path: Path, scheme: int = FORMAT) -> str:
+    """Hash of the content: every file but the manifest, the card, the diff and the checksums
+    (which describe the content; `check_files` holds them against it). Parquet files are hashed by
+    what they hold, read back row by row, so the writer's bytes do not matter: the same samples and
+    tables give the same fingerprint on any machine. Scheme 1 (releases of format 1) left out the
+    samples' Parquet and trusted the tables' stored content hashes."""
     import pyarrow.parquet as pq
 
     h = hashlib.sha256()
@@ -353,11 +366,17 @@ def content_fingerprint(path: Path) -> str:
         rel = p.relative_to(path).as_posix()
         if p.is_file() and (p.suffix == ".jsonl" or p.name == "retrieval_pool.json"):
             h.update(f"{rel}\x00{sha256_file(p)}\n".encode())
+        elif scheme >= 2 and p.is_file() and p.suffix == ".parquet" and rel.startswith("samples/"):
+            h.update(f"{rel}\x00{_rows_digest(pq.read_table(p))}\n".encode())
     tables = path / "tables"
     if (tables / TABLE_RECORDS).exists():
-        data = pq.read_table(tables / TABLE_RECORDS, columns=["id", "content_hash"])
-        for table_id, digest in zip(data.column("id").to_pylist(), data.column("content_hash").to_pylist()):
-            h.update(f"table\x00{table_id}\x00{digest}\n".encode())
+        if scheme >= 2:
+            for table_id, digest, metadata in _table_records(tables / TABLE_RECORDS):
+                h.update(f"table\x00{table_id}\x00{digest}\x00{metadata}\n".encode())
+        else:
+            data = pq.read_table(tables / TABLE_RECORDS, columns=["id", "content_hash"])
+            for table_id, digest in zip(data.column("id").to_pylist(), data.column("content_hash").to_pylist()):
+                h.update(f"table\x00{table_id}\x00{digest}\n".encode())
     for p in sorted(tables.glob("*.parquet")) if tables.is_dir() else []:
         if p.name == TABLE_RECORDS:
             continue
@@ -366,6 +385,33 @@ def content_fingerprint(path: Path) -> str:
         for table_id, text in zip(data.column("table_id").to_pylist(), data.column("text").to_pylist()):
             h.update(f"{table_id}\x00{len(text)}\x00".encode() + text.encode())
     return h.hexdigest()[:16]
+
+
+def _rows_digest(data: Any) -> str:
+    """What a Parquet file holds, row by row, as canonical JSON."""
+    h = hashlib.sha256()
+    for batch in data.to_batches(max_chunksize=4096):
+        for row in batch.to_pylist():
+            h.update(json.dumps(row, sort_keys=True, default=str, ensure_ascii=False).encode())
+            h.update(b"\n")
+    return h.hexdigest()
+
+
+def _table_records(path: Path) -> Iterator[tuple[str, str, str]]:
+    """Each table's id and content hash computed again from its header and body (not the stored
+    ones, which an edit of the body would leave as they were), and its other fields as JSON."""
+    import pyarrow.parquet as pq
+
+    from curation.arrow_io import body_from_bytes
+    from curation.table import HeaderNode, table_content_hash
+
+    data = pq.read_table(path)
+    for batch in data.to_batches(max_chunksize=256):
+        for row in batch.to_pylist():
+            header = tuple(HeaderNode(**n) for n in row["header"])
+            digest = table_content_hash(header, body_from_bytes(row["body"]))
+            metadata = {k: v for k, v in row.items() if k not in ("body", "id", "content_hash")}
+            yield row["id"], digest, json.dumps(metadata, sort_keys=True, default=str, ensure_ascii=False)
 
 
 def write_checksums(path: Path) -> None:
@@ -417,7 +463,7 @@ def _manifest(s: dict[str, Any], version: str, fingerprint: str, parent: str | N
         parent_info = {"version": parent, "fingerprint": read_manifest(folder / parent)["fingerprint"]}
     return {
         "name": s["name"], "version": version, "fingerprint": fingerprint, "parent": parent_info,
-        "format": 1, "created_at": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
+        "format": FORMAT, "created_at": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
         "description": s["description"],
         "build": inputs.build,
         "seed": inputs.build.get("seed", 0),
@@ -690,8 +736,40 @@ def check_files(path: str) -> dict[str, Any]:
     present = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name != CHECKSUMS}
     unlisted = sorted(present - set(listed))
     manifest = read_manifest(root)
-    fingerprint = content_fingerprint(root)
-    ok = not (changed or missing or unlisted or malformed) and fingerprint == manifest["fingerprint"]
+    fingerprint = content_fingerprint(root, int(manifest.get("format", 1)))
+    inconsistent = _inconsistent(root, manifest)
+    ok = not (changed or missing or unlisted or malformed or inconsistent) and fingerprint == manifest["fingerprint"]
     return {"path": path, "name": manifest.get("name"), "version": manifest.get("version"), "files": len(listed),
             "changed": changed, "missing": missing, "unlisted": unlisted, "malformed_lines": malformed[:5],
+            "inconsistent": inconsistent,
             "fingerprint": {"manifest": manifest["fingerprint"], "computed": fingerprint}, "ok": ok}
+
+
+def _inconsistent(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """The files that describe the content (card, diff), held against the manifest; the manifest's
+    counts held against the samples."""
+    found = []
+    card = (root / CARD).read_text(errors="replace") if (root / CARD).exists() else ""
+    if f"`{manifest['fingerprint']}`" not in card or str(manifest.get("version")) not in card:
+        found.append(f"{CARD}: does not name the manifest's fingerprint {manifest['fingerprint']} and version")
+    if (root / DIFF).exists():
+        try:
+            new = json.loads((root / DIFF).read_text()).get("new", {})
+        except ValueError:
+            new = {}
+        if new.get("fingerprint") != manifest["fingerprint"] or new.get("version") != manifest.get("version"):
+            found.append(f"{DIFF}: its new version is not the manifest's ({new.get('version')}, {new.get('fingerprint')})")
+    counted = _count_samples(root)
+    if counted is not None and counted != manifest.get("counts", {}).get("samples", counted):
+        found.append(f"{MANIFEST}: counts {manifest['counts']['samples']} samples, the files hold {counted}")
+    return found
+
+
+def _count_samples(root: Path) -> int | None:
+    import pyarrow.parquet as pq
+
+    files = sorted((root / "samples").rglob("*.parquet")) if (root / "samples").is_dir() else []
+    try:
+        return sum(pq.ParquetFile(p).metadata.num_rows for p in files)
+    except Exception:  # noqa: BLE001 - an unreadable file is reported by its checksum and the fingerprint
+        return None

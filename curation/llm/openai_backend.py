@@ -2,8 +2,10 @@
 
 Requests run on a bounded thread pool. A 429, a 5xx, a timeout or a refused connection is
 retried with exponential backoff (honouring Retry-After); any other 4xx is the request's own fault
-and is not retried. A request that still fails becomes a response with `error` set: the batch
-goes on, and nothing failed is cached, so a rerun asks again.
+and is not retried. A 200 that is not a chat completion (an HTML page, malformed JSON, no
+choices, a message without content) is a failure too, never an empty answer. A request that
+still fails becomes a response with `error` and its kind (`failure`: "HTTP 401", "malformed
+reply", ...) set: the batch goes on, and nothing failed is cached, so a rerun asks again.
 """
 
 from __future__ import annotations
@@ -70,18 +72,49 @@ class OpenAIBackend:
             except Exception as e:  # noqa: BLE001 - classified below; a bad request must not stop the batch
                 last = f"{type(e).__name__}: {e}"
                 if not self.retryable(e) or attempt == self.retries:
-                    return ChatResponse(error=last, transient=self.retryable(e), attempts=attempt + 1)
+                    return ChatResponse(error=last, transient=self.retryable(e), failure=self.failure_kind(e),
+                                        attempts=attempt + 1)
                 time.sleep(self._delay(e, attempt))
                 continue
-            choice = reply.choices[0] if reply.choices else None
-            usage = reply.usage
-            return ChatResponse(
-                text=(choice.message.content or "") if choice else "",
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                finish_reason=(choice.finish_reason or "") if choice else "", attempts=attempt + 1,
-                raw={"id": reply.id, "model": reply.model})
+            return self._read(reply, attempt + 1)
         return ChatResponse(error=last, transient=True, attempts=self.retries + 1)  # pragma: no cover
+
+    @staticmethod
+    def _read(reply: Any, attempts: int) -> ChatResponse:
+        """A chat completion, or the failure that a 200 carrying something else is."""
+        def failed(kind: str, detail: str) -> ChatResponse:
+            return ChatResponse(error=f"{kind}: {detail}", failure=kind, attempts=attempts)
+
+        choices = getattr(reply, "choices", None)
+        if not isinstance(choices, list):
+            return failed("malformed reply", f"the server answered 200 with something that is not a chat completion: "
+                                             f"{str(reply)[:200]!r}")
+        if not choices:
+            return failed("no choices", "the reply's `choices` list is empty")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if not isinstance(content, str):
+            return failed("no content", f"the reply's message has no content (finish_reason "
+                                        f"{getattr(choice, 'finish_reason', None)!r})")
+        usage = getattr(reply, "usage", None)
+        return ChatResponse(text=content, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                            finish_reason=getattr(choice, "finish_reason", "") or "", attempts=attempts,
+                            raw={"id": getattr(reply, "id", ""), "model": getattr(reply, "model", "")})
+
+    def failure_kind(self, error: Exception) -> str:
+        """A short, stable name of what went wrong, for counting failures and stopping on a streak."""
+        o = self._openai
+        if isinstance(error, o.APIStatusError):
+            return f"HTTP {error.status_code}"
+        if isinstance(error, o.APITimeoutError):
+            return "timeout"
+        if isinstance(error, o.APIConnectionError):
+            return "no connection"
+        if isinstance(error, (o.APIResponseValidationError, ValueError)):
+            return "malformed reply"
+        return type(error).__name__
 
     def _delay(self, error: Exception, attempt: int) -> float:
         response = getattr(error, "response", None)

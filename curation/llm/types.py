@@ -48,6 +48,7 @@ class ChatResponse:
     finish_reason: str = ""
     error: str = ""
     transient: bool = False  # the error was the server's (unreachable, overloaded), not the request's
+    failure: str = ""  # the error's kind, short and stable ("HTTP 401", "malformed reply", "no content")
     cached: bool = False
     attempts: int = 1
     raw: dict[str, Any] = field(default_factory=dict)
@@ -55,6 +56,11 @@ class ChatResponse:
     @property
     def ok(self) -> bool:
         return not self.error
+
+    @property
+    def truncated(self) -> bool:
+        """The reply stopped at `max_tokens`: it may be cut before its answer."""
+        return self.finish_reason == "length"
 
     def as_dict(self) -> dict[str, Any]:
         return {"text": self.text, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,

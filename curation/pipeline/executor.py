@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
@@ -24,8 +25,47 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
+def exit_with(main_pid: int) -> None:
+    """End this process as soon as `main_pid` ends (SIGKILL included), from a watching thread.
+
+    A pool worker must not outlive the `curate` that started it: it would go on writing parts
+    without the workspace's lock. Its parent is the forkserver, which itself waits for every
+    worker (they hold its liveness pipe), so the worker watches the main process directly, through
+    a pidfd (Linux 5.3+) or else by polling."""
+    import select
+    import threading
+
+    try:
+        handle = os.pidfd_open(main_pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (OSError, AttributeError):
+        handle = None
+
+    def watch() -> None:
+        if handle is not None:
+            select.select([handle], [], [])  # readable once the process has ended
+        else:
+            while os.getppid() != 1 and _alive(main_pid):
+                time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-main", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class LocalExecutor:
-    """A process pool (forkserver: safe with the threads that Arrow and DuckDB start).
+    """A process pool (forkserver: safe with the threads that Arrow and DuckDB start); its workers
+    die with the process that started them.
 
     With one worker, or a single task, work runs in this process: no pool start-up cost.
     """
@@ -41,7 +81,8 @@ class LocalExecutor:
             return
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["curation.pipeline.runner"])
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), mp_context=context,
+                                 initializer=exit_with, initargs=(os.getpid(),)) as pool:
             # keep at most 2 tasks per worker in flight so memory stays bounded and order stays stable
             pending: set = set()
             queue = iter(tasks)
