@@ -108,6 +108,12 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
             config["vote"]["judge"] = models["judge"]
     config.setdefault("select", {}).setdefault("seed", build["seed"])
     config.setdefault("clean", {})
+    try:
+        from curation.sources.limits import IngestLimits
+
+        config["ingest"] = IngestLimits.from_config(config.get("ingest")).changed()
+    except ValueError as e:
+        raise BuildError(str(e)) from None
     config.setdefault("release", {})
     try:  # a bad release name or version is found now, not after the whole pipeline has run
         from exports.release import settings as release_settings
@@ -164,7 +170,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         all_cached = True
         for spec in build["sources"]:
             try:
-                run = run_stage("ingest", {"source": spec}, [], workspace.stages_dir, executor, bars)
+                limits = {"limits": config["ingest"]} if config["ingest"] else {}  # the defaults: no key
+                run = run_stage("ingest", {"source": spec, **limits}, [], workspace.stages_dir, executor, bars)
             except (FileNotFoundError, ValueError) as e:
                 raise BuildError(f"source {spec!r}: {e}") from None
             ingested.append(run.dataset)

@@ -974,8 +974,12 @@ def _render_ingest(result: dict[str, Any]) -> None:
                      "yes" if s.get("cached") else "no")
     console.print(view)
     for s in result["sources"]:
-        for f in s.get("failures", [])[:20]:
+        unreadable = [f for f in s.get("skipped_files", [])  # a FIFO, a link loop, a name that is not UTF-8
+                      if not f["reason"].startswith(("unsupported file type", "Spider schema"))]
+        for f in unreadable[:20] + s.get("failures", [])[:20]:
             console.print(f"[yellow]skipped[/] {f['path']}: {f['reason']}", markup=True, highlight=False)
+        for w in s.get("warnings", [])[:20]:
+            console.print(f"[yellow]warning[/] {w['path']}: {w['reason']}", markup=True, highlight=False)
         if len(s.get("failures", [])) > 20:
             console.print(f"... and {len(s['failures']) - 20} more (see --json)")
         if s.get("error"):

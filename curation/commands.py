@@ -41,7 +41,8 @@ def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, exec
             report = run.report
             out.append({"source": spec, "tables": report.get("tables", 0), "databases": report.get("databases", 0),
                         "failed": report.get("failed", 0), "failures": report.get("failures", []),
-                        "skipped_files": report.get("skipped_files", []), "cached": run.cached,
+                        "skipped_files": report.get("skipped_files", []), "warnings": report.get("warnings", []),
+                        "cached": run.cached,
                         "parts": run.parts_total, "dataset": run.dataset.name})
             if run.dataset.name not in {d.name for d in datasets}:
                 datasets.append(run.dataset)

@@ -1,6 +1,7 @@
 """The build config: a TOML file whose tables configure the stages ([clean], ...).
 
     [build]            sources, seed, stages (the generators to run)
+    [ingest]           limits per source file (size, unpacked size, cells, rows, columns, merged area, seconds)
     [clean]            cleaning thresholds
     [generate.rules]   rule-based QA;  [generate.sql]  multi-table SQL synthesis
     [generate.adversarial]  LLM-written question forms (needs [models.generator] and [models.discriminator])
@@ -23,7 +24,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "clean", "generate", "select", "classify", "vote", "review", "contracts", "release",
+KNOWN_SECTIONS = {"build", "ingest", "clean", "generate", "select", "classify", "vote", "review", "contracts", "release",
                   "models"}
 
 

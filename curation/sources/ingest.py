@@ -21,7 +21,8 @@ MAX_BYTES_PER_PART = 16 << 20
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "5"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
+    version = "6"  # 6: limits per file ([ingest]), a stray </table> no longer hides the tables after it,
+    # UTF-16 without a byte-order mark is read; 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
     # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows;
     # 5: header trees stable under block swaps (labelled blocks below a shared header are sections of one
     #    table, left-aligned group labels span their group, merged/sparse/bold stub groups are row nodes)
@@ -56,29 +57,43 @@ class IngestStage(Stage):
                     weights=weights)
 
     def run_part(self, task: dict[str, Any], shared: dict[str, Any], config: dict[str, Any]):
+        from curation.sources import limits
+
+        bounds = limits.IngestLimits.from_config(config.get("limits"))
+        limits.use(bounds)
         table_batches: list[pa.Table] = []
         databases: list[Database] = []
         failures: list[dict] = []
         skipped: list[dict] = []
+        warnings: list[dict] = []
         by_reader: dict[str, int] = {}
         for reader, path, _, extra in task["units"]:
             unit = Unit(reader, path, 0, extra)
+            kept = (len(table_batches), len(databases), dict(by_reader))
             try:
-                for record in read_unit(unit, failures, skipped):
-                    if isinstance(record, Database):
-                        databases.append(record)
-                    else:
-                        table_batches.append(tables_to_arrow([record]))  # bodies compressed at once
-                        by_reader[reader] = by_reader.get(reader, 0) + 1
+                with time_limit(bounds.seconds_per_file, path):
+                    _check_size(path, bounds)
+                    for record in read_unit(unit, failures, skipped, warnings):
+                        if isinstance(record, Database):
+                            databases.append(record)
+                        else:
+                            _check_table(path, record, bounds)
+                            table_batches.append(tables_to_arrow([record]))  # bodies compressed at once
+                            by_reader[reader] = by_reader.get(reader, 0) + 1
             except SourceError as e:
+                del table_batches[kept[0]:], databases[kept[1]:]  # a file is read whole or not at all
+                by_reader = kept[2]
                 failures.append({"path": e.path, "reason": e.reason})
             except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
+                del table_batches[kept[0]:], databases[kept[1]:]
+                by_reader = kept[2]
                 failures.append({"path": path, "reason": f"{type(e).__name__}: {e}",
                                  "trace": traceback.format_exc(limit=3)})
         tables = pa.concat_tables(table_batches) if table_batches else TABLE_SCHEMA.empty_table()
         dbs = databases_to_arrow(databases) if databases else DATABASE_SCHEMA.empty_table()
         summary = {"units": len(task["units"]), "tables": tables.num_rows, "skipped_files": task["skipped_files"], "databases": len(databases),
-                   "tables_by_reader": by_reader, "failures": failures, "skipped_sheets": skipped}
+                   "tables_by_reader": by_reader, "failures": failures, "skipped_sheets": skipped,
+                   "warnings": warnings}
         return {"tables": tables, "databases": dbs}, summary
 
     def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
@@ -88,3 +103,54 @@ class IngestStage(Stage):
         report["source"] = config["source"]
         return report
 
+
+
+def _check_size(path: str, bounds: Any) -> None:
+    import os
+
+    from curation.sources.limits import past
+
+    if os.path.isfile(path) and os.path.getsize(path) > bounds.max_file_mb * 1024 * 1024:
+        raise SourceError(path, past("the file's size (MB)", os.path.getsize(path) / 1024 / 1024, "max_file_mb"))
+
+
+def _check_table(path: str, table: Any, bounds: Any) -> None:
+    from curation.sources.limits import past
+
+    if table.n_rows > bounds.max_rows:
+        raise SourceError(path, past(f"table {table.name!r}'s row count", table.n_rows, "max_rows"))
+    if table.n_cols > bounds.max_columns:
+        raise SourceError(path, past(f"table {table.name!r}'s column count", table.n_cols, "max_columns"))
+    if table.n_rows * table.n_cols > bounds.max_cells:
+        raise SourceError(path, past(f"table {table.name!r}'s cell count", table.n_rows * table.n_cols, "max_cells"))
+
+
+class time_limit:  # noqa: N801 - used as a context manager
+    """Stop reading one file after `seconds` (a SourceError naming the setting). Works in the main
+    thread of a process (pool workers, or the inline executor); elsewhere it does nothing."""
+
+    def __init__(self, seconds: float, path: str) -> None:
+        self.seconds, self.path = seconds, path
+        self.armed = False
+
+    def __enter__(self) -> "time_limit":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+            self.previous = signal.signal(signal.SIGALRM, self._expired)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self.armed = True
+        return self
+
+    def _expired(self, *_: Any) -> None:
+        from curation.sources.limits import past
+
+        raise SourceError(self.path, past("reading it (seconds)", self.seconds, "seconds_per_file"))
+
+    def __exit__(self, *_: Any) -> None:
+        if self.armed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)

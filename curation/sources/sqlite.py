@@ -22,8 +22,10 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = None) -> Iterator[Table | Database]:
-    """Every table of a SQLite file, then the Database that ties them together (last)."""
+def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = None,
+                warnings: list[dict] | None = None) -> Iterator[Table | Database]:
+    """Every table of a SQLite file, then the Database that ties them together (last). Where a
+    Spider `tables.json` disagrees with the database, `warnings` gets what disagrees."""
     import pyarrow as pa
 
     if Path(path).stat().st_size == 0:
@@ -71,36 +73,64 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
     finally:
         con.close()
     if tables_json:
-        pks, fks = _merge_spider_keys(tables_json, db_name, names, pks, fks)
+        problems: list[str] = []
+        pks, fks = _merge_spider_keys(tables_json, db_name, names, pks, fks, problems)
+        if warnings is not None:
+            warnings += [{"path": tables_json, "database": path, "reason": p} for p in problems]
     yield Database(name=db_name, tables=tuple(members), primary_keys=tuple(pks), foreign_keys=tuple(fks),
                    source=source, path=path)
 
 
 def _merge_spider_keys(tables_json: str, db_id: str, names: list[str], pks: list[PrimaryKey],
-                       fks: list[ForeignKey]) -> tuple[list[PrimaryKey], list[ForeignKey]]:
-    """Add keys from Spider's tables.json that the SQLite schema does not declare (names must match)."""
+                       fks: list[ForeignKey], problems: list[str]) -> tuple[list[PrimaryKey], list[ForeignKey]]:
+    """Add keys from Spider's tables.json that the SQLite schema does not declare. Keys are taken
+    only where the file agrees with the database (same tables, every key's column there); each
+    disagreement, and a malformed entry, is said in `problems`."""
     try:
         schemas = json.loads(Path(tables_json).read_text())
-    except (OSError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        problems.append(f"unreadable tables.json ({type(e).__name__}: {e})")
         return pks, fks
-    schema = next((s for s in schemas if s.get("db_id") == db_id), None)
-    if not schema or [n.lower() for n in schema["table_names_original"]] != [n.lower() for n in names]:
+    if not isinstance(schemas, list):
+        problems.append("tables.json is not a list of database schemas")
         return pks, fks
-    cols = schema["column_names_original"]
-    tables = schema["table_names_original"]
+    schema = next((s for s in schemas if isinstance(s, dict) and s.get("db_id") == db_id), None)
+    if schema is None:
+        problems.append(f"tables.json has no entry for database {db_id!r}: its keys are not known")
+        return pks, fks
+    try:
+        tables = [str(t) for t in schema["table_names_original"]]
+        cols = [(int(t), str(c)) for t, c in schema["column_names_original"]]
+        key_pairs = [(int(a), int(b)) for a, b in schema.get("foreign_keys", [])]
+        pk_indexes = [int(i[0] if isinstance(i, list) else i) for i in schema.get("primary_keys", [])]
+    except (KeyError, TypeError, ValueError) as e:
+        problems.append(f"tables.json's entry for {db_id!r} is malformed ({type(e).__name__}: {e}); its keys are ignored")
+        return pks, fks
+    in_json, in_db = {t.lower() for t in tables}, {n.lower() for n in names}
+    if in_json != in_db:
+        only_json, only_db = sorted(in_json - in_db), sorted(in_db - in_json)
+        problems.append(f"tables.json and {db_id}.sqlite name different tables (only in tables.json: "
+                        f"{', '.join(only_json) or 'none'}; only in the database: {', '.join(only_db) or 'none'}); "
+                        "its keys are ignored")
+        return pks, fks
+
+    def column(index: int) -> tuple[str, str] | None:
+        if not 0 <= index < len(cols) or not 0 <= cols[index][0] < len(tables):
+            problems.append(f"tables.json's entry for {db_id!r} names column #{index}, which it does not list")
+            return None
+        return tables[cols[index][0]], cols[index][1]
+
     have_pk = {p.table.lower() for p in pks}
-    for index in schema.get("primary_keys", []):
-        if isinstance(index, list):
-            index = index[0]
-        t, c = tables[cols[index][0]], cols[index][1]
-        if t.lower() not in have_pk:
-            pks.append(PrimaryKey(t, (c,), "declared", 1.0, "declared in Spider's tables.json"))
+    for index in pk_indexes:
+        found = column(index)
+        if found and found[0].lower() not in have_pk:
+            pks.append(PrimaryKey(found[0], (found[1],), "declared", 1.0, "declared in Spider's tables.json"))
     have_fk = {(f.table.lower(), f.columns, f.ref_table.lower()) for f in fks}
-    for a, b in schema.get("foreign_keys", []):
-        t, c = tables[cols[a][0]], cols[a][1]
-        rt, rc = tables[cols[b][0]], cols[b][1]
-        if (t.lower(), (c,), rt.lower()) not in have_fk:
-            fks.append(ForeignKey(t, (c,), rt, (rc,), "declared", 1.0, "declared in Spider's tables.json"))
+    for a, b in key_pairs:
+        source, target = column(a), column(b)
+        if source and target and (source[0].lower(), (source[1],), target[0].lower()) not in have_fk:
+            fks.append(ForeignKey(source[0], (source[1],), target[0], (target[1],), "declared", 1.0,
+                                  "declared in Spider's tables.json"))
     return pks, fks
 
 

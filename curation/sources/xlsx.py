@@ -53,6 +53,7 @@ def open_workbook(path: str):  # type: ignore[no-untyped-def]
 
     if Path(path).stat().st_size == 0:
         raise SourceError(path, "empty file")
+    _check_unpacked_size(path)
     try:
         # data_only: formulas come back as the values Excel cached when it last saved the file
         with warnings.catch_warnings():  # "extension is not supported": formatting we do not use
@@ -60,6 +61,19 @@ def open_workbook(path: str):  # type: ignore[no-untyped-def]
             return openpyxl.load_workbook(path, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as e:
         raise SourceError(path, f"not a readable .xlsx workbook ({type(e).__name__}: {e})") from None
+
+
+def _check_unpacked_size(path: str) -> None:
+    """A workbook is a zip: refuse one that would unpack past the limit (a zip bomb) before opening it."""
+    from curation.sources.limits import current, past
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise SourceError(path, f"not a readable .xlsx workbook ({type(e).__name__}: {e})") from None
+    if unpacked > current().max_uncompressed_mb * 1024 * 1024:
+        raise SourceError(path, past("its unpacked size (MB)", unpacked / 1024 / 1024, "max_uncompressed_mb"))
 
 
 def sheet_grids(path: str) -> Iterator[tuple[str, Grid]]:

@@ -1,0 +1,56 @@
+"""Limits on what one source file may cost to read: the `[ingest]` section of the build config.
+
+A file past a limit (a zip bomb, an HTML span bomb, a sheet of a billion cells, a reader that
+never ends) is reported as unreadable with the limit it broke, and the run goes on. The stage
+sets the limits of its config in each worker before it reads (`use`); readers ask `current()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    max_file_mb: int = 2048  # bytes on disk
+    max_uncompressed_mb: int = 1024  # an XLSX (a zip) unpacked
+    max_cells: int = 20_000_000  # rows x columns of one table, or of one HTML table's grid
+    max_rows: int = 10_000_000
+    max_columns: int = 16_384  # Excel's own limit
+    max_merged_cells: int = 2_000_000  # the area all merged cells (rowspan x colspan) of one table cover
+    seconds_per_file: float = 600.0  # reading one file (a unit)
+
+    @classmethod
+    def from_config(cls, section: dict[str, Any] | None) -> "IngestLimits":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(section or {}) - known)
+        if unknown:
+            raise ValueError(f"[ingest]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        limits = replace(cls(), **(section or {}))
+        bad = [k for k, v in asdict(limits).items() if not isinstance(v, (int, float)) or v <= 0]
+        if bad:
+            raise ValueError(f"[ingest]: {', '.join(bad)} must be positive numbers")
+        return limits
+
+    def changed(self) -> dict[str, Any]:
+        """The settings that differ from the defaults (what a stage's signature needs)."""
+        default = IngestLimits()
+        return {k: v for k, v in asdict(self).items() if getattr(default, k) != v}
+
+
+_current = IngestLimits()
+
+
+def use(limits: IngestLimits) -> None:
+    global _current
+    _current = limits
+
+
+def current() -> IngestLimits:
+    return _current
+
+
+def past(what: str, value: float, setting: str) -> str:
+    """The reason a file past a limit is unreadable, naming the setting that would let it through."""
+    return f"{what} is past the limit ({setting} = {getattr(_current, setting):,} in [ingest]; {value:,.0f} here)"
