@@ -116,9 +116,7 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
         raise BuildError(str(e)) from None
     config.setdefault("release", {})
     try:  # a bad release name or version is found now, not after the whole pipeline has run
-        from exports.release import settings as release_settings
-
-        release_settings(config["release"])
+        resolve("exports.release:settings")(config["release"])
     except ValueError as e:
         raise BuildError(str(e)) from None
     config.setdefault("contracts", {})

