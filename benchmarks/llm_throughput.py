@@ -5,12 +5,16 @@ The server is the test suite's: llama-cpp-python's OpenAI-compatible server with
 (Q4_K_M) in `.envs/llm` (built on first use). No cache: every request reaches the server. Every
 request generates exactly `--max-tokens` tokens.
 
-    python benchmarks/llm_throughput.py [--requests N] [--max-tokens T]
+    python benchmarks/llm_throughput.py [--requests N] [--max-tokens T] [--env DIR]
+
+`--env` times another llama-cpp-python environment built the same way (a native build, say,
+next to the suite's portable one): its `bin/python` serves its `models/` GGUF.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -28,12 +32,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=32)
     parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--env", default=None, help="another llama-cpp-python environment (default: .envs/llm)")
     options = parser.parse_args()
     # the base model often ends its turn at once; banning its end tokens (<eos> 1, <end_of_turn> 106)
     # makes every request generate exactly max_tokens tokens, so rates compare like with like
     params = {"temperature": 0, "max_tokens": options.max_tokens, "logit_bias": {"1": -100, "106": -100}}
     with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(Path(tmp) / "server.log").start()
+        argv = None
+        if options.env:
+            env = Path(options.env)
+            argv = [str(env / "bin" / "python"), "-m", "llama_cpp.server", "--model",
+                    str(env / "models" / f"{MODEL_NAME}.gguf"), "--model_alias", MODEL_NAME, "--chat_format", "gemma",
+                    "--host", "127.0.0.1", "--port", "{port}", "--n_ctx", "4096", "--n_threads", str(os.cpu_count() or 2)]
+        server = LocalServer(Path(tmp) / "server.log", argv=argv).start()
+        print(f"server: {options.env or '.envs/llm'} ({(env / '.ready').read_text()[:60].strip() if options.env else 'portable'})")
         try:
             warm = ChatClient(OpenAIBackend(MODEL_NAME, base_url=server.url, concurrency=1))
             warm.complete([ChatRequest(user("Hello"), params)])

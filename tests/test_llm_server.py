@@ -348,3 +348,21 @@ def test_replayed_free_text_answers_are_graded_by_the_real_model_as_judge(server
     assert again.exit_code == 0, again.output
     assert pd.read_parquet(tmp_path / "out" / "results.parquet")["score"].tolist() == results["score"].tolist()
     assert json.loads((tmp_path / "out" / "run.json").read_text())["judge"]["usage"]["requests"] == 0
+
+
+def test_the_local_model_is_built_without_avx512_or_amx_instructions(llm_env):
+    """Portable by construction: the compiled CPU backend holds no instruction that a machine of
+    this kind may lack (AVX-512 uses zmm registers, AMX tmm tiles), and its system info agrees."""
+    import shutil
+    import subprocess
+
+    if shutil.which("objdump") is None:
+        pytest.skip("objdump (binutils) is not installed: the instructions cannot be listed")
+    [library] = list((llm_env.parents[1] / "lib").glob("python3*/site-packages/llama_cpp/lib/libggml-cpu*.so"))
+    code = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(library)], capture_output=True, text=True,
+                          timeout=300, check=True).stdout
+    assert "vfmadd" in code  # AVX2/FMA code is there: the library is the one that computes
+    assert "%zmm" not in code and "%tmm" not in code and "tileloadd" not in code
+    info = subprocess.run([str(llm_env), "-c", "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"],
+                          capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "AVX2 = 1" in info and "AVX512" not in info and "AMX" not in info
