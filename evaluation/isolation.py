@@ -31,6 +31,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curation.pipeline.executor import pid_alive
+
 MODES = ("bwrap", "none")
 INSTALL = ("install bubblewrap (Debian and Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install "
            "bubblewrap`; Arch: `pacman -S bubblewrap`), and allow user namespaces, or pass `--sandbox none` to "
@@ -182,20 +184,10 @@ def _remove_orphaned(base: Path) -> None:
     """Empty groups left by an evaluator that was killed (its pid is in their name)."""
     for folder in base.glob("curate-sandbox-*-*"):
         try:
-            if not _pid_exists(int(folder.name.split("-")[2])):
+            if not pid_alive(int(folder.name.split("-")[2])):
                 folder.rmdir()
         except (OSError, ValueError, IndexError):
             pass
-
-
-def _pid_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass

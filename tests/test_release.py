@@ -300,17 +300,23 @@ def test_a_build_killed_at_any_point_resumes_to_the_same_fingerprint(built, tmp_
     assert leftovers == []  # the killed build's temporary folder is gone
 
 
-def _tamper(copy: Path, kind: str) -> str:
-    """Edit one file of the release as a forger would; return what verify must catch."""
+def _edit_first(path: Path, column: str, change, kind=None) -> None:
+    """Rewrite a Parquet file with the first value of one column changed."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    data = pq.read_table(path)
+    values = data.column(column).to_pylist()
+    values[0] = change(values[0])
+    pq.write_table(data.set_column(data.schema.get_field_index(column), column, pa.array(values, kind)), path)
+
+
+def _tamper(copy: Path, kind: str) -> str:
+    """Edit one file of the release as a forger would; return what verify must catch."""
+    import pyarrow as pa
+
     if kind == "samples parquet":
-        target = next((copy / "samples").glob("*/test.parquet"))
-        data = pq.read_table(target)
-        questions = data.column("question").to_pylist()
-        questions[0] = questions[0] + " (edited)"
-        pq.write_table(data.set_column(data.schema.get_field_index("question"), "question", pa.array(questions)), target)
+        _edit_first(next((copy / "samples").glob("*/test.parquet")), "question", lambda q: q + " (edited)")
         return "fingerprint"
     if kind == "samples jsonl":
         target = next((copy / "samples").glob("*/test.jsonl"))
@@ -322,21 +328,17 @@ def _tamper(copy: Path, kind: str) -> str:
     if kind == "table body":
         from curation.arrow_io import body_from_bytes, body_to_bytes
 
-        target = copy / "tables" / "tables.parquet"
-        data = pq.read_table(target)
-        bodies = data.column("body").to_pylist()
-        body = body_from_bytes(bodies[0])
-        column = body.column(0).to_pylist()
-        column[0] = column[-1] if column[0] != column[-1] else None
-        bodies[0] = body_to_bytes(body.set_column(0, body.schema.field(0), pa.array(column, body.schema.field(0).type)))
-        pq.write_table(data.set_column(data.schema.get_field_index("body"), "body", pa.array(bodies, pa.binary())), target)
+        def edit_a_cell(blob: bytes) -> bytes:
+            body = body_from_bytes(blob)
+            column = body.column(0).to_pylist()
+            column[0] = column[-1] if column[0] != column[-1] else None
+            return body_to_bytes(body.set_column(0, body.schema.field(0), pa.array(column, body.schema.field(0).type)))
+
+        _edit_first(copy / "tables" / "tables.parquet", "body", edit_a_cell, pa.binary())
         return "fingerprint"
     if kind == "serialized table":
         target = next(p for p in (copy / "tables").glob("*.parquet") if p.name != "tables.parquet")
-        data = pq.read_table(target)
-        texts = data.column("text").to_pylist()
-        texts[0] = texts[0] + " edited"
-        pq.write_table(data.set_column(data.schema.get_field_index("text"), "text", pa.array(texts)), target)
+        _edit_first(target, "text", lambda text: text + " edited")
         return "fingerprint"
     if kind == "card":
         card = copy / "README.md"

@@ -46,14 +46,15 @@ def exit_with(main_pid: int) -> None:
         if handle is not None:
             select.select([handle], [], [])  # readable once the process has ended
         else:
-            while os.getppid() != 1 and _alive(main_pid):
+            while os.getppid() != 1 and pid_alive(main_pid):
                 time.sleep(0.5)
         os._exit(1)
 
     threading.Thread(target=watch, name="exit-with-main", daemon=True).start()
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
