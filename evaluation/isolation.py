@@ -3,7 +3,8 @@
 A sandbox worker runs under `bwrap` (the tool Flatpak is built on) with:
 - a mount namespace in which the system (`/usr`, the libraries, the Python installation) is
   read-only, the root and `/dev` are read-only, and the only writable places are a size-limited
-  scratch folder (`/scratch`, also `HOME` and `/tmp`) and a small `/dev/shm`; the home folder,
+  scratch folder (`/scratch`, also `HOME`), a size-limited private `/tmp` and a small `/dev/shm`
+  (all memory, charged to the worker's cgroup); the home folder,
   the workspace, the releases and the project checkout are not there at all, and the tables a
   program reads are copied into a read-only `/input`;
 - new PID, network, IPC, UTS, cgroup and user namespaces, no capabilities and no further user
@@ -118,9 +119,9 @@ def _base_environment() -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
 
-def program_environment(home: str) -> dict[str, str]:
+def program_environment(home: str, tmp: str) -> dict[str, str]:
     """All a program's process sees of an environment: nothing of the parent's (API keys stay out)."""
-    return {**_base_environment(), "HOME": home, "TMPDIR": f"{home}/tmp", "MPLBACKEND": "Agg",
+    return {**_base_environment(), "HOME": home, "TMPDIR": tmp, "MPLBACKEND": "Agg",
             "MPLCONFIGDIR": f"{home}/.matplotlib", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 
@@ -140,7 +141,9 @@ def _python_dirs() -> list[str]:
 def bwrap_command(worker_script: Path, input_dir: Path, disk_mb: int) -> list[str]:
     """`bwrap ... python -I /sandbox/worker.py /scratch`: the worker in its own namespaces."""
     bwrap = support().bwrap or "bwrap"
-    args = [bwrap, *_namespace_args()]
+    size = str(max(1, disk_mb) * 1024 * 1024)
+    # /tmp first: a Python installed under /tmp (a checkout there) is bound inside it below
+    args = [bwrap, *_namespace_args(), "--size", size, "--tmpfs", "/tmp"]
     for d in _SYSTEM_DIRS:
         if os.path.islink(d):
             args += ["--symlink", os.readlink(d), d]
@@ -151,12 +154,11 @@ def bwrap_command(worker_script: Path, input_dir: Path, disk_mb: int) -> list[st
             args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     for d in _python_dirs():
         args += ["--ro-bind", d, d]
-    size = str(max(1, disk_mb) * 1024 * 1024)
     args += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 1024 * 1024), "--tmpfs", "/dev/shm",
-             "--size", size, "--tmpfs", SCRATCH, "--dir", f"{SCRATCH}/tmp", "--symlink", f"{SCRATCH}/tmp", "/tmp",
-             "--ro-bind", str(input_dir), INPUT, "--ro-bind", str(worker_script), WORKER,
-             "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH, "--clearenv"]
-    for key, value in program_environment(SCRATCH).items():
+             "--size", size, "--tmpfs", SCRATCH, "--ro-bind", str(input_dir), INPUT,
+             "--ro-bind", str(worker_script), WORKER, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH,
+             "--clearenv"]
+    for key, value in program_environment(SCRATCH, "/tmp").items():
         args += ["--setenv", key, value]
     return [*args, "--", sys.executable, "-I", WORKER, SCRATCH]
 

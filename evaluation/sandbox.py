@@ -98,7 +98,7 @@ class Worker:
             (scratch / "tmp").mkdir(parents=True)
             command = [sys.executable, "-I", str(WORKER), str(scratch)]
             self.input_name = str(self.input)
-            environment, cwd = program_environment(str(scratch)), str(scratch)
+            environment, cwd = program_environment(str(scratch), str(scratch / "tmp")), str(scratch)
         with open(self.folder / "worker.log", "wb") as log:  # what the worker says before it is ready
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                             cwd=cwd, env=environment, start_new_session=True)

