@@ -431,7 +431,10 @@ class Evaluator:
                 rows.append(self._row(item, error="no code block in the reply", **common))
             elif effective_mode(item.mode, item.sample.task) == "chart":
                 result = ran[n]
-                chart = plotted_chart(result.figures) if result.ok else None
+                try:
+                    chart = plotted_chart(result.figures) if result.ok else None
+                except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+                    chart = None  # figures that are not what the worker writes: a program forged its result
                 error = result.error or ("" if chart else NO_CHART)
                 rows.append(self._row(item, answer=chart, method="figure" if chart else "none",
                                       program=programs[n][0], output=result.stdout, error=error, **common))

@@ -69,7 +69,7 @@ class Support:
                 "isolation": "bwrap" if self.isolated else None, "problem": self.problem or None,
                 "bounds": {"memory_and_processes": "all processes together (cgroup)" if self.cgroup
                            else "per process only (no writable cgroup)",
-                           "disk": "size-limited scratch (tmpfs)" if self.isolated else "per file only",
+                           "disk": "size-limited scratch and /tmp (tmpfs)" if self.isolated else "per file only",
                            "processes_die_with_the_worker": self.isolated}}
 
 
@@ -90,8 +90,10 @@ def support() -> Support:
     if bwrap is None:
         return Support(None, False, cgroup, "bubblewrap (bwrap) is not installed")
     try:
-        done = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "true"], capture_output=True,
-                              text=True, timeout=30, env=_base_environment())
+        # the options a worker needs, --size (bubblewrap 0.5+) among them
+        done = subprocess.run([bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--size", "1048576", "--tmpfs", "/tmp",
+                               "--remount-ro", "/", "true"], capture_output=True, text=True, timeout=30,
+                              env=_base_environment())
     except (OSError, subprocess.TimeoutExpired) as e:
         return Support(bwrap, False, cgroup, f"bwrap could not run: {e}")
     if done.returncode != 0:
