@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,11 @@ from typing import Any
 from evaluation.isolation import INPUT, Cgroup, bwrap_command, program_environment, require
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
+# Every worker is started from this one thread, which lives as long as the process: bwrap's
+# --die-with-parent (PR_SET_PDEATHSIG) follows the *thread* that started it, so a worker started
+# from a pool thread of `curate evaluate` was killed when that pool ended (its next program found
+# it dead: "did not start", or a SIGKILL read as the CPU limit).
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
 MAX_LINE = 32 * 1024 * 1024  # bytes of one protocol line the parent will hold
 
 
@@ -100,8 +106,8 @@ class Worker:
             self.input_name = str(self.input)
             environment, cwd = program_environment(str(scratch), str(scratch / "tmp")), str(scratch)
         with open(self.folder / "worker.log", "wb") as log:  # what the worker says before it is ready
-            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                            cwd=cwd, env=environment, start_new_session=True)
+            self.process = _SPAWNER.submit(subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=log, cwd=cwd, env=environment, start_new_session=True).result()
         self.jobs = 0
         self.ready = False
         self._buffer = b""
@@ -156,10 +162,14 @@ class Worker:
     def run(self, code: str, tables: dict[str, str] | None, limits: Limits, start_timeout: float = 60.0
             ) -> SandboxResult:
         if not self.ready:
-            if self._line(time.monotonic() + start_timeout) != "ready":
+            started = time.monotonic()
+            if self._line(started + start_timeout) != "ready":
                 log = (self.folder / "worker.log").read_text(errors="replace")[-500:].strip()
+                code = self.process.poll()
                 self.kill()
-                return SandboxResult(False, error="the sandbox worker did not start" + (f": {log}" if log else ""))
+                how = (f"it ended ({code})" if code is not None else
+                       f"no answer in {time.monotonic() - started:.0f} s")
+                return SandboxResult(False, error=f"the sandbox worker did not start: {how}" + (f": {log}" if log else ""))
             self.ready = True
         index = self.jobs
         self.jobs += 1

@@ -100,3 +100,30 @@ def test_curate_sandbox_run_prints_json(tmp_path, table):
     failed = subprocess.run([*curate_command(), "sandbox", "run", str(program)], capture_output=True, text=True,
                             cwd=ROOT, timeout=120)
     assert failed.returncode == 1 and not json.loads(failed.stdout)["ok"]
+
+
+def test_a_worker_outlives_the_thread_that_started_it():
+    """`curate evaluate` runs each chunk's programs from a thread pool of its own, and replacement
+    workers are asked for from those threads. bwrap's --die-with-parent follows the thread that
+    started a process: a worker started from a pool thread was killed when the pool ended, and
+    the next chunk's program found it dead."""
+    import threading
+    import time
+
+    from evaluation.sandbox import Worker
+
+    made: list[Worker] = []
+
+    def start_one() -> None:
+        made.append(Worker(Limits(timeout=20)))
+        time.sleep(1.5)  # bwrap is up (and has asked to die with its parent) before this thread ends
+
+    thread = threading.Thread(target=start_one)
+    thread.start()
+    thread.join()
+    [worker] = made
+    try:
+        result = worker.run("print(6 * 7)", None, Limits(timeout=20))
+    finally:
+        worker.kill()
+    assert result.ok and result.stdout == "42\n", result.error
