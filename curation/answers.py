@@ -125,11 +125,12 @@ def clean_answer(value: str) -> str:
 
 
 def split_list(answer: str) -> Any:
-    """"a, b, c" is a list; "1,234" (no space after the comma) is a number; a JSON list is a list."""
-    if answer.startswith("[") and answer.endswith("]"):
+    """"a, b, c" is a list; "1,234" (no space after the comma) is a number; a JSON list is a list,
+    and a JSON string one text: the way to give back values that hold commas ("Breen, Mary")."""
+    if (answer.startswith("[") and answer.endswith("]")) or (len(answer) > 1 and answer[0] == answer[-1] == '"'):
         try:
             value = json.loads(answer)
-            if isinstance(value, list):
+            if isinstance(value, (list, str)):
                 return value
         except json.JSONDecodeError:
             pass

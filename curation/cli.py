@@ -400,8 +400,9 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 
 @main.command()
 @click.argument("release_path", metavar="RELEASE", type=click.Path(exists=True, file_okay=False))
-@click.option("--backend", type=click.Choice(["openai", "vllm", "replay"]), default="openai", show_default=True,
-              help="openai: any OpenAI-compatible server; vllm: vllm.LLM in this process; replay: score --predictions.")
+@click.option("--backend", type=click.Choice(["openai", "vllm", "replay", "gold"]), default="openai",
+              show_default=True, help="openai: any OpenAI-compatible server; vllm: vllm.LLM in this process; replay: "
+              "score --predictions; gold: every sample answered with its own gold (a self-test: expect 1.000).")
 @click.option("--model", default=None, help="Model name (openai) or path / hub id (vllm).")
 @click.option("--base-url", default=None, envvar="CURATE_BASE_URL", help="The server's URL (openai backend).")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
@@ -465,7 +466,17 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
     if isolation == "none":
         click.echo(f"warning: {resolve('evaluation.evaluate:NO_ISOLATION')}", err=True)
     client, params = None, {}
-    if backend == "replay":
+    if backend == "gold":  # the gold replies are written as a replay file, then scored like any other
+        name = "gold"
+        gold_out = Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name
+        try:
+            data = resolve("evaluation.dataset:ReleaseData")(release_path)
+        except ReleaseError as e:
+            raise click.ClickException(str(e)) from None
+        chosen = [s for s in data.samples(split=split, tasks=split_list(tasks) or None)][:limit]
+        predictions = str(resolve("evaluation.gold:write_gold_replies")(settings.modes, gold_out / "gold-replies.jsonl",
+                                                                        chosen))
+    elif backend == "replay":
         if not predictions:
             raise click.UsageError("--backend replay needs --predictions FILE")
         name = f"replay-{Path(predictions).stem}"

@@ -47,7 +47,8 @@ def task_rules(task: str) -> dict[str, str]:
     return rules[max(prefixes, key=len)] if prefixes else {}
 
 FINAL_FORMAT = ('End your reply with one line: "Final Answer: <answer>". For several values, separate them '
-                "with commas. For a yes/no question, answer True or False.")
+                'with commas; if a value itself holds a comma, write the answer as JSON (["Breen, Mary", "Kim"], '
+                'or "July 1, 2016" for one value). For a yes/no question, answer True or False.')
 
 TCOT = """You are given {what} and a question about {it}.
 
@@ -65,7 +66,8 @@ The {data} already loaded as {frames} (pandas is `pd`, numpy is `np`).
 Question: {question}
 
 Write one Python program, in a ```python code block, that computes the answer and prints only the
-answer (several values: one print, separated by commas). Do not load the data again."""
+answer (several values: one print, separated by commas; values that hold commas: one print of
+their JSON). Do not load the data again."""
 
 ICOT = """You are given {what} and a question about {it}.
 

@@ -289,3 +289,33 @@ def test_treethinker_aligns_the_question_to_the_header_tree_then_answers(tmp_pat
 
     turns = sqlite3.connect(tmp_path / "out" / "predictions.sqlite").execute("SELECT turns FROM predictions").fetchone()
     assert json.loads(turns[0])[0]["alignment"].startswith("women -> C: Population > Female")
+
+
+def test_the_gold_backend_scores_exactly_one_on_every_task_in_tcot_and_pot(small_release, tmp_path):
+    """`curate evaluate --backend gold`: each sample answered with its own gold, written as the mode
+    asks. Prompts, extraction and metrics agree on every answer convention only if it is 1.000."""
+    from click.testing import CliRunner
+
+    from curation.cli import main
+
+    out = tmp_path / "gold"
+    done = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "gold", "--modes", "tcot,pot",
+                                     "--out", str(out), "--json", "-q"])
+    assert done.exit_code == 0, done.output
+    import pandas as pd
+
+    results = pd.read_parquet(out / "results.parquet")
+    assert set(results["mode"]) == {"tcot", "pot"} and results["task"].nunique() >= 15
+    wrong = results[results["score"] != 1.0]
+    assert wrong.empty, wrong[["task", "mode", "gold", "answer", "error"]].head(10).to_string()
+
+
+def test_an_answer_that_holds_commas_is_given_back_as_json_and_read_as_one_value():
+    from curation.answers import final_answer, normalize_answer
+    from evaluation.gold import written
+
+    for gold in ("July 1, 2016", ["Breen, Mary", "Kim"], ["a", "b"], "[18,]", 3.5, True, "*Kruger60A", ".",
+                 ["x.", "y"]):
+        read = final_answer(f"Final Answer: {written(gold)}")
+        assert normalize_answer(read) == normalize_answer(gold), (gold, written(gold), read)
+    assert final_answer("Final Answer: Reading, Berkshire") == ["Reading", "Berkshire"]  # unquoted: two values
