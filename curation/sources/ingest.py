@@ -21,11 +21,12 @@ MAX_BYTES_PER_PART = 16 << 20
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "6"  # 6: limits per file ([ingest]), a stray </table> no longer hides the tables after it,
-    # UTF-16 without a byte-order mark is read; 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
+    version = "6"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
     # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows;
     # 5: header trees stable under block swaps (labelled blocks below a shared header are sections of one
-    #    table, left-aligned group labels span their group, merged/sparse/bold stub groups are row nodes)
+    #    table, left-aligned group labels span their group, merged/sparse/bold stub groups are row nodes);
+    # 6: limits per file ([ingest]), a stray </table> no longer hides the tables after it, UTF-16 without a
+    #    byte-order mark is read
     outputs = ("tables", "databases")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
@@ -102,7 +103,6 @@ class IngestStage(Stage):
         report["failed"] = len(report["failures"])
         report["source"] = config["source"]
         return report
-
 
 
 def _check_size(path: str, bounds: Any) -> None:
