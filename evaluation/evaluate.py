@@ -98,6 +98,8 @@ class PredictionStore:
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(predictions)")}
         if "finish_reason" not in columns:  # a store from before truncated replies were marked
             self.db.execute("ALTER TABLE predictions ADD COLUMN finish_reason TEXT DEFAULT ''")
+        # a store from before failures were kept apart held them as predictions scored 0: ask them again
+        self.db.execute("DELETE FROM predictions WHERE error LIKE 'no reply: %'")
         self.db.commit()
 
     def judgements(self, keys: list[str]) -> dict[str, dict[str, Any]]:

@@ -170,3 +170,21 @@ def test_a_replay_line_of_the_wrong_type_is_named(release, tmp_path, line, says)
     done = CliRunner().invoke(main, ["evaluate", str(release), "--backend", "replay", "--predictions", str(replies),
                                      "--out", str(tmp_path / "out")])
     assert done.exit_code == 1 and f"replies.jsonl:2: {says}" in done.output, done.output
+
+
+def test_a_store_from_before_that_holds_failures_as_predictions_asks_them_again(release, server, tmp_path):
+    """Older runs stored a failed request as a prediction ("no reply: ...") scored 0; the rerun
+    never asked again. Opening such a store drops them, so the next run asks the server."""
+    import sqlite3
+
+    out = tmp_path / "out"
+    assert evaluate(release, server, out).exit_code == 0 and server.hits == SAMPLES
+    db = sqlite3.connect(out / "predictions.sqlite")
+    db.execute("UPDATE predictions SET error = 'no reply: AuthenticationError: 401', answer = 'null', method = 'none'")
+    db.commit()
+    db.close()
+    server.hits = 0
+    again = evaluate(release, server, out)
+    assert again.exit_code == 0 and server.hits == 0  # every answer comes from the response cache
+    results = pd.read_parquet(out / "results.parquet")
+    assert len(results) == SAMPLES and (results["score"] == 1.0).all()
