@@ -12,6 +12,7 @@ from typing import Any, Iterable, Iterator
 import pyarrow as pa
 
 from curation.database import Database, ForeignKey, PrimaryKey
+from curation.semantics import from_json, to_json
 from curation.sample import Program, Review, Sample, Vote
 from curation.table import HeaderNode, Provenance, Table, canonical_body
 
@@ -27,7 +28,7 @@ TABLE_SCHEMA = pa.schema([
     ("n_rows", pa.int64()), ("n_cols", pa.int32()), ("columns", _STRS),
     ("header", pa.list_(HEADER_NODE)), ("notes", _STRS), ("structure", _STRS), ("provenance", PROVENANCE),
     ("summary_rows", _INTS), ("summary_columns", _INTS), ("empty_columns", _INTS),
-    ("constant_columns", _INTS), ("flags", _STRS), ("body", pa.binary()),
+    ("constant_columns", _INTS), ("flags", _STRS), ("semantics", pa.string()), ("body", pa.binary()),
 ])
 
 # ---------------------------------------------------------------------------- bodies
@@ -110,7 +111,7 @@ def tables_to_arrow(tables: Iterable[Table]) -> pa.Table:
         "provenance": {f: getattr(t.provenance, f) for f in Provenance.__slots__},
         "summary_rows": list(t.summary_rows), "summary_columns": list(t.summary_columns),
         "empty_columns": list(t.empty_columns), "constant_columns": list(t.constant_columns),
-        "flags": list(t.flags), "body": body_to_bytes(t.body),
+        "flags": list(t.flags), "semantics": to_json(t.semantics), "body": body_to_bytes(t.body),
     } for t in tables]
     return pa.Table.from_pylist(rows, schema=TABLE_SCHEMA)
 
@@ -123,7 +124,8 @@ def tables_from_arrow(data: pa.Table) -> Iterator[Table]:
             structure=tuple(row["structure"]), provenance=Provenance(**row["provenance"]),
             summary_rows=tuple(row["summary_rows"]), summary_columns=tuple(row["summary_columns"]),
             empty_columns=tuple(row["empty_columns"]), constant_columns=tuple(row["constant_columns"]),
-            flags=tuple(row["flags"]), id=row["id"], content_hash=row["content_hash"],
+            flags=tuple(row["flags"]), semantics=from_json(row.get("semantics")),
+            id=row["id"], content_hash=row["content_hash"],
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from curation.hashing import Hasher
+from curation.semantics import ColumnInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -52,7 +53,9 @@ class Table:
     `body` is a typed Arrow table whose columns are the leaf columns, in order, with unique
     names. `header` holds the header tree; a flat table has one column node per column at
     level 0 and no row nodes. Cleaning fills the `summary_*`, `empty_columns`,
-    `constant_columns` and `flags` fields so that generators can skip what they must.
+    `constant_columns` and `flags` fields so that generators can skip what they must, and
+    `semantics`: what each column is (a measure, a code, the row's name ...), so they ask about
+    things, not symbols.
     """
 
     name: str
@@ -67,6 +70,7 @@ class Table:
     empty_columns: tuple[int, ...] = ()
     constant_columns: tuple[int, ...] = ()
     flags: tuple[str, ...] = ()
+    semantics: tuple[ColumnInfo, ...] = ()  # each column's role, label, unit, codes (curation/semantics.py)
     id: str = ""
     content_hash: str = ""
 
@@ -105,6 +109,12 @@ class Table:
     def is_hierarchical(self) -> bool:
         """True when the header is more than one flat row of column names."""
         return self.column_header_levels > 1 or self.row_header_levels > 0
+
+    def column_info(self, name: str) -> ColumnInfo:
+        for info in self.semantics:
+            if info.name == name:
+                return info
+        return ColumnInfo(name=name)
 
     def header_tree(self) -> list[dict[str, Any]]:
         return [n.as_dict() for n in self.header]

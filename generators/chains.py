@@ -84,7 +84,9 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, execute_chain(steps, p.frame)
 
     if shape == "operations":
-        others = [c for c in p.numeric if c != column] or [column]
+        others = [c for c in p.numeric if c not in (column, cond.column)]  # not what the filter fixed
+        if not others:
+            return "target_is_filtered"
         target = _choice(rng, others)
         values = _sorted_values(p, cond, column, descending)
         k = int(rng.integers(2, 6))
@@ -121,7 +123,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, answer
 
     if shape == "hypothesis":
-        cats = [c for c in p.categorical if c != cond.column]
+        cats = [c for c in p.categorical if c not in (cond.column, column)]
         if not cats:
             return "no_grouping_column"
         by = _choice(rng, cats)
@@ -139,7 +141,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         answer = execute_chain(steps, p.frame)
         if answer is None:
             return "undefined"
-        slots.update(by=by, a=show(groups[0]), b=show(groups[1]),
+        slots.update(by=by, a=p.shown(by, groups[0]), b=p.shown(by, groups[1]), statistic="t" if test == "ttest" else "U",
                      test="Welch's t-test" if test == "ttest" else "the Mann-Whitney U test", alpha="0.05")
         return steps, slots, answer
 
@@ -147,6 +149,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         second = _condition(p, rng, masks, avoid=(column,))
         if second is None or second.triple() == cond.triple():
             return "no_second_condition"
+        if np.array_equal(second.mask, cond.mask):
+            return "conditions_select_the_same_rows"
         agg = _choice(rng, ["mean", "sum", "median", "max"])
         func = _choice(rng, ["difference", "ratio", "percent_change"])
         steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},
@@ -156,6 +160,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         answer = execute_chain(steps, p.frame)
         if answer is None:
             return "undefined"
+        if execute_chain(steps[:2], p.frame) == execute_chain(steps[2:4], p.frame):
+            return "filters_do_not_change_the_answer"
         words = {"difference": "the difference (first minus second)", "ratio": "the ratio (first divided by second)",
                  "percent_change": "the percentage change from the second to the first"}
         slots.update(agg=AGG_WORDS[agg], second=second.phrase(), combine=words[func])

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from curation.header_tree import SUMMARY_WORDS
+from curation.semantics import infer as infer_semantics
 from curation.table import Table
 
 Action = Literal["keep", "drop", "flag"]
@@ -238,4 +239,5 @@ def apply_rules(table: Table, config: CleaningConfig) -> tuple[Table | None, lis
             flags.append("hierarchical")
         if v.action == "flag" and v.rule == "too_long":
             flags.append("too_long")  # single-table generators skip it
-    return table.replace(flags=tuple(dict.fromkeys(flags)), **marks), verdicts
+    marked = table.replace(flags=tuple(dict.fromkeys(flags)), **marks)
+    return marked.replace(semantics=infer_semantics(marked)), verdicts

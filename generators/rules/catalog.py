@@ -32,6 +32,8 @@ def load_templates(directory: Path = TEMPLATE_DIR, only: list[str] | None = None
     def chosen(t: Template, name: str) -> bool:
         return t.id == name or t.id.startswith(name.rstrip(".") + ".") or t.task == name
 
+    named = set(only or ())
+    templates = [t for t in templates if not t.params.get("opt_in") or any(chosen(t, n) for n in named)]
     templates = catalog_files.choose(templates, only, exclude, chosen)
     for name, cap in (caps or {}).items():
         matched = [t for t in templates if chosen(t, name)]

@@ -29,7 +29,9 @@ from generators.rules.tree_ops import TREE_OPS
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
              "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
+COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target"})  # named by label and header
 MAX_CONDITIONS = 24
+MAX_NAMING_COLUMNS = 15
 MAX_PAIRS = 16
 
 
@@ -119,14 +121,21 @@ class Context:
             self._choices = self.rng.integers(0, 1 << 30, size=(self.cap * 3 + 8, 2)).tolist()
         a, b = self._choices[self._n_emitted % len(self._choices)]
         self._n_emitted += 1
+        labels = self.profile.info
+        slots = {k: self.profile.label(v) if k in COLUMN_SLOTS and isinstance(v, str) and v in labels else v
+                 for k, v in slots.items()}
         question = t.phrasings[a % len(t.phrasings)].format(**slots)
         short = t.short[b % len(t.short)].format(**slots) if t.short else ""
         if program is None:
             program = ("sql", spec_sql(spec))  # type: ignore[arg-type]
         if type(answer) is float and self._decimals is not None:
             gold: Any = round_number(answer, self._decimals)
+            if "decimal" not in question:  # the rounding is part of the question
+                question += f" Round to {self._decimals} decimals."
         else:
             gold = format_answer(answer, t.answer)
+        if isinstance(gold, list) and (answer_type or self.answer_type) not in ("list", "table"):
+            answer_type = "list"
         self.out.add(t.task, t.id, question, gold, answer_type or self.answer_type,
                      table_ids or self._table_ids, program[0], program[1],
                      "duckdb" if program[0] == "sql" else "", short, "rule", "rule-based",
@@ -270,7 +279,9 @@ def table_masks(profile: TableProfile, seed: int, which: int) -> MaskSet:
         groups = [[c] for c in singles]
     else:
         pairs = [(a, b) for i, a in enumerate(singles) for b in singles[i + 1:] if a.column != b.column]
-        pairs = [p for p in pairs if (p[0].mask & p[1].mask).any()]
+        pairs = [p for p in pairs if (p[0].mask & p[1].mask).any()
+                 and not np.array_equal(p[0].mask & p[1].mask, p[0].mask)
+                 and not np.array_equal(p[0].mask & p[1].mask, p[1].mask)]  # each condition narrows the rows
         if len(pairs) > MAX_PAIRS:
             pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), size=MAX_PAIRS, replace=False))]
         groups = [list(p) for p in pairs]
@@ -310,23 +321,46 @@ def _derived(ctx: Context, table: Table) -> Table:
 
 
 def op_column_naming(ctx: Context) -> None:
+    """Which of a few real headers a masked column had. The choices differ in kind (text, a
+    flag, a count, a measure), so the values decide, and each is shown with its label."""
     p = ctx.profile
     t = p.table
-    names = [c for c in t.columns if c != "rownames"]
-    ctx.considered(len(names))
-    if len(t.columns) < 2 or t.is_hierarchical:
-        return ctx.reject("too_few_or_nested_columns", len(names))
+    asked = [c for c in p.usable if c != p.key]
+    ctx.considered(len(asked))
+    if len(t.columns) < 3 or t.is_hierarchical or len(t.columns) > MAX_NAMING_COLUMNS:
+        return ctx.reject("too_few_too_many_or_nested_columns", len(asked))
     letters = [column_letter(i) for i in range(len(t.columns))]
     masked_names = [f"Column {x}" for x in letters]
-    masked = _derived(ctx, t.replace(name=t.name + " (headers hidden)",
-                                     body=t.body.rename_columns(masked_names),
-                                     header=flat_header(masked_names), caption=""))
-    for idx in ctx.pick(list(range(len(names)))):
-        column = names[idx]
+    masked = None
+    for idx in ctx.pick(list(range(len(asked)))):
+        column = asked[idx]
+        kind = _kind(p, column)
+        others = [c for c in p.usable if c != column and _kind(p, c) != kind]
+        if len(others) < 2:
+            ctx.reject("no_distinguishable_choices")
+            continue
+        distractors = [others[i] for i in ctx.rng.permutation(len(others))[:3]]
+        choices = [column, *distractors]
+        choices = [choices[i] for i in ctx.rng.permutation(len(choices))]
+        if masked is None:
+            masked = _derived(ctx, t.replace(name=t.name + " (headers hidden)",
+                                             body=t.body.rename_columns(masked_names),
+                                             header=flat_header(masked_names), caption=""))
         i = t.columns.index(column)
         program = ("metadata", json.dumps({"table": t.id, "field": "columns", "index": i}))
-        ctx.emit({"masked": masked_names[i], "all_masked": ", ".join(masked_names)}, column, program=program,
-                 table_ids=(masked.id,))
+        shown = "; ".join(f"{c} ({p.info[c].label})" if c in p.info and p.info[c].label else c for c in choices)
+        ctx.emit({"masked": masked_names[i], "all_masked": ", ".join(masked_names), "choices": shown}, column,
+                 program=program, table_ids=(masked.id,))
+
+
+def _kind(p: TableProfile, column: str) -> str:
+    """What a reader can tell from a column's values alone: text, a flag, whole numbers, decimals."""
+    role = p.role.get(column, "")
+    if role in ("name", "category", "text"):
+        return "text:" + role
+    if role == "flag":
+        return "flag"
+    return "int" if p.frame[column].dtype.kind == "i" else "float" if p.frame[column].dtype.kind == "f" else role
 
 
 def op_title_naming(ctx: Context) -> None:
@@ -389,7 +423,7 @@ def op_fact(ctx: Context) -> None:
             integral = is_integral_answer(p, column, agg)
             value: Any = int(round(values[g, j])) if integral else float(values[g, j])
             spec = {"kind": "aggregate", "agg": agg, "column": column, "where": ms.triples[g]}
-            phrase = f"the {AGG_LABEL[agg]} of {column}{ms.slots[g]['where']}"
+            phrase = f"the {AGG_LABEL[agg]} of {p.label(column)}{ms.slots[g]['where']}"
             if group and not truth:  # the same statement under another value of the condition's column
                 counts = ms.values("count")
                 alternatives = [float(values[h, j]) for h, other in enumerate(ms.groups)
@@ -401,7 +435,7 @@ def op_fact(ctx: Context) -> None:
             value = p.cell(r, column)
             integral = isinstance(value, int)
             spec = {"kind": "cell", "key": p.key, "key_value": p.keys[r], "column": column}
-            phrase = f"the {column} of {p.row_name(p.keys[r])}"
+            phrase = f"the {p.label(column)} of {p.row_name(p.keys[r])}"
         else:
             which, g = cands[idx]
             ms = table_masks(p, ctx.seed, which)
@@ -529,6 +563,14 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
     bad = np.isnan(values) & (counts >= min_rows) & ~own
     ctx.reject("undefined", int(bad.sum()))
     valid = ~own & (counts >= min_rows) & ~np.isnan(values)
+    constant = valid & (ms.values("min") == ms.values("max"))  # one value under the filter: nothing to compute
+    ctx.reject("constant_under_the_filter", int(constant.sum()))
+    valid &= ~constant
+    if ms.groups != [[]]:  # a filter that leaves the answer as it was over all rows says nothing
+        unfiltered = table_masks(ctx.profile, ctx.seed, 0).values(agg, q)
+        same = valid & np.isclose(values, unfiltered, rtol=1e-12, atol=0.0)
+        ctx.reject("filter_does_not_change_the_answer", int(same.sum()))
+        valid &= ~same
     return values, np.flatnonzero(valid.ravel())
 
 
@@ -891,8 +933,12 @@ def op_correlation(ctx: Context) -> None:
     cands = []
     for a, b in pairs:
         x, y = p.matrix[:, a], p.matrix[:, b]
-        if (~np.isnan(x) & ~np.isnan(y)).sum() < 5:
+        both = ~np.isnan(x) & ~np.isnan(y)
+        if both.sum() < 5:
             ctx.reject("too_few_rows")
+            continue
+        if np.array_equal(x[both], y[both]):
+            ctx.reject("same_variable")
             continue
         cands.append((a, b))
     for idx in ctx.pick(list(range(len(cands)))):
@@ -927,7 +973,7 @@ def op_test(ctx: Context) -> None:
                 if groups is None or column == by:
                     ctx.reject("too_few_groups")
                     continue
-                steps_list.append(({"column": column, "by": by, "a": show(groups[0]), "b": show(groups[1])},
+                steps_list.append(({"column": column, "by": by, "a": p.shown(by, groups[0]), "b": p.shown(by, groups[1])},
                                    {"op": "test", "test": test, "column": column, "by": by, "groups": groups}))
     elif test == "chi2":
         for i, x in enumerate(p.categorical):
@@ -987,6 +1033,11 @@ def generate_for_table(table: Table, templates: list[Template], seed: int, out: 
     """Every template over one table. Deterministic in (table, templates, seed): order never matters."""
     profile = TableProfile(table)
     for template in templates:
+        if profile.is_matrix and template.op not in TREE_OPS:  # a correlation matrix is not data
+            stats.candidates[template.task] = stats.candidates.get(template.task, 0) + 1
+            stats.rejected.setdefault(template.task, {}).setdefault("matrix_not_data", 0)
+            stats.rejected[template.task]["matrix_not_data"] += 1
+            continue
         cap = max(1, int(round(template.cap * scale)))
         context = Context(profile, template, seed, out, derived, stats, cap, specs)
         OPS[template.op](context)

@@ -1,9 +1,11 @@
 """What the templates need to know about one table, computed once: column roles and conditions.
 
-Columns are typed by what questions they can carry: a *key* (unique values that name a row),
-*numeric* measures, *categorical* columns (few distinct values, good for conditions and groups),
-and a *time* axis (unique years, for growth rates). Rows and columns that cleaning marked as
-summaries, empty or constant are left out, so no question counts a "Total" row.
+The roles come from the table's semantics (`curation/semantics.py`): a *key* is the row's natural
+name (or a unique year or date), *numeric* columns are measures and counts, *categorical* columns
+are categories, codes and flags (they filter and group), and *time* is a unique year axis (for
+growth rates). Row indices and identifiers are never asked about. Rows and columns that cleaning
+marked as summaries, empty or constant are left out, so no question counts a "Total" row.
+A column is named in a question by its label and its header: "per capita crime rate (`crim`)".
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from curation import semantics as sem
 from curation.answers import plain
 from curation.programs import data_view
 from curation.programs.chain import Frame, condition_mask, frame_from_arrow
 from curation.table import Table
 
-ID_NAME = re.compile(r"(^|[^a-z])(id|ids|index|idx|no|nr|num|code|key|obs|row|rownames|case|subject)$", re.I)
 TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
+SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
 
@@ -36,12 +39,22 @@ class Condition:
     op: str  # == != > >= < <=
     value: Any
     mask: np.ndarray = field(compare=False, repr=False)
+    label: str = field(default="", compare=False)  # how the question names the column
+    meaning: str = field(default="", compare=False)  # what a code's value stands for
 
     def phrase(self) -> str:
-        return f"{self.column} {WORDS[self.op]} {show(self.value)}"
+        value = show(self.value) + (f" ({self.meaning})" if self.meaning else "")
+        return f"{self.label or self.column} {WORDS[self.op]} {value}"
 
     def triple(self) -> list[Any]:
         return [self.column, self.op, self.value]
+
+
+def rounded(value: Any, significant: int = SIGNIFICANT) -> Any:
+    """A threshold to a few significant figures (an int stays an int)."""
+    if isinstance(value, float) and np.isfinite(value) and value != 0:
+        return float(f"{value:.{significant}g}")
+    return value
 
 
 def show(value: Any) -> str:
@@ -64,12 +77,18 @@ class TableProfile:
         # SQL identifiers ignore case: "IOD" and "iod" cannot both be named in a program
         folded = [c.casefold() for c in table.columns]
         excluded |= {i for i, f in enumerate(folded) if folded.count(f) > 1}
-        self.usable = [c for i, c in enumerate(table.columns) if i not in excluded]
+        infos = table.semantics if len(table.semantics) == len(table.columns) else sem.infer(table)
+        self.info = {i.name: i for i in infos}
+        self.role = {i.name: i.role for i in infos}
+        never = (sem.ROW_INDEX, sem.IDENTIFIER, sem.EMPTY)
+        self.usable = [c for i, c in enumerate(table.columns) if i not in excluded and self.role.get(c) not in never]
         self.key = self._find_key()
         self.time = self._find_time()
-        self.numeric = [c for c in self.usable if self._is_measure(c)]
-        self.categorical = [c for c in self.usable if c != self.key and self._is_categorical(c)]
+        self.numeric = [c for c in self.usable if self.role.get(c) in sem.QUANTITIES and self._is_measure(c)]
+        self.categorical = [c for c in self.usable if c != self.key and self.role.get(c) in sem.GROUPINGS
+                            and self._is_categorical(c)]
         self.dates = [c for c in self.usable if c in self.date_columns and c != self.key]
+        self.is_matrix = self._is_matrix()
 
     # -- column roles -----------------------------------------------------------------------
     def present(self, column: str) -> np.ndarray:
@@ -87,15 +106,40 @@ class TableProfile:
         return len(set(v.tolist())) == len(v)
 
     def _find_key(self) -> str | None:
-        """A column whose values name rows: unique text first (`rownames` preferred), then ids."""
-        text = [c for c in self.usable if self.frame[c].dtype == object and self._unique(c)
-                and all(isinstance(x, str) and x.strip() for x in self.frame[c])]
-        text.sort(key=lambda c: (c != "rownames", self.table.columns.index(c)))
-        if text:
-            return text[0]
-        if "rownames" in self.usable and self.frame["rownames"].dtype.kind == "i" and self._unique("rownames"):
-            return "rownames"
+        """The column that names rows as people do: a natural name, else a unique year or date."""
+        for c in self.usable:
+            if self.role.get(c) == sem.NAME and self._unique(c):
+                return c
+        for c in self.usable:
+            if self.role.get(c) == sem.TIME and self._unique(c) and self.frame[c].dtype.kind in "iO":
+                return c
         return None
+
+    def _is_matrix(self) -> bool:
+        """A correlation or distance matrix: rows named after the columns. Not data to ask about."""
+        if not self.key or self.key not in self.text_columns:
+            return False
+        names = {c.casefold() for c in self.table.columns}
+        return sum(str(k).casefold() in names for k in self.frame[self.key]) >= max(2, 0.6 * self.n_rows)
+
+    def label(self, column: str) -> str:
+        """How a question names a column: its documented label with the header the model sees,
+        "per capita crime rate (`crim`)", or the header alone when nothing says more."""
+        info = self.info.get(column)
+        if info is None or not info.label:
+            return column
+        return f"{info.label} (`{column}`)"
+
+    def shown(self, column: str, value: Any) -> str:
+        """A value of a code with what it stands for: "1 (manual)"."""
+        meaning = self.meaning(column, value)
+        return f"{show(value)} ({meaning})" if meaning else show(value)
+
+    def meaning(self, column: str, value: Any) -> str:
+        info = self.info.get(column)
+        if info is None or not info.codes:
+            return ""
+        return dict(info.codes).get(show(value), "")
 
     def _find_time(self) -> str | None:
         for c in self.usable:
@@ -107,32 +151,26 @@ class TableProfile:
         return None
 
     def row_name(self, key: Any) -> str:
-        """A row as a question names it: "Mazda RX4", or "row 12" for a numeric row label."""
-        if isinstance(key, str):
-            return key
-        return f"row {show(key)}" if self.key == "rownames" else f"the row with {self.key} {show(key)}"
+        """A row as a question names it: "Mazda RX4", or "the year 1975" for a time key."""
+        if self.role.get(self.key or "") == sem.NAME:
+            return str(key)
+        return f"the {self.key} {show(key)}"
 
     def _is_measure(self, column: str) -> bool:
         v = self.frame[column]
-        if v.dtype.kind not in "if" or column in (self.key, self.time) or column == "rownames":
-            return False
-        if TIME_NAME.match(column):  # a sum of years means nothing
+        if v.dtype.kind not in "if" or column in (self.key, self.time):
             return False
         if v.dtype.kind == "f" and np.isinf(v).any():
             return False
         x = v[self.present(column)].astype(np.float64)
-        if len(x) < 2 or np.all(x == x[0]) or np.abs(x).max() >= MAX_EXACT:
-            return False
-        if v.dtype.kind == "i" and ID_NAME.search(column) and len(np.unique(x)) == len(x):
-            return False  # an identifier, not a measure
-        return True
+        return not (len(x) < 2 or np.all(x == x[0]) or np.abs(x).max() >= MAX_EXACT)
 
     def _is_categorical(self, column: str) -> bool:
         if column in self.date_columns:
             return False
         v = self.frame[column]
         present = self.present(column)
-        if present.sum() < 4 or v.dtype.kind == "f":
+        if present.sum() < 4 or v.dtype.kind in "fb":
             return False
         if v.dtype == object and not all(isinstance(x, str) for x in v[present]):
             return False
@@ -191,15 +229,15 @@ class TableProfile:
         for c in self.categorical:
             values = [(v, n) for v, n in self.categories(c) if n < self.n_rows]
             for value, _ in values[:6]:
-                out.append(Condition(c, "==", value, self.mask(c, "==", value)))
+                out.append(Condition(c, "==", value, self.mask(c, "==", value), self.label(c), self.meaning(c, value)))
         for c in self.numeric:
             ordered = np.sort(self.frame[c][self.present(c)])
             for q in (0.25, 0.5, 0.75):
-                threshold = plain(ordered[int(q * (len(ordered) - 1))])
+                threshold = rounded(plain(ordered[int(q * (len(ordered) - 1))]))
                 for op in (">", "<"):
                     mask = self.mask(c, op, threshold)
                     if 0 < mask.sum() < self.n_rows:
-                        out.append(Condition(c, op, threshold, mask))
+                        out.append(Condition(c, op, threshold, mask, self.label(c)))
         unique: dict[tuple, Condition] = {}
         for cond in out:
             unique.setdefault((cond.column, cond.op, cond.value), cond)

@@ -1,0 +1,273 @@
+"""What each column of a table *is*: its role, its label in words, its unit and its codes.
+
+Generators ask questions about things, not symbols: only measures and counts are aggregated,
+compared, correlated or tested; codes and flags filter and group; identifiers and row indices are
+never asked about and never the answer; a row is named by its natural key. The roles are inferred
+once per table (in the clean stage, after every rule) from three kinds of evidence, each written
+into `evidence`: the values, the name, and the source's documentation (R's "Format" section,
+Spider's natural column names) that a reader put in `label` / `description`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from curation.table import Table
+
+ROW_INDEX = "row_index"  # R's rownames 1..n, "Unnamed: 0": the position of a row, nothing else
+IDENTIFIER = "identifier"  # a surrogate id or serial number: unique, meaningless as a quantity
+NAME = "name"  # a natural key: the row's name as people say it ("Mazda RX4", "Alabama")
+CATEGORY = "category"  # a few named values (text)
+CODE = "code"  # a few values that stand for categories (sex 1/2, region 3)
+FLAG = "flag"  # two values: 0/1, TRUE/FALSE
+MEASURE = "measure"  # a quantity: sums, means, tests make sense
+COUNT = "count"  # a whole number of things
+TIME = "time"  # years, dates, days of the month: an axis, never summed
+TEXT = "text"  # free text
+EMPTY = "empty"  # nothing, or one value throughout
+ROLES = (ROW_INDEX, IDENTIFIER, NAME, CATEGORY, CODE, FLAG, MEASURE, COUNT, TIME, TEXT, EMPTY)
+QUANTITIES = (MEASURE, COUNT)
+GROUPINGS = (CATEGORY, CODE, FLAG)
+
+ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\.\.1|index)$", re.I)
+MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
+ID_NAME = re.compile(r"(^|[^a-z])(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
+                     r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone)$", re.I)
+CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
+                       r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
+                       r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county)\d*$", re.I)
+TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
+                       r"time|period|season|dob|birth|born|hour|minute|decade|century)s?\d*$", re.I)
+COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
+                        r"|^(count|counts|freq)", re.I)
+R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
+DOC_IDENTIFIER = re.compile(r"\b(identifier|identification|id number|id code|unique id|serial number|case number|"
+                            r"sequential|row number|observation number|respondent id|subject id)\b", re.I)
+DOC_CODE = re.compile(r"\b(factor|coded|code|codes|levels?|categor|dummy|indicator|binary|classification|"
+                      r"\d+\s*=\s*\w)", re.I)
+DOC_TIME = re.compile(r"^\s*(the\s+)?(year|month|day|date|time|quarter|week|season|period)\b", re.I)
+DOC_COUNT = re.compile(r"^\s*(the\s+|a\s+)?(total\s+)?(number|count|frequency|numbers)\s+of\b", re.I)
+MAX_CODES = 12
+MAX_LABEL = 60
+PLACEHOLDER_LABEL = re.compile(r"^(a |an |the )?(factor|numeric|integer|character|logical|vector|variable|"
+                               r"data frame|column|ordered factor)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnInfo:
+    """One column's meaning. `label` is a short phrase ("per capita crime rate"), `description`
+    the source's own sentence, `codes` what the values of a code stand for ((value, meaning), ...)."""
+
+    name: str
+    role: str = ""
+    label: str = ""
+    unit: str = ""
+    description: str = ""
+    codes: tuple[tuple[str, str], ...] = ()
+    evidence: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["codes"] = [list(c) for c in self.codes]
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ColumnInfo":
+        return cls(name=d["name"], role=d.get("role", ""), label=d.get("label", ""), unit=d.get("unit", ""),
+                   description=d.get("description", ""), codes=tuple(tuple(c) for c in d.get("codes", ())),
+                   evidence=d.get("evidence", ""))
+
+
+def to_json(infos: Iterable[ColumnInfo]) -> str:
+    return json.dumps([i.as_dict() for i in infos], ensure_ascii=False, sort_keys=True)
+
+
+def from_json(text: str | None) -> tuple[ColumnInfo, ...]:
+    return tuple(ColumnInfo.from_dict(d) for d in json.loads(text)) if text else ()
+
+
+# ---------------------------------------------------------------------------- documentation
+
+def documented(name: str, description: str) -> ColumnInfo:
+    """A column as its documentation describes it: the label, unit and codes read off the text."""
+    description = " ".join(description.split())
+    return ColumnInfo(name=name, label=label_from(description, name), unit=unit_from(description),
+                      description=description[:400], codes=codes_from(description))
+
+
+def label_from(description: str, name: str = "") -> str:
+    """The first clause of a description, short enough to stand in a question; "" when the
+    description says only what type the column is or repeats its name."""
+    text = description.strip().strip("`").strip()
+    if not text or PLACEHOLDER_LABEL.match(text):
+        return ""
+    sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
+    sentence = re.sub(r"\s*\((=|0\s*=|1\s*=|coded|levels?)[^)]*\)", "", sentence).strip()
+    if len(sentence) > MAX_LABEL:
+        sentence = re.split(r",\s| - | \u2013 ", sentence)[0].strip()
+    if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence:
+        return ""
+    if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
+        return ""
+    if len(sentence) > 1 and not sentence[1].isupper():
+        sentence = sentence[0].lower() + sentence[1:]
+    return sentence
+
+
+def unit_from(description: str) -> str:
+    m = re.search(r"\((?:in\s+)?([^()]{1,30})\)\s*\.?\s*$", re.split(r"\.\s", description)[0])
+    if m and not re.search(r"=|\bif\b|levels?|factor", m.group(1)):
+        return m.group(1).strip()
+    m = re.search(r"\bin (\$?[\w$/%. ]{1,25}?)\s*\.?$", description.split(".")[0])
+    return m.group(1).strip() if m else ""
+
+
+def codes_from(description: str) -> tuple[tuple[str, str], ...]:
+    """"(0 = V-shaped, 1 = straight)" -> (("0", "V-shaped"), ("1", "straight"))."""
+    pairs = re.findall(r"(?<![\w.])(-?\d+)\s*=\s*([A-Za-z][^,;()=]*?)\s*(?=[,;)]|$|\s+(?:and|or)\s+-?\d+\s*=)",
+                        description)
+    codes: dict[str, str] = {}
+    for value, meaning in pairs:
+        meaning = meaning.strip().rstrip(".")
+        if meaning and len(meaning) <= 40:
+            codes.setdefault(value, meaning)
+    return tuple(codes.items()) if len(codes) >= 2 else ()
+
+
+def parse_r_format(doc: str | None, columns: Iterable[str]) -> dict[str, ColumnInfo]:
+    """Each column's entry in an R help page's "Format" section: a table of `[, 1] | name | text`
+    rows, or a definition list (the name alone on a line, its description below)."""
+    if not doc:
+        return {}
+    start = doc.find("### Format")
+    if start < 0:
+        return {}
+    end = doc.find("\n### ", start + 5)
+    section = doc[start + len("### Format"): end if end > 0 else len(doc)]
+    names = {c: c for c in columns}
+    names.update({c.replace("_", "."): c for c in columns})  # R's "Life.Exp" as a column "Life_Exp"
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    for raw in section.splitlines():
+        line = raw.strip()
+        row = re.match(r"^\[,\s*\d+\]\s*\|\s*`?([^`|]+?)`?\s*\|(.+)$", line)
+        if row and row.group(1).strip() in names:
+            cells = [c.strip() for c in row.group(2).split("|") if c.strip()]
+            text = [c for c in cells if c.casefold() not in R_TYPES]
+            if text:
+                found.setdefault(names[row.group(1).strip()], []).append(text[-1])
+            current = None
+            continue
+        bare = line.strip("`*- ").rstrip(":").strip("`").strip()
+        if bare in names and len(line) <= len(bare) + 6:
+            current = names[bare] if names[bare] not in found else None
+            if current:
+                found[current] = []
+            continue
+        inline = re.match(r"^[-*\s]*`([^`]+)`\s*[:\-\u2013]\s+(.+)$", line)
+        if inline and inline.group(1) in names and names[inline.group(1)] not in found:
+            found[names[inline.group(1)]] = [inline.group(2)]
+            current = None
+            continue
+        if current is not None and line and set(line) != {"-"}:
+            if len(found[current]) < 6:
+                found[current].append(line)
+        elif current is not None and not line and found[current]:
+            current = None  # a blank line after the text ends the entry
+    return {c: documented(c, " ".join(parts)) for c, parts in found.items() if parts}
+
+
+# ---------------------------------------------------------------------------- roles from values
+
+def _is_word(value: str) -> bool:
+    """A name people say ("Mazda RX4", "Alabama", "b"), not a code ("t42", "V1", "86-1B", "r7")."""
+    value = value.strip()
+    return bool(value) and not (any(ch.isdigit() for ch in value) and len(value) <= 6 and " " not in value)
+
+
+def infer(table: "Table") -> tuple[ColumnInfo, ...]:
+    """Every column's role, keeping what the reader knew (labels, descriptions, codes)."""
+    import numpy as np
+    import pyarrow as pa
+
+    known = {i.name: i for i in table.semantics}
+    out = []
+    n = table.n_rows
+    for j, name in enumerate(table.columns):
+        info = known.get(name) or ColumnInfo(name=name)
+        column = table.body.column(j)
+        typ = column.type
+        values = [v for v in column.to_pylist() if v is not None and not (isinstance(v, float) and v != v)]
+        distinct = len(set(values))
+        doc = info.description
+        why: list[str] = []
+
+        def done(role: str, reason: str) -> None:
+            why.append(reason)
+            out.append(replace(info, role=role, evidence="; ".join(why)))
+
+        if not values or distinct == 1:
+            done(EMPTY, "no values" if not values else "one value throughout")
+            continue
+        numeric = pa.types.is_integer(typ) or pa.types.is_floating(typ)
+        integral = pa.types.is_integer(typ) or (pa.types.is_floating(typ)
+                                                 and all(float(v).is_integer() for v in values))
+        unique = distinct == len(values) == n
+        if ROW_INDEX_NAMES.match(name) and unique and (
+                integral or all(isinstance(v, str) and v.strip().isdigit() for v in values)):
+            done(ROW_INDEX, f"named {name!r} and holds row numbers")
+            continue
+        if integral and numeric and unique and n >= 5:
+            x = np.sort(np.asarray(values, dtype=np.float64))
+            if np.all(np.diff(x) == 1) and (ID_NAME.search(name) or MAYBE_ROW_INDEX.match(name)):
+                done(ROW_INDEX, "consecutive whole numbers, one per row")
+                continue
+        if doc and DOC_IDENTIFIER.search(doc) and (unique or distinct > n // 2):
+            done(IDENTIFIER, "the documentation calls it an identifier")
+            continue
+        if pa.types.is_date(typ) or pa.types.is_timestamp(typ):
+            done(TIME, "dates")
+            continue
+        if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)):
+            done(TIME, "the name or documentation says it is a time")
+            continue
+        if ID_NAME.search(name) and (unique or (distinct > 0.5 * n and integral)):
+            done(IDENTIFIER, f"an id-like name ({name!r}) with distinct values")
+            continue
+        if pa.types.is_boolean(typ) or (numeric and set(values) <= {0, 1}):
+            done(FLAG, "two values, 0/1 or true/false")
+            continue
+        if pa.types.is_string(typ):
+            texts = [str(v) for v in values]
+            if unique and sum(_is_word(v) for v in texts) >= 0.8 * len(texts):
+                done(NAME, "distinct words, one per row")
+            elif unique:
+                done(IDENTIFIER, "distinct codes, one per row")
+            elif distinct <= max(MAX_CODES, 0) or distinct <= 0.5 * len(texts) and max(len(v) for v in texts) <= 40:
+                done(CATEGORY, f"{distinct} distinct values")
+            else:
+                done(TEXT, "mostly distinct text")
+            continue
+        if not numeric:
+            done(TEXT, f"values of type {typ}")
+            continue
+        if info.codes or (doc and DOC_CODE.search(doc) and integral and distinct <= MAX_CODES):
+            done(CODE, "the documentation gives its codes" if info.codes else "the documentation calls it a factor or code")
+            continue
+        if integral and distinct <= MAX_CODES and CODE_NAME.search(name) and not info.unit \
+                and not (doc and (DOC_COUNT.match(doc) or re.search(r"\bin (years|dollars|percent)", doc))):
+            done(CODE, f"a code-like name ({name!r}) with {distinct} whole-number values")
+            continue
+        if integral and min(values) >= 0 and ((doc and DOC_COUNT.match(doc)) or COUNT_NAME.search(name)):
+            done(COUNT, "whole numbers of things")
+            continue
+        done(MEASURE, "numbers")
+    return tuple(out)
+
+
+def roles(table: "Table") -> dict[str, str]:
+    return {i.name: i.role for i in table.semantics}
