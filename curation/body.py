@@ -47,13 +47,26 @@ def plain_array(arr: "pa.Array") -> "pa.Array":
         return arr.cast(pa.string())
     if pa.types.is_large_string(t):
         return arr.cast(pa.string())
-    if pa.types.is_float16(t):
-        return arr.cast(pa.float32())
+    if pa.types.is_float16(t) or pa.types.is_float32(t):
+        return widened_floats(arr)
     if pa.types.is_duration(t) or pa.types.is_interval(t) or pa.types.is_nested(t) or pa.types.is_binary(t):
         return pc.cast(arr, pa.string()) if not pa.types.is_nested(t) else pa.array(
             [None if v is None else str(v) for v in arr.to_pylist()], type=pa.string()
         )
     return arr
+
+
+def widened_floats(arr: "pa.Array") -> "pa.Array":
+    """Single-precision floats as the decimals they were written as: 16.6, not the
+    16.600000381469727 that a plain widening shows (each value through its shortest repr)."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = arr.to_numpy(zero_copy_only=False)
+    present = ~np.isnan(values)
+    widened = np.full(len(values), np.nan)
+    widened[present] = values[present].astype(str).astype(np.float64)
+    return pa.array(widened, type=pa.float64(), mask=~present if arr.null_count else None)
 
 
 def _is_missing(v: Any) -> bool:

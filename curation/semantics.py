@@ -45,7 +45,7 @@ TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
-DOC_IDENTIFIER = re.compile(r"\b(identifier|identification|id number|id code|unique id|serial number|case number|"
+DOC_IDENTIFIER = re.compile(r"\b(id|identifier|identification|id number|id code|unique id|serial number|case number|"
                             r"sequential|row number|observation number|respondent id|subject id)\b", re.I)
 DOC_CODE = re.compile(r"\b(factor|coded|code|codes|levels?|categor|dummy|indicator|binary|classification|"
                       r"\d+\s*=\s*\w)", re.I)
@@ -109,7 +109,8 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"\s*\((=|0\s*=|1\s*=|coded|levels?)[^)]*\)", "", sentence).strip()
     if len(sentence) > MAX_LABEL:
         sentence = re.split(r",\s| - | \u2013 ", sentence)[0].strip()
-    if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence:
+    sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
+    if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")"):
         return ""
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
         return ""
@@ -226,8 +227,11 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             if np.all(np.diff(x) == 1) and (ID_NAME.search(name) or MAYBE_ROW_INDEX.match(name)):
                 done(ROW_INDEX, "consecutive whole numbers, one per row")
                 continue
-        if doc and DOC_IDENTIFIER.search(doc) and (unique or distinct > n // 2):
-            done(IDENTIFIER, "the documentation calls it an identifier")
+        if doc and DOC_IDENTIFIER.search(info.label or doc) and not pa.types.is_floating(typ):
+            if distinct > MAX_CODES:
+                done(IDENTIFIER, "the documentation calls it an identifier")
+            else:
+                done(CODE, "the documentation calls it an identifier, with few values")
             continue
         if pa.types.is_date(typ) or pa.types.is_timestamp(typ):
             done(TIME, "dates")
@@ -261,6 +265,10 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if integral and distinct <= MAX_CODES and CODE_NAME.search(name) and not info.unit \
                 and not (doc and (DOC_COUNT.match(doc) or re.search(r"\bin (years|dollars|percent)", doc))):
             done(CODE, f"a code-like name ({name!r}) with {distinct} whole-number values")
+            continue
+        if integral and not doc and distinct <= 4 and len(values) >= 5 * distinct and min(values) >= 1 \
+                and max(values) <= 9 and not COUNT_NAME.search(name):
+            done(CODE, f"undocumented, {distinct} small whole numbers repeated over {len(values)} rows: a code")
             continue
         if integral and min(values) >= 0 and ((doc and DOC_COUNT.match(doc)) or COUNT_NAME.search(name)):
             done(COUNT, "whole numbers of things")

@@ -68,7 +68,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, execute_chain(steps, p.frame)
 
     if shape == "fact_checking":
-        agg = _choice(rng, list(AGGS))
+        agg = _choice(rng, [a for a in AGGS if a != "sum" or p.additive(column)])
         probe = [_filter(cond), {"op": "aggregate", "func": agg, "column": column}]
         value = execute_chain(probe, p.frame)
         if value is None:
@@ -94,7 +94,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "too_few_rows"
         if values[k - 1] == values[k]:
             return "tie"
-        agg = _choice(rng, ["mean", "sum", "median", "max", "min"])
+        agg = _choice(rng, ["mean", "sum", "median", "max", "min"] if p.additive(target) else ["mean", "median", "max", "min"])
         steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
                  {"op": "aggregate", "func": agg, "column": target}]
         answer = execute_chain(steps, p.frame)
@@ -151,7 +151,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "no_second_condition"
         if np.array_equal(second.mask, cond.mask):
             return "conditions_select_the_same_rows"
-        agg = _choice(rng, ["mean", "sum", "median", "max"])
+        agg = _choice(rng, ["mean", "sum", "median", "max"] if p.additive(column) else ["mean", "median", "max"])
         func = _choice(rng, ["difference", "ratio", "percent_change"])
         steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},
                  {"op": "filter", "input": "t", "where": [second.triple()]},

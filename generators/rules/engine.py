@@ -397,8 +397,9 @@ def op_fact(ctx: Context) -> None:
             ms = table_masks(p, ctx.seed, which)
             ok = (ms.values("count") >= 2) & ~ms.own
             ctx.reject("condition_on_same_column", int(ms.own.sum()) * len(aggs))
+            additive = np.array([p.additive(c) for c in p.numeric], dtype=bool)[None, :]
             for a, agg in enumerate(aggs):
-                valid = ok & ~np.isnan(ms.values(agg))
+                valid = ok & ~np.isnan(ms.values(agg)) & (additive if agg == "sum" else True)
                 ctx.reject("empty_or_undefined", int((~valid & ~ms.own).sum()))
                 cands += [(which, a, int(g), int(j)) for g, j in zip(*np.nonzero(valid))]
     elif kind == "cell":
@@ -563,6 +564,10 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
     bad = np.isnan(values) & (counts >= min_rows) & ~own
     ctx.reject("undefined", int(bad.sum()))
     valid = ~own & (counts >= min_rows) & ~np.isnan(values)
+    if agg == "sum":  # a total of rates, prices or scores is no quantity
+        additive = np.array([ctx.profile.additive(c) for c in ctx.profile.numeric], dtype=bool)[None, :]
+        ctx.reject("parts_do_not_add_up", int((valid & ~additive).sum()))
+        valid &= additive
     constant = valid & (ms.values("min") == ms.values("max"))  # one value under the filter: nothing to compute
     ctx.reject("constant_under_the_filter", int(constant.sum()))
     valid &= ~constant
@@ -804,9 +809,12 @@ def op_share(ctx: Context) -> None:
     if not p.key:
         return ctx.reject("no_key_column")
     X = p.matrix
+    additive = np.array([p.additive(c) for c in p.numeric], dtype=bool)
     ok = ~np.isnan(X).any(axis=0) & ~(X < 0).any(axis=0) & (np.nansum(X, axis=0) > 0)
     ctx.considered(X.size)
     ctx.reject("not_a_positive_complete_column", int((~ok).sum()) * p.n_rows)
+    ctx.reject("parts_do_not_add_up", int((ok & ~additive).sum()) * p.n_rows)  # a share of a total of rates
+    ok &= additive
     n = len(p.numeric)
     for idx in ctx.pick(np.flatnonzero(np.broadcast_to(ok, X.shape).ravel())):
         r, j = divmod(idx, n)

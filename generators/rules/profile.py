@@ -26,6 +26,10 @@ from curation.table import Table
 
 TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
+NOT_ADDITIVE = re.compile(r"(rate|ratio|log|index|idx|mean|average|avg|median|percent|pct|%|per\b|per[ _]|"
+                          r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
+                          r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade)",
+                          re.I)
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
@@ -121,6 +125,15 @@ class TableProfile:
             return False
         names = {c.casefold() for c in self.table.columns}
         return sum(str(k).casefold() in names for k in self.frame[self.key]) >= max(2, 0.6 * self.n_rows)
+
+    def additive(self, column: str) -> bool:
+        """Whether parts of the column add up to a whole (counts, amounts), so that a total and a
+        share of the total mean something: not rates, ratios, logs, indexes, averages or scores."""
+        if self.role.get(column) == sem.COUNT:
+            return True
+        info = self.info.get(column)
+        words = f"{column} {info.label if info else ''} {info.unit if info else ''}"
+        return self.role.get(column) == sem.MEASURE and not NOT_ADDITIVE.search(words)
 
     def label(self, column: str) -> str:
         """How a question names a column: its documented label with the header the model sees,
