@@ -109,7 +109,7 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"\s*\((=|0\s*=|1\s*=|coded|levels?)[^)]*\)", "", sentence).strip()
     if len(sentence) > MAX_LABEL:
         sentence = re.split(r",\s| - | \u2013 ", sentence)[0].strip()
-    sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
+    sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I).rstrip(" ,;:-")
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")"):
         return ""
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():

