@@ -41,7 +41,7 @@ CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county)\d*$", re.I)
 TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
-                       r"time|period|season|dob|birth|born|hour|minute|decade|century)s?\d*$", re.I)
+                       r"time|period|season|dob|birth|born|decade|century)s?\d*$", re.I)
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
@@ -109,7 +109,8 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"\s*\((=|0\s*=|1\s*=|coded|levels?)[^)]*\)", "", sentence).strip()
     if len(sentence) > MAX_LABEL:
         sentence = re.split(r",\s| - | \u2013 ", sentence)[0].strip()
-    sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I).rstrip(" ,;:-")
+    sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
+    sentence = re.sub(r",\s*(in|measured in)\s+[^,]{1,25}$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")"):
         return ""
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
@@ -228,7 +229,7 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 done(ROW_INDEX, "consecutive whole numbers, one per row")
                 continue
         if doc and DOC_IDENTIFIER.search(info.label or doc) and not pa.types.is_floating(typ):
-            if distinct > MAX_CODES:
+            if distinct > MAX_CODES or unique:
                 done(IDENTIFIER, "the documentation calls it an identifier")
             else:
                 done(CODE, "the documentation calls it an identifier, with few values")
@@ -239,7 +240,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)):
             done(TIME, "the name or documentation says it is a time")
             continue
-        if ID_NAME.search(name) and (unique or (distinct > 0.5 * n and integral)):
+        words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
+        if ID_NAME.search(name) and not words and (unique or (distinct > 0.5 * n and integral)):
             done(IDENTIFIER, f"an id-like name ({name!r}) with distinct values")
             continue
         if pa.types.is_boolean(typ) or (numeric and set(values) <= {0, 1}):

@@ -105,16 +105,19 @@ def tidy_frame(frame: "pd.DataFrame") -> "pd.DataFrame":
     data = [c for c in frame.columns if c != label]
     if data:
         frame = frame.loc[~frame[data].isna().all(axis=1)].reset_index(drop=True)
+    def textual(series: "pd.Series") -> bool:
+        return pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
+
     for column in frame.columns:
         series = frame[column]
-        if series.dtype != object or not series.isna().any():
+        if not textual(series) or not series.isna().any():
             continue
         present = series.dropna()
         if not len(present) or "NA" in set(present) or not all(isinstance(v, str) and len(v) == 2 and v.isupper()
                                                                for v in present):
             continue
         missing = series.isna()
-        named = [c for c in frame.columns if c != column and frame[c].dtype == object
+        named = [c for c in frame.columns if c != column and textual(frame[c])
                  and set(frame.loc[missing, c].dropna().astype(str)) == {"Namibia"}]
         if named:
             frame[column] = series.where(~missing, "NA")

@@ -115,9 +115,16 @@ class TableProfile:
             if self.role.get(c) == sem.NAME and self._unique(c):
                 return c
         for c in self.usable:
-            if self.role.get(c) == sem.TIME and self._unique(c) and self.frame[c].dtype.kind in "iO":
+            if self.role.get(c) == sem.TIME and self._unique(c) and (c in self.date_columns or self._years(c)):
                 return c
         return None
+
+    def _years(self, column: str) -> bool:
+        v = self.frame[column]
+        if v.dtype.kind not in "if":
+            return False
+        x = v.astype(np.float64)
+        return bool(np.all(x == np.round(x)) and x.min() >= 1000 and x.max() <= 2200)
 
     def _is_matrix(self) -> bool:
         """A correlation or distance matrix: rows named after the columns. Not data to ask about."""

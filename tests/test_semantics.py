@@ -1,0 +1,223 @@
+"""Column semantics: what each column is, read from values, names and documentation, and what
+the question generator may therefore ask of it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from curation import semantics as sem
+from curation.body import from_pandas
+from curation.sources.rdatasets import tidy_frame
+from curation.table import Table
+from tests.test_rules import generate
+
+MTCARS_FORMAT = """### Format
+
+A data frame with 32 observations on 11 (numeric) variables.
+
+[, 1] |  `mpg` |  Miles/(US) gallon
+---|---|---
+[, 2] |  `cyl` |  Number of cylinders
+[, 6] |  `wt` |  Weight (1000 lbs)
+[, 8] |  `vs` |  Engine (0 = V-shaped, 1 = straight)
+
+### Note
+"""
+
+BOSTON_FORMAT = """### Format
+
+This data frame contains the following columns:
+
+`crim`
+
+
+
+per capita crime rate by town.
+
+`chas`
+
+
+
+Charles River dummy variable (= 1 if tract bounds river; 0 otherwise).
+
+`tract`
+
+
+
+tract identifier.
+
+### Source
+"""
+
+USARRESTS_FORMAT = """### Format
+
+A data frame with 50 observations on 4 variables.
+
+[,1] |  `Murder` |  numeric |  Murder arrests (per 100,000)
+---|---|---|---
+[,3] |  `UrbanPop` |  numeric |  Percent urban population
+
+### Note
+"""
+
+
+def roles(table: Table) -> dict[str, str]:
+    return {i.name: i.role for i in sem.infer(table)}
+
+
+# ---------------------------------------------------------------------------- documentation
+
+def test_r_format_tables_give_labels_units_and_codes():
+    docs = sem.parse_r_format(MTCARS_FORMAT, ["name", "mpg", "cyl", "wt", "vs"])
+    assert docs["mpg"].label == "miles/(US) gallon"
+    assert docs["cyl"].label == "number of cylinders"
+    assert (docs["wt"].label, docs["wt"].unit) == ("weight (1000 lbs)", "1000 lbs")
+    assert docs["vs"].label == "engine" and docs["vs"].codes == (("0", "V-shaped"), ("1", "straight"))
+    assert "name" not in docs
+
+
+def test_r_format_tables_with_a_type_column_keep_the_description():
+    docs = sem.parse_r_format(USARRESTS_FORMAT, ["Murder", "UrbanPop"])
+    assert docs["Murder"].label == "murder arrests (per 100,000)" and docs["Murder"].unit == "per 100,000"
+    assert docs["UrbanPop"].label == "percent urban population"
+
+
+def test_r_definition_lists_give_labels_and_an_identifier_is_named_as_one():
+    docs = sem.parse_r_format(BOSTON_FORMAT, ["crim", "chas", "tract"])
+    assert docs["crim"].label == "per capita crime rate by town"
+    assert "dummy" in docs["chas"].description
+    table = Table(name="boston", body=pa.table({"crim": [0.1, 0.2, 0.3, 0.5, 0.8, 1.3], "chas": [0, 1, 0, 0, 1, 0],
+                                                "tract": [2011, 2012, 2013, 2014, 2015, 2016]}),
+                  semantics=tuple(docs.values()))
+    assert roles(table) == {"crim": sem.MEASURE, "chas": sem.FLAG, "tract": sem.IDENTIFIER}
+
+
+def test_a_description_that_only_gives_a_type_is_no_label():
+    assert sem.label_from("a factor with levels (males,female)") == ""
+    assert sem.label_from("numeric vector") == ""
+    assert sem.label_from("The head length of the second son, in mm.") == "head length of the second son"
+
+
+# ---------------------------------------------------------------------------- roles from values
+
+def test_roles_from_values_and_names():
+    body = pa.table({
+        "id": [305, 112, 981, 44, 17, 230, 871, 66, 402, 519, 733, 90], "country": [f"Country {c}" for c in "ABCDEFGHIJKL"],
+        "region": ["north", "south", "east"] * 4, "sex": [1, 2] * 6, "smoker": [0, 1, 1, 0] * 3,
+        "year": list(range(2001, 2013)), "income": np.linspace(10.5, 99.1, 12).tolist(),
+        "n_children": [0, 1, 2, 3, 0, 1, 2, 4, 1, 0, 2, 5], "note": [f"free text {i} here" for i in range(12)],
+        "blank": [None] * 12})
+    assert roles(Table(name="people", body=body)) == {
+        "id": sem.IDENTIFIER, "country": sem.NAME, "region": sem.CATEGORY, "sex": sem.CODE, "smoker": sem.FLAG,
+        "year": sem.TIME, "income": sem.MEASURE, "n_children": sem.COUNT, "note": sem.NAME, "blank": sem.EMPTY}
+
+
+def test_row_numbers_are_a_row_index_whatever_their_name_but_x_must_count_the_rows():
+    body = pa.table({"Unnamed: 0": [5, 9, 2, 7, 1, 3], "x": [1, 2, 3, 4, 5, 6], "y": [2.0, 1.5, 3.5, 0.5, 1.0, 2.5]})
+    assert roles(Table(name="t", body=body)) == {"Unnamed: 0": sem.ROW_INDEX, "x": sem.ROW_INDEX, "y": sem.MEASURE}
+    coordinates = pa.table({"x": [0.5, 2.25, 1.0, 3.5, 4.0, 2.0], "y": [2.0, 1.5, 3.5, 0.5, 1.0, 2.5]})
+    assert roles(Table(name="t", body=coordinates)) == {"x": sem.MEASURE, "y": sem.MEASURE}
+
+
+def test_semantics_survive_the_record_round_trip():
+    from curation.arrow_io import tables_from_arrow, tables_to_arrow
+
+    table = Table(name="t", body=pa.table({"a": [1.5, 2.5]}),
+                  semantics=(sem.ColumnInfo("a", sem.MEASURE, "a length", "cm", "A length (cm).", (("0", "no"),)),))
+    (back,) = tables_from_arrow(tables_to_arrow([table]))
+    assert back.semantics == table.semantics
+
+
+# ---------------------------------------------------------------------------- ingest
+
+def test_r_row_numbers_are_dropped_and_row_labels_become_a_named_column():
+    numbered = tidy_frame(pd.DataFrame({"rownames": [1, 2, 3], "v": [1.0, 2.0, 3.0]}))
+    assert list(numbered.columns) == ["v"]
+    subset = tidy_frame(pd.DataFrame({"rownames": ["101", "392", "7"], "v": [1.0, 2.0, 3.0]}))
+    assert list(subset.columns) == ["v"]
+    states = tidy_frame(pd.DataFrame({"rownames": ["Alabama", "Alaska", "Arizona"], "v": [1.0, 2.0, 3.0]}))
+    assert list(states.columns) == ["state", "v"]
+    cars = tidy_frame(pd.DataFrame({"rownames": ["Mazda RX4", "Datsun 710", "Valiant"], "v": [1.0, 2.0, 3.0]}))
+    assert list(cars.columns) == ["name", "v"]
+
+
+def test_empty_columns_and_rows_are_dropped_and_namibias_code_is_a_value():
+    frame = pd.DataFrame({"rownames": [1, 2, 3, 4], "country": ["Nigeria", "Namibia", "Niger", None],
+                          "iso2c": ["NG", None, "NE", None], "sex": [None] * 4, "gdp": [1.0, 2.0, 3.0, None]})
+    tidy = tidy_frame(frame)
+    assert list(tidy.columns) == ["country", "iso2c", "gdp"]
+    assert tidy["iso2c"].tolist() == ["NG", "NA", "NE"]  # the empty last row is gone
+    unknown = tidy_frame(pd.DataFrame({"country": ["Nigeria", "Chad", "Niger"], "iso2c": ["NG", None, "NE"]}))
+    assert unknown["iso2c"].isna().tolist() == [False, True, False]  # a code missing for Chad stays missing
+
+
+def test_single_precision_floats_are_read_as_the_decimals_they_were():
+    body = from_pandas(pd.DataFrame({"v": np.array([16.6, 8314.64, np.nan], dtype=np.float32)}))
+    assert body.column("v").type == pa.float64()
+    assert body.column("v").to_pylist()[:2] == [16.6, 8314.64]
+
+
+# ---------------------------------------------------------------------------- what gets asked
+
+PEOPLE = Table(name="people", body=pa.table({
+    "person": ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lu"],
+    "id": list(range(1, 13)),
+    "sex": [1, 2] * 6,
+    "income": [12.3, 45.1, 33.3, 28.7, 51.2, 19.9, 40.4, 22.2, 37.7, 30.1, 26.6, 48.8],
+    "hours": [20, 40, 35, 30, 45, 25, 38, 28, 36, 33, 31, 44]}),
+    semantics=(sem.ColumnInfo("income", label="yearly income", unit="1000 dollars"),
+               sem.ColumnInfo("sex", codes=(("1", "male"), ("2", "female")))))
+
+
+def test_only_measures_are_aggregated_codes_filter_and_rows_are_named_by_their_natural_key():
+    samples, _, _ = generate(PEOPLE, ["tco", "tbo", "tu.cell_lookup", "da", "ada"])
+    assert samples
+    for s in samples:
+        for artifact in ('"id"', "rownames"):
+            assert artifact not in (s.program.text or "")
+        assert 'sum("sex")' not in s.program.text and 'avg("sex")' not in s.program.text
+    names = set(PEOPLE.body.column("person").to_pylist())
+    selections = [s.answer for s in samples if s.task == "TBO/table_selection"]
+    assert selections and all(set(a) <= names for a in selections)
+    argmax = [s.answer for s in samples if s.template in ("tco.argmax", "tco.argmin")]
+    assert argmax and set(argmax) <= names
+
+
+def test_questions_name_a_column_by_its_label_and_header_and_a_code_by_its_meaning():
+    samples, _, _ = generate(PEOPLE, ["tco.mean", "tco.conditional_mean"])
+    questions = " ".join(s.question for s in samples)
+    assert "yearly income (`income`)" in questions
+    assert "sex is 1 (male)" in questions or "sex is 2 (female)" in questions
+
+
+def test_thresholds_are_round_numbers_and_the_gold_uses_them():
+    values = [8314.6396484375, 236.749702332, 1022.123456, 5000.987654, 777.7777, 4321.1234, 98.7654321, 3333.33]
+    table = Table(name="t", body=pa.table({"place": [f"town {c}" for c in "abcdefgh"], "v": values,
+                                           "w": [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]}))
+    samples, _, _ = generate(table, ["tco.conditional_mean", "tco.count"])
+    thresholds = [s.question for s in samples if "v is" in s.question]
+    assert thresholds
+    import re
+
+    for q in thresholds:
+        number = re.search(r"v is (?:greater|less) than (-?[\d.]+)", q).group(1).rstrip(".")
+        assert len(number.replace(".", "").replace("-", "").strip("0")) <= 3, q
+
+
+def test_a_correlation_matrix_is_not_data():
+    names = ["a", "b", "c"]
+    matrix = Table(name="cor", body=pa.table({"variable": names, "a": [1.0, 0.5, 0.2], "b": [0.5, 1.0, 0.3],
+                                              "c": [0.2, 0.3, 1.0]}))
+    samples, _, stats = generate(matrix, ["tco", "da", "tu.cell_lookup"])
+    assert not samples
+    assert all(reasons == {"matrix_not_data": reasons["matrix_not_data"]} for reasons in stats.rejected.values())
+
+
+@pytest.mark.parametrize("template", ["ada.hypothesis", "da.mannwhitney", "da.ttest"])
+def test_a_test_never_compares_a_variable_by_itself(template):
+    samples, _, _ = generate(PEOPLE, [template])
+    for s in samples:
+        assert not any(f'"column": "{c}", "by": "{c}"' in s.program.text for c in PEOPLE.columns)
