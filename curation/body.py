@@ -29,8 +29,38 @@ def from_pandas(df: "pd.DataFrame") -> "pa.Table":
             arr = pa.array(series, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
             arr = pa.array([None if _is_missing(v) else str(v) for v in series], type=pa.string())
-        arrays.append(plain_array(arr))
+        arr = plain_array(arr)
+        if pa.types.is_float64(arr.type):
+            arr = without_float_noise(arr)
+        arrays.append(arr)
     return pa.table(arrays, names=names)
+
+
+def without_float_noise(arr: "pa.Array") -> "pa.Array":
+    """A double column as the decimals its values were: a column of single-precision values stored
+    as doubles (16.600000381469727) through their shortest single-precision decimal, and arithmetic
+    noise (0.8400000000000001) rounded off where a value lies within a few ulps of a 10-decimal
+    number. Values with real digits that far out are left alone."""
+    import numpy as np
+    import pyarrow as pa
+
+    x = arr.to_numpy(zero_copy_only=False).astype(np.float64)
+    finite = np.isfinite(x)
+    if not finite.any():
+        return arr
+    y = x.copy()
+    single = x[finite].astype(np.float32).astype(np.float64)
+    if np.array_equal(single, x[finite]) and not np.array_equal(np.round(x[finite], 7), x[finite]):
+        y[finite] = x[finite].astype(np.float32).astype(str).astype(np.float64)
+    else:
+        with np.errstate(all="ignore"):
+            tidy = np.round(x, 10)
+            noise = finite & (tidy != x) & (np.abs(tidy - x) <= 4 * np.spacing(np.abs(x)))
+        if not noise.any():
+            return arr
+        y[noise] = tidy[noise]
+    mask = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+    return pa.array(y, type=pa.float64(), mask=mask)
 
 
 def plain_array(arr: "pa.Array") -> "pa.Array":

@@ -105,10 +105,20 @@ def label_from(description: str, name: str = "") -> str:
     text = description.strip().strip("`").strip()
     if not text or PLACEHOLDER_LABEL.match(text):
         return ""
+    text = re.sub(r"\s*\([^()]*=[^()]*\)", "", text)  # "(0 = V-shaped, 1 = straight)": codes, kept in `codes`
     sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
+    clauses = sentence.split(", ")  # "gender, numeric, 0 = Male": the name, then codebook notes
+    junk = re.compile(r"^(numeric|integer|factor|character|logical|ordered|range\b|levels?\b|coded\b)|=", re.I)
+    for i, clause in enumerate(clauses[1:], 1):
+        if junk.search(clause.strip()):
+            sentence = ", ".join(clauses[:i])
+            break
     sentence = re.sub(r"\s*\((=|0\s*=|1\s*=|coded|levels?)[^)]*\)", "", sentence).strip()
     if len(sentence) > MAX_LABEL:
         sentence = re.split(r",\s| - | \u2013 ", sentence)[0].strip()
+    sentence = re.sub(r"\s*\((numeric|integer|factor|character|logical|ordered|num|int|0/1|1/0|yes/no)\)", "", sentence,
+                      flags=re.I)  # a type tag, not a name
+    sentence = re.sub(r"^\(?\d\s*/\s*\d\)?\s*|^\d+\s*=\s*", "", sentence)  # "(1/0) Severe ..", "1=anterior .."
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+[^,]{1,25}$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")"):
@@ -191,6 +201,11 @@ def _is_word(value: str) -> bool:
     return bool(value) and not (any(ch.isdigit() for ch in value) and len(value) <= 6 and " " not in value)
 
 
+def snake(name: str) -> str:
+    """"SampleNumber" -> "Sample_Number", so name patterns see camelCase words."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+
+
 def infer(table: "Table") -> tuple[ColumnInfo, ...]:
     """Every column's role, keeping what the reader knew (labels, descriptions, codes)."""
     import numpy as np
@@ -241,7 +256,7 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             done(TIME, "the name or documentation says it is a time")
             continue
         words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
-        if ID_NAME.search(name) and not words and (unique or (distinct > 0.5 * n and integral)):
+        if ID_NAME.search(snake(name)) and not words and (unique or (distinct > 0.5 * n and integral)):
             done(IDENTIFIER, f"an id-like name ({name!r}) with distinct values")
             continue
         if pa.types.is_boolean(typ) or (numeric and set(values) <= {0, 1}):

@@ -15,7 +15,7 @@ import numpy as np
 
 from curation.answers import format_answer
 from curation.programs.chain import execute_chain
-from generators.rules.profile import Condition, TableProfile, show
+from generators.rules.profile import Condition, TableProfile, rounded, show
 
 AGGS = ("mean", "sum", "median", "max", "min")
 AGG_WORDS = {"mean": "average", "sum": "total", "median": "median", "max": "maximum", "min": "minimum"}
@@ -65,7 +65,10 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "tie"
         steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending},
                  {"op": "select", "column": p.key}, {"op": "first"}]
-        return steps, slots, execute_chain(steps, p.frame)
+        answer = execute_chain(steps, p.frame)
+        if answer == execute_chain(steps[1:], p.frame):
+            return "filter_does_not_change_the_answer"
+        return steps, slots, answer
 
     if shape == "fact_checking":
         agg = _choice(rng, [a for a in AGGS if a != "sum" or p.additive(column)])
@@ -75,10 +78,20 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "empty_filter"
         truth = bool(rng.random() < 0.5)
         above = bool(rng.random() < 0.5)  # is the claim "greater than" or "less than"
-        delta = abs(value) * rng.uniform(0.05, 0.3) or 1.0
+        kept = p.frame[column].astype(np.float64)[cond.mask]
+        kept = kept[~np.isnan(kept)]
+        spread = float(np.std(kept)) if len(kept) > 1 and np.std(kept) > 0 else abs(value) * 0.1 or 1.0
+        delta = spread * rng.uniform(0.1, 0.6)
         # "value > claim" is true when the claim lies below the value
         claim = value - delta if above == truth else value + delta
-        claim = format_answer(float(claim), "round:2")
+        claim = rounded(float(claim))
+        if p.is_int(column) and agg in ("sum", "max", "min"):
+            claim = float(round(claim)) if claim != round(claim) else claim
+        low, high = float(np.nanmin(p.frame[column].astype(np.float64))), float(np.nanmax(p.frame[column].astype(np.float64)))
+        if agg != "sum" and not low <= claim <= high:
+            return "claim_outside_the_column"  # trivially true or false
+        if (value > claim) != (above == truth) and value != claim:
+            return "claim_rounded_across_the_value"
         steps = probe + [{"op": "compare", "cmp": ">" if above else "<", "value": claim}]
         slots.update(agg=AGG_WORDS[agg], relation="greater than" if above else "less than", claim=show(claim))
         return steps, slots, execute_chain(steps, p.frame)
@@ -104,9 +117,10 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, answer
 
     if shape == "correlation":
-        if len(p.numeric) < 2:
-            return "needs_two_measures"
-        other = _choice(rng, [c for c in p.numeric if c != column])
+        others = [c for c in p.numeric if c != column]
+        if len(others) < 2:
+            return "needs_three_measures"  # the rows are chosen by one column, the correlation is of two others
+        first, other = (others[i] for i in rng.choice(len(others), size=2, replace=False))
         values = _sorted_values(p, cond, column, descending)
         n = len(values) // 2 + len(values) % 2
         if n < 5:
@@ -115,11 +129,11 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "tie"
         method = _choice(rng, ["pearson", "spearman"])
         steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": n},
-                 {"op": "correlate", "x": column, "y": other, "method": method}]
+                 {"op": "correlate", "x": first, "y": other, "method": method}]
         answer = execute_chain(steps, p.frame)
         if answer is None:
             return "undefined"
-        slots.update(n=n, other=other, method="Pearson" if method == "pearson" else "Spearman")
+        slots.update(n=n, first=first, other=other, method="Pearson" if method == "pearson" else "Spearman")
         return steps, slots, answer
 
     if shape == "hypothesis":
@@ -135,18 +149,25 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         groups = [v for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))) if n >= 3][:2]
         if len(groups) < 2:
             return "too_few_groups"
+        if p.weights:
+            return "frequency_table"
+        first, second = (np.sort(p.frame[column][cond.mask & p.mask(by, "==", g) & p.present(column)]) for g in groups)
+        if np.array_equal(first, second):
+            return "groups_identical"
         test = _choice(rng, ["ttest", "mannwhitney"])
-        steps = [_filter(cond), {"op": "test", "test": test, "column": column, "by": by, "groups": groups},
+        method = {"method": "asymptotic"} if test == "mannwhitney" else {}
+        steps = [_filter(cond), {"op": "test", "test": test, "column": column, "by": by, "groups": groups, **method},
                  {"op": "decide", "alpha": 0.05}]
         answer = execute_chain(steps, p.frame)
         if answer is None:
             return "undefined"
         slots.update(by=by, a=p.shown(by, groups[0]), b=p.shown(by, groups[1]), statistic="t" if test == "ttest" else "U",
-                     test="Welch's t-test" if test == "ttest" else "the Mann-Whitney U test", alpha="0.05")
+                     test="Welch's t-test" if test == "ttest" else
+                     "the Mann-Whitney U test (normal approximation with continuity correction)", alpha="0.05")
         return steps, slots, answer
 
     if shape == "conditional":
-        second = _condition(p, rng, masks, avoid=(column,))
+        second = _condition(p, rng, masks, avoid=(column, cond.column))
         if second is None or second.triple() == cond.triple():
             return "no_second_condition"
         if np.array_equal(second.mask, cond.mask):

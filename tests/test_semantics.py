@@ -158,6 +158,14 @@ def test_single_precision_floats_are_read_as_the_decimals_they_were():
     body = from_pandas(pd.DataFrame({"v": np.array([16.6, 8314.64, np.nan], dtype=np.float32)}))
     assert body.column("v").type == pa.float64()
     assert body.column("v").to_pylist()[:2] == [16.6, 8314.64]
+    widened = np.array([16.6, 2.9, 0.25], dtype=np.float32).astype(np.float64)  # stored as doubles upstream
+    assert from_pandas(pd.DataFrame({"v": widened})).column("v").to_pylist() == [16.6, 2.9, 0.25]
+
+
+def test_arithmetic_noise_is_rounded_off_but_real_digits_stay():
+    values = [0.8400000000000001, 0.1 + 0.2, 3.141592653589793, 2.718281828459045, None]
+    assert from_pandas(pd.DataFrame({"v": values})).column("v").to_pylist() == [
+        0.84, 0.3, 3.141592653589793, 2.718281828459045, None]
 
 
 # ---------------------------------------------------------------------------- what gets asked

@@ -15,7 +15,8 @@ is `t`) and may store its own under `name`. Values are a *frame* (columns of equ
   compare   {"cmp": op, "value": v | "ref": name}     scalar -> bool
   correlate {"x": c1, "y": c2, "method": pearson|spearman}   frame -> scalar
   test      {"test": t, ...}                          frame -> [statistic, p-value]
-            ttest / mannwhitney / ks: "column", "by", "groups": [a, b]; chi2: "x", "y"; shapiro: "column"
+            ttest / mannwhitney / ks: "column", "by", "groups": [a, b]; chi2: "x", "y"; shapiro: "column";
+            mannwhitney's optional "method": "asymptotic" (normal approximation with continuity correction)
   decide    {"alpha": a}                              [statistic, p] -> [statistic, p, "reject" | "do not reject"]
   combine   {"func": difference|ratio|percent_change, "left": name, "right": name}  -> scalar
 """
@@ -228,7 +229,11 @@ def _run_test(frame: Frame, step: dict[str, Any]) -> list[float] | None:
             dof = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
             return [float(t), float(2 * special.stdtr(dof, -abs(t)))]
         elif test == "mannwhitney":
-            result = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided")
+            if step.get("method") == "asymptotic":  # what the question states: normal approximation, continuity corrected
+                result = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided", method="asymptotic",
+                                            use_continuity=True)
+            else:
+                result = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided")
         else:
             result = stats.ks_2samp(samples[0], samples[1])
         stat, p = float(result.statistic), float(result.pvalue)

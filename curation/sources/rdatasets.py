@@ -108,6 +108,9 @@ def tidy_frame(frame: "pd.DataFrame") -> "pd.DataFrame":
     def textual(series: "pd.Series") -> bool:
         return pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
 
+    for column in frame.columns:  # "Nye Mtn. ": the space is no part of the name
+        if textual(frame[column]):
+            frame[column] = frame[column].map(lambda v: v.strip() if isinstance(v, str) else v)
     for column in frame.columns:
         series = frame[column]
         if not textual(series) or not series.isna().any():

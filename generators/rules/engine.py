@@ -29,7 +29,7 @@ from generators.rules.tree_ops import TREE_OPS
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
              "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
-COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target"})  # named by label and header
+COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target", "first"})  # named by label and header
 MAX_CONDITIONS = 24
 MAX_NAMING_COLUMNS = 15
 MAX_PAIRS = 16
@@ -124,13 +124,14 @@ class Context:
         labels = self.profile.info
         slots = {k: self.profile.label(v) if k in COLUMN_SLOTS and isinstance(v, str) and v in labels else v
                  for k, v in slots.items()}
-        question = t.phrasings[a % len(t.phrasings)].format(**slots)
+        phrasing = t.phrasings[a % len(t.phrasings)]
+        question = phrasing.format(**slots)
         short = t.short[b % len(t.short)].format(**slots) if t.short else ""
         if program is None:
             program = ("sql", spec_sql(spec))  # type: ignore[arg-type]
         if type(answer) is float and self._decimals is not None:
             gold: Any = round_number(answer, self._decimals)
-            if "decimal" not in question:  # the rounding is part of the question
+            if "decimal" not in phrasing:  # the rounding is part of the question
                 question += f" Round to {self._decimals} decimals."
         else:
             gold = format_answer(answer, t.answer)
@@ -867,6 +868,10 @@ def op_row_ratio(ctx: Context) -> None:
     ok = ~np.isnan(X)[:, :, None] & ~np.isnan(X)[:, None, :] & (X[:, None, :] != 0) & ~np.eye(n, dtype=bool)[None]
     ctx.considered(p.n_rows * n * (n - 1))
     ctx.reject("undefined", int(p.n_rows * n * (n - 1) - ok.sum()))
+    additive = np.array([p.additive(c) for c in p.numeric], dtype=bool)
+    amounts = additive[:, None] & additive[None, :]  # "income per person": amounts over amounts, not density per driver
+    ctx.reject("not_a_per_unit_ratio", int((ok & ~amounts[None]).sum()))
+    ok &= amounts[None]
     flat = np.flatnonzero(ok.ravel())
     cands = [(int(i // (n * n)), int(i // n % n), int(i % n)) for i in ctx.pick(flat)]
     for r, a, b in cands:
@@ -906,9 +911,17 @@ def op_outliers(ctx: Context) -> None:
         q1, q3 = np.quantile(x[~np.isnan(x)], [0.25, 0.75])
         iqr = q3 - q1
         rows = ctx.rng.choice(np.flatnonzero(~np.isnan(x)), size=int(ctx.rng.integers(1, 4)), replace=False)
+        floor, ceiling, decimals = _bounds(p, column, x)
         for r in rows:
             jump = (fence + 3 + 5 * ctx.rng.random()) * iqr
-            x[r] = q3 + jump if ctx.rng.random() < 0.5 or q1 - jump < 0 <= np.nanmin(x) else q1 - jump
+            high, low = q3 + jump, q1 - jump
+            up = ctx.rng.random() < 0.5
+            if (up and high > ceiling) or (not up and low < floor):
+                up = not up  # past a bound the column cannot cross (a negative count, 126%)
+            x[r] = round(high if up else low, decimals)
+        if np.nanmax(x) > ceiling or np.nanmin(x) < floor:
+            ctx.reject("no_room_for_an_anomaly")
+            continue
         integral = p.is_int(column)
         if integral:
             x = np.round(x)
@@ -917,7 +930,8 @@ def op_outliers(ctx: Context) -> None:
         new = pa.array(x.astype(np.int64) if integral and not np.isnan(x).any() else x,
                        type=original.type if integral and not np.isnan(x).any() else pa.float64(),
                        mask=np.isnan(x))
-        changed = _derived(ctx, t.replace(name=t.name, body=t.body.set_column(i, column, new)))
+        note = f"{t.caption} (some values of {column} altered for this question)".lstrip()
+        changed = _derived(ctx, t.replace(name=t.name, caption=note, body=t.body.set_column(i, column, new)))
         q1n, q3n = np.quantile(x[~np.isnan(x)], [0.25, 0.75])
         low, high = q1n - fence * (q3n - q1n), q3n + fence * (q3n - q1n)
         outside = (x < low) | (x > high)
@@ -929,6 +943,18 @@ def op_outliers(ctx: Context) -> None:
         spec = {"kind": "outliers", "key": p.key, "column": column, "fence": fence}
         ctx.emit({"key_column": p.key, "column": column, "fence": show(fence)},
                  [p.keys[r] for r in np.flatnonzero(outside)], spec=spec, table_ids=(changed.id,))
+
+
+def _bounds(p: TableProfile, column: str, x: np.ndarray) -> tuple[float, float, int]:
+    """What an injected value must respect to pass for a value of its column: no sign change
+    where every value is non-negative, at most 100 for a percentage, the column's decimals."""
+    present = x[~np.isnan(x)]
+    floor = 0.0 if present.min() >= 0 else -np.inf
+    info = p.info.get(column)
+    words = f"{column} {info.label if info else ''} {info.unit if info else ''}".lower()
+    ceiling = 100.0 if present.max() <= 100 and ("percent" in words or "pct" in words or "%" in words) else np.inf
+    decimals = max((len(repr(float(v)).split(".")[1]) if not float(v).is_integer() else 0) for v in present[:200])
+    return floor, ceiling, min(decimals, 6)
 
 
 def op_correlation(ctx: Context) -> None:
@@ -972,6 +998,8 @@ def op_test(ctx: Context) -> None:
     t = ctx.template
     test = t.params["test"]
     alpha = float(t.params.get("alpha", 0.05))
+    if p.weights:
+        return ctx.reject("frequency_table")  # each row stands for many cases: row-level tests miscount them
     steps_list = []
     if test in ("ttest", "mannwhitney", "ks"):
         for by in p.categorical:
@@ -981,8 +1009,13 @@ def op_test(ctx: Context) -> None:
                 if groups is None or column == by:
                     ctx.reject("too_few_groups")
                     continue
+                a, b = (np.sort(p.frame[column][p.mask(by, "==", g) & p.present(column)]) for g in groups)
+                if np.array_equal(a, b):
+                    ctx.reject("groups_identical")  # the same values by design: t = 0, p = 1
+                    continue
                 steps_list.append(({"column": column, "by": by, "a": p.shown(by, groups[0]), "b": p.shown(by, groups[1])},
-                                   {"op": "test", "test": test, "column": column, "by": by, "groups": groups}))
+                                   {"op": "test", "test": test, "column": column, "by": by, "groups": groups,
+                                    **({"method": "asymptotic"} if test == "mannwhitney" else {})}))
     elif test == "chi2":
         for i, x in enumerate(p.categorical):
             for y in p.categorical[i + 1:]:
@@ -991,8 +1024,12 @@ def op_test(ctx: Context) -> None:
     elif test == "shapiro":
         for column in p.numeric:
             ctx.considered(1)
-            if (~np.isnan(p.matrix[:, p.numeric.index(column)])).sum() < 8:
+            values = p.matrix[:, p.numeric.index(column)]
+            if (~np.isnan(values)).sum() < 8:
                 ctx.reject("too_few_rows")
+                continue
+            if len(np.unique(values[~np.isnan(values)])) < 8:
+                ctx.reject("too_few_distinct_values")  # a handful of values is not a distribution to test
                 continue
             steps_list.append(({"column": column}, {"op": "test", "test": "shapiro", "column": column}))
     for idx in ctx.pick(list(range(len(steps_list)))):

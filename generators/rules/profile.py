@@ -30,6 +30,13 @@ NOT_ADDITIVE = re.compile(r"(rate|ratio|log|index|idx|mean|average|avg|median|pe
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade)",
                           re.I)
+WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
+ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|sales|revenue|expenditures?|spending|"
+                      r"costs?|income|earnings|wages?|gdp|exports?|imports?|deaths|cases|births|sold|volume|"
+                      r"production|output|quantity|units|votes|dollars|euros?|pounds|tons|tonnes|acres|hectares|"
+                      r"area|employees|workers|households|passengers|visitors|arrests|crimes|accidents|"
+                      r"customers|orders|items|hours|minutes|days|miles|kilometers|km|budget|debt|assets|"
+                      r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|\w+s)\b", re.I)
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
@@ -93,6 +100,7 @@ class TableProfile:
                             and self._is_categorical(c)]
         self.dates = [c for c in self.usable if c in self.date_columns and c != self.key]
         self.is_matrix = self._is_matrix()
+        self.weights = self._weights()
 
     # -- column roles -----------------------------------------------------------------------
     def present(self, column: str) -> np.ndarray:
@@ -126,6 +134,16 @@ class TableProfile:
         x = v.astype(np.float64)
         return bool(np.all(x == np.round(x)) and x.min() >= 1000 and x.max() <= 2200)
 
+    def _weights(self) -> str | None:
+        """A frequency table's count column ("Freq", "cases", "n"): every other column groups, so
+        each row stands for that many cases."""
+        counts = [c for c in self.usable if self.role.get(c) == sem.COUNT and WEIGHT_NAME.match(c)]
+        others = [c for c in self.usable if c not in counts]
+        if len(counts) == 1 and others and all(self.role.get(c) in (*sem.GROUPINGS, sem.NAME, sem.TIME)
+                                               for c in others):
+            return counts[0]
+        return None
+
     def _is_matrix(self) -> bool:
         """A correlation or distance matrix: rows named after the columns. Not data to ask about."""
         if not self.key or self.key not in self.text_columns:
@@ -139,8 +157,8 @@ class TableProfile:
         if self.role.get(column) == sem.COUNT:
             return True
         info = self.info.get(column)
-        words = f"{column} {info.label if info else ''} {info.unit if info else ''}"
-        return self.role.get(column) == sem.MEASURE and not NOT_ADDITIVE.search(words)
+        words = f"{sem.snake(column)} {info.label if info else ''} {info.unit if info else ''}".replace("_", " ")
+        return self.role.get(column) == sem.MEASURE and bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
 
     def label(self, column: str) -> str:
         """How a question names a column: its documented label with the header the model sees,

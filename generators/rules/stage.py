@@ -17,7 +17,10 @@ from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
 TARGET_PARTS = 24  # enough parts to keep every core busy, few enough to keep files large
-DEFAULTS: dict[str, Any] = {"seed": 0, "scale": 1.0, "templates": [], "exclude": [], "caps": {}}
+# a table whose default (markdown) serialization is longer than the evaluator puts in a prompt
+# (`curate evaluate`'s max_table_chars) would be asked about rows the model never sees
+DEFAULTS: dict[str, Any] = {"seed": 0, "scale": 1.0, "templates": [], "exclude": [], "caps": {},
+                            "max_table_chars": 30_000}
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:
@@ -29,9 +32,24 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def shown_chars(table: Any) -> int:
+    """About how long the table is as a model sees it (markdown: every cell's text, "| " around
+    each, the header and its rule): the cell text Arrow writes, plus the separators."""
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in table.body.columns:
+        text = pc.cast(column, "string", safe=False) if not column.type.equals("string") else column
+        total += int(pc.sum(pc.utf8_length(text.fill_null(""))).as_py() or 0)
+    cells = table.n_rows * max(1, table.n_cols)
+    header = sum(len(c) + 3 for c in table.columns) * 2
+    return total + 3 * cells + 2 * table.n_rows + header
+
+
 class RulesStage(Stage):
     name = "rules"
-    version = "3"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions
+    version = "4"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions;
+    # 4: column semantics, and tables longer than a prompt shows are skipped
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
@@ -86,10 +104,13 @@ class RulesStage(Stage):
         stats = Stats()
         failed: list[dict[str, str]] = []
         started = time.perf_counter()
-        n_tables = 0
+        n_tables = too_large = 0
         for table in tables_from_arrow(data):
             if "too_long" in table.flags:
                 continue  # kept for SQL over its database; too long to put in a prompt
+            if s["max_table_chars"] and shown_chars(table) > s["max_table_chars"]:
+                too_large += 1  # the model would not see all of it
+                continue
             n_tables += 1
             before = (len(out), len(derived), copy.deepcopy(stats))
             try:
@@ -101,7 +122,7 @@ class RulesStage(Stage):
                 failed.append({"table": table.name, "error": f"{type(e).__name__}: {e}"})
         samples = out.to_arrow() if len(out) else SAMPLE_SCHEMA.empty_table()
         tables = tables_to_arrow(_unique(derived)) if derived else TABLE_SCHEMA.empty_table()
-        summary = {"tables": n_tables, "samples": len(out), "derived_tables": tables.num_rows,
+        summary = {"tables": n_tables, "too_large_to_show": too_large, "samples": len(out), "derived_tables": tables.num_rows,
                    "by_task": stats.emitted, "candidates": stats.candidates, "rejected": stats.rejected,
                    "failed": failed, "generate_seconds": time.perf_counter() - started}
         return {"samples": samples, "tables": tables}, summary
