@@ -163,9 +163,10 @@ def test_single_precision_floats_are_read_as_the_decimals_they_were():
 
 
 def test_arithmetic_noise_is_rounded_off_but_real_digits_stay():
-    values = [0.8400000000000001, 0.1 + 0.2, 3.141592653589793, 2.718281828459045, None]
+    values = [0.8400000000000001, 0.1 + 0.2, 2119101.8000000003, 75.8800000000001, 0.1000000014901161,
+              3.141592653589793, 2.718281828459045, None]
     assert from_pandas(pd.DataFrame({"v": values})).column("v").to_pylist() == [
-        0.84, 0.3, 3.141592653589793, 2.718281828459045, None]
+        0.84, 0.3, 2119101.8, 75.88, 0.1, 3.141592653589793, 2.718281828459045, None]
 
 
 # ---------------------------------------------------------------------------- what gets asked
