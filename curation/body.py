@@ -54,9 +54,9 @@ def without_float_noise(arr: "pa.Array") -> "pa.Array":
     size = np.abs(values)
     short = round_significant(values, 7)
     widened = values.astype(np.float32).astype(np.float64)
-    was_single = (short.astype(np.float32) == values.astype(np.float32)) & (np.abs(widened - values) <= 1e-15 * size)
+    was_single = (short.astype(np.float32) == values.astype(np.float32)) & (np.abs(widened - values) <= 1e-14 * size)
     twelve = round_significant(values, 12)
-    noise = np.abs(twelve - values) <= 1e-14 * size  # digits 15 and 16 only: arithmetic, not measurement
+    noise = np.abs(twelve - values) <= 5e-14 * size  # digits 14 to 16 only: arithmetic, not measurement
     tidy = np.where(was_single, short, np.where(noise, twelve, values))
     if np.array_equal(tidy, values):
         return arr
