@@ -41,7 +41,7 @@ CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county)\d*$", re.I)
 TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
-                       r"time|period|season|dob|birth|born|decade|century)s?\d*$", re.I)
+                       r"time|period|season|dob|birth|born|decade|century|dt)s?\d*$", re.I)
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
@@ -53,8 +53,8 @@ DOC_TIME = re.compile(r"^\s*(the\s+)?(year|month|day|date|time|quarter|week|seas
 DOC_COUNT = re.compile(r"^\s*(the\s+|a\s+)?(total\s+)?(number|count|frequency|numbers)\s+of\b", re.I)
 MAX_CODES = 12
 MAX_LABEL = 60
-PLACEHOLDER_LABEL = re.compile(r"^(a |an |the )?(factor|numeric|integer|character|logical|vector|variable|"
-                               r"data frame|column|ordered factor)\b", re.I)
+PLACEHOLDER_LABEL = re.compile(r"^(a |an |the )?(factor|numeric|numerical|integer|character|categorical|logical|"
+                               r"vector|variable|data frame|column|ordered factor)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +121,9 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"^\(?\d\s*/\s*\d\)?\s*|^\d+\s*=\s*", "", sentence)  # "(1/0) Severe ..", "1=anterior .."
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+[^,]{1,25}$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
-    if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")"):
-        return ""
+    if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")") \
+            or sentence.endswith("?") or PLACEHOLDER_LABEL.match(sentence):
+        return ""  # too long, cut, a question ("did the author get the J tile?") or only a type
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
         return ""
     if len(sentence) > 1 and not sentence[1].isupper():
@@ -256,8 +257,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             done(TIME, "the name or documentation says it is a time")
             continue
         words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
-        if ID_NAME.search(snake(name)) and not words and (unique or (distinct > 0.5 * n and integral)):
-            done(IDENTIFIER, f"an id-like name ({name!r}) with distinct values")
+        if ID_NAME.search(snake(name)) and not words and (unique or (integral and distinct > MAX_CODES)):
+            done(IDENTIFIER, f"an id-like name ({name!r}) with {'distinct' if unique else 'many whole-number'} values")
             continue
         if pa.types.is_boolean(typ) or (numeric and set(values) <= {0, 1}):
             done(FLAG, "two values, 0/1 or true/false")

@@ -126,3 +126,14 @@ def test_clean_stage_drops_duplicates_and_reports_by_rule(tmp_path, workspace, i
     assert report["examples"]["duplicate:drop"] == ["b: same content as a"]
     names = sorted(t.name for t in workspace.current("clean")[0].records("tables"))
     assert names == ["a", "d"]
+
+
+def test_a_keyword_that_is_a_level_of_a_factor_marks_no_summary_row():
+    # heplots' MockJury: photos rated Beautiful, Average or Unattractive; "Average" is data, 1 row in 3
+    attractiveness = ["Beautiful", "Average", "Unattractive"] * 12
+    table = Table(name="jury", body=pa.table({"Attr": attractiveness, "years": [float(i % 7 + 1) for i in range(36)],
+                                              "warm": [i % 9 + 1 for i in range(36)]}))
+    assert rule_summary(table, CleaningConfig()).action == "keep"
+    with_total = Table(name="jury", body=pa.table({"Attr": [*attractiveness[:6], "Total"],
+                                                   "years": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 21.0]}))
+    assert rule_summary(with_total, CleaningConfig()).marks["summary_rows"] == (6,)

@@ -169,7 +169,11 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
             edge[[0, *range(max(0, table.n_rows - 2), table.n_rows)]] = True
             hits = pc.fill_null(whole, False).to_numpy(zero_copy_only=False) | (
                 pc.fill_null(leading, False).to_numpy(zero_copy_only=False) & edge)
-            rows.update(int(i) for i in np.flatnonzero(hits))
+            labels = first.to_pylist()
+            found = [int(i) for i in np.flatnonzero(hits)]
+            level = {v for v in {labels[i] for i in found}  # "Average" on 38 of 114 rows: a level of a factor
+                     if labels.count(v) > max(3, 0.1 * table.n_rows)}
+            rows.update(i for i in found if labels[i] not in level)
     numeric_cols, m = _numeric_matrix(table)
     complete = ~np.isnan(m).any(axis=0) if m.size else np.zeros(0, bool)
     if complete.sum() >= 2 and m.shape[0] >= 3:  # a row equal to the sum of the rows above/below it
