@@ -171,8 +171,9 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
                 pc.fill_null(leading, False).to_numpy(zero_copy_only=False) & edge)
             labels = first.to_pylist()
             found = [int(i) for i in np.flatnonzero(hits)]
+            factor = len(set(labels)) <= 0.5 * table.n_rows  # the first column repeats its values
             level = {v for v in {labels[i] for i in found}  # "Average" on 38 of 114 rows: a level of a factor
-                     if labels.count(v) > max(3, 0.1 * table.n_rows)}
+                     if factor and labels.count(v) > 1}
             rows.update(i for i in found if labels[i] not in level)
     numeric_cols, m = _numeric_matrix(table)
     complete = ~np.isnan(m).any(axis=0) if m.size else np.zeros(0, bool)
