@@ -628,9 +628,13 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         "is asked over: the table with its headers hidden (column naming) or with outliers injected into one "
         "column (anomaly detection). A derived table carries its source's name; its values differ only as "
         "described. "
-        f"Tables over {configs.get('max_serialized_cells', 0):,} cells are not serialized "
-        f"({len(configs.get('not_serialized', [])):,} here); questions about them can be answered only from the "
-        "typed records in `tables/tables.parquet`.", "",
+        "`curate evaluate` puts each table in the prompt up to 30,000 characters (`max_table_chars`), and "
+        "rule questions are asked only of tables whose markdown fits, so the model sees every row they ask "
+        "about; tables of MMQA's databases can be longer and are cut there (the first 2,000 rows, then the "
+        "character budget). "
+        f"Tables over {configs.get('max_serialized_cells', 0):,} cells are not serialized in the release "
+        f"({len(configs.get('not_serialized', [])):,} here); they are in the typed records of "
+        "`tables/tables.parquet`.", "",
         "## How answers are scored", "",
         "`curate evaluate` extracts the final answer and scores it with the task's metric (see the task table): "
         "`exact_match` (equal after normalisation: 42 = \"42.0\", case and spacing ignored, lists in any "
@@ -642,8 +646,8 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         f"- {counts['samples']:,} samples; the verify stage re-executed {checked:,} programs (SQL and reasoning "
         f"chains) to their gold; the other {max(0, counts['samples'] - checked):,} samples' golds are read from "
         "a table's own metadata (a hidden header, declared or inferred keys) by a metadata program.",
-        f"- {counts['tables']:,} tables: {counts['tables'] - derived:,} source tables the samples use and "
-        f"{derived:,} derived copies.", "",
+        f"- {counts['tables']:,} tables: {counts['tables'] - derived:,} source tables the samples use (of the "
+        f"{reports.get('clean', {}).get('kept', 0):,} cleaning kept) and {derived:,} derived copies.", "",
         "## Limitations", "",
         "- Questions are written by templates: they are exact and checkable, but plainer than a person's "
         "wording; a model may rephrase them (the LLM stages) without changing the program.",
