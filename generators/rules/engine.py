@@ -398,9 +398,8 @@ def op_fact(ctx: Context) -> None:
             ms = table_masks(p, ctx.seed, which)
             ok = (ms.values("count") >= 2) & ~ms.own
             ctx.reject("condition_on_same_column", int(ms.own.sum()) * len(aggs))
-            additive = np.array([p.additive(c) for c in p.numeric], dtype=bool)[None, :]
             for a, agg in enumerate(aggs):
-                valid = ok & ~np.isnan(ms.values(agg)) & (additive if agg == "sum" else True)
+                valid = ok & ~np.isnan(ms.values(agg)) & (p.additive_numeric[None, :] if agg == "sum" else True)
                 ctx.reject("empty_or_undefined", int((~valid & ~ms.own).sum()))
                 cands += [(which, a, int(g), int(j)) for g, j in zip(*np.nonzero(valid))]
     elif kind == "cell":
@@ -566,7 +565,7 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
     ctx.reject("undefined", int(bad.sum()))
     valid = ~own & (counts >= min_rows) & ~np.isnan(values)
     if agg == "sum":  # a total of rates, prices or scores is no quantity
-        additive = np.array([ctx.profile.additive(c) for c in ctx.profile.numeric], dtype=bool)[None, :]
+        additive = ctx.profile.additive_numeric[None, :]
         ctx.reject("parts_do_not_add_up", int((valid & ~additive).sum()))
         valid &= additive
     constant = valid & (ms.values("min") == ms.values("max"))  # one value under the filter: nothing to compute
@@ -810,7 +809,7 @@ def op_share(ctx: Context) -> None:
     if not p.key:
         return ctx.reject("no_key_column")
     X = p.matrix
-    additive = np.array([p.additive(c) for c in p.numeric], dtype=bool)
+    additive = p.additive_numeric
     ok = ~np.isnan(X).any(axis=0) & ~(X < 0).any(axis=0) & (np.nansum(X, axis=0) > 0)
     ctx.considered(X.size)
     ctx.reject("not_a_positive_complete_column", int((~ok).sum()) * p.n_rows)
@@ -868,7 +867,7 @@ def op_row_ratio(ctx: Context) -> None:
     ok = ~np.isnan(X)[:, :, None] & ~np.isnan(X)[:, None, :] & (X[:, None, :] != 0) & ~np.eye(n, dtype=bool)[None]
     ctx.considered(p.n_rows * n * (n - 1))
     ctx.reject("undefined", int(p.n_rows * n * (n - 1) - ok.sum()))
-    additive = np.array([p.additive(c) for c in p.numeric], dtype=bool)
+    additive = p.additive_numeric
     amounts = additive[:, None] & additive[None, :]  # "income per person": amounts over amounts, not density per driver
     ctx.reject("not_a_per_unit_ratio", int((ok & ~amounts[None]).sum()))
     ok &= amounts[None]

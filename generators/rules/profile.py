@@ -160,6 +160,11 @@ class TableProfile:
         words = f"{sem.snake(column)} {info.label if info else ''} {info.unit if info else ''}".replace("_", " ")
         return self.role.get(column) == sem.MEASURE and bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
 
+    @cached_property
+    def additive_numeric(self) -> np.ndarray:
+        """`additive` for each numeric column, in `numeric`'s order."""
+        return np.array([self.additive(c) for c in self.numeric], dtype=bool)
+
     def label(self, column: str) -> str:
         """How a question names a column: its documented label with the header the model sees,
         "per capita crime rate (`crim`)", or the header alone when nothing says more."""
