@@ -33,9 +33,13 @@ def baseline(workspace: Path, every: int) -> dict[str, float]:
     from generators.rules.emit import SampleColumns
     from generators.rules.engine import Stats, generate_for_table
     from generators.rules.specs import naive_answer
+    from generators.rules.stage import DEFAULTS as RULES_DEFAULTS
+    from generators.rules.stage import shown_chars
 
     files = [p for d in Workspace(workspace).current("clean") for p in d.files("tables")]
-    tables = [t for f in files for t in tables_from_arrow(pq.read_table(f))][::every]
+    limit = RULES_DEFAULTS["max_table_chars"]  # the tables the rules stage asks about, as it chooses them
+    tables = [t for f in files for t in tables_from_arrow(pq.read_table(f))
+              if "too_long" not in t.flags and shown_chars(t) <= limit][::every]
     templates = load_templates()
     out, derived, stats, specs = SampleColumns(), [], Stats(), []
     started = time.perf_counter()
