@@ -108,7 +108,8 @@ def label_from(description: str, name: str = "") -> str:
     text = re.sub(r"\s*\([^()]*=[^()]*\)", "", text)  # "(0 = V-shaped, 1 = straight)": codes, kept in `codes`
     sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
     clauses = sentence.split(", ")  # "gender, numeric, 0 = Male": the name, then codebook notes
-    junk = re.compile(r"^(numeric|integer|factor|character|logical|ordered|range\b|levels?\b|coded\b)|=", re.I)
+    junk = re.compile(r"^(a |an )?(numeric|numerical|integer|factor|character|categorical|logical|ordered|vector|"
+                      r"range\b|levels?\b|coded\b)|=", re.I)
     for i, clause in enumerate(clauses[1:], 1):
         if junk.search(clause.strip()):
             sentence = ", ".join(clauses[:i])

@@ -413,8 +413,9 @@ def op_fact(ctx: Context) -> None:
         for which in (1, 2):
             cands += [(which, g) for g in range(len(table_masks(p, ctx.seed, which).groups))]
     ctx.considered(len(cands))
-    for i, idx in enumerate(ctx.pick(list(range(len(cands))))):
-        truth = i % 2 == 0
+    told = {True: 0, False: 0}
+    for idx in ctx.pick(list(range(len(cands)))):
+        truth = told[True] <= told[False]  # half true: a false claim that cannot be made is made next time
         alternatives: list[float] = []
         if kind == "aggregate":
             which, a, g, j = cands[idx]
@@ -452,6 +453,7 @@ def op_fact(ctx: Context) -> None:
         fact = {"kind": "fact", "inner": spec, "claim": claim,
                 "tolerance": None if exact else rounding_tolerance(rule, float(claim))}
         ctx.emit({"statement": f"{phrase} is {show(claim)}"}, truth, spec=fact)
+        told[truth] += 1
 
 
 def _claim(ctx: Context, kind: str, spec: dict[str, Any], value: Any, integral: bool, truth: bool,

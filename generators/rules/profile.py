@@ -194,9 +194,11 @@ class TableProfile:
         return None
 
     def row_name(self, key: Any) -> str:
-        """A row as a question names it: "Mazda RX4", or "the year 1975" for a time key."""
+        """A row as a question names it: "Mazda RX4", or "the year 1975" for a key of years."""
         if self.role.get(self.key or "") == sem.NAME:
             return str(key)
+        if self.key and self._years(self.key):
+            return f"the year {show(key)}"
         return f"the {self.key} {show(key)}"
 
     def _is_measure(self, column: str) -> bool:
@@ -261,6 +263,22 @@ class TableProfile:
         return sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
 
     # -- conditions ---------------------------------------------------------------------
+    @staticmethod
+    def _threshold(value: Any, distinct: np.ndarray) -> Any:
+        """A round number near `value`. For decimals, one between two of the column's values, so
+        that "greater than" and "at least" agree: 0.0948 between -0.0949 and -0.0947, not a cell."""
+        threshold = rounded(plain(value))
+        if not isinstance(threshold, float) or threshold not in set(distinct.tolist()):
+            return threshold
+        k = int(np.searchsorted(distinct, value))
+        if k + 1 >= len(distinct):
+            return threshold
+        low, high = float(distinct[k]), float(distinct[k + 1])
+        for digits in (SIGNIFICANT, SIGNIFICANT + 1, SIGNIFICANT + 2):
+            between = rounded((low + high) / 2, digits)
+            if low < between < high:
+                return between
+        return threshold
     def mask(self, column: str, op: str, value: Any) -> np.ndarray:
         """The rows where `column op value` holds: the chain interpreter's own test, so a
         condition means the same in generation and in a re-run chain."""
@@ -275,8 +293,9 @@ class TableProfile:
                 out.append(Condition(c, "==", value, self.mask(c, "==", value), self.label(c), self.meaning(c, value)))
         for c in self.numeric:
             ordered = np.sort(self.frame[c][self.present(c)])
+            distinct = np.unique(ordered)
             for q in (0.25, 0.5, 0.75):
-                threshold = rounded(plain(ordered[int(q * (len(ordered) - 1))]))
+                threshold = self._threshold(ordered[int(q * (len(ordered) - 1))], distinct)
                 for op in (">", "<"):
                     mask = self.mask(c, op, threshold)
                     if 0 < mask.sum() < self.n_rows:
