@@ -36,7 +36,8 @@ GROUPINGS = (CATEGORY, CODE, FLAG)
 ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\.\.1|index)$", re.I)
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
 ID_NAME = re.compile(r"(^|[^a-z])(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
-                     r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone)$", re.I)
+                     r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
+                     r"specimen|sample)$", re.I)
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county)\d*$", re.I)

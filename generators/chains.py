@@ -163,7 +163,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "undefined"
         slots.update(by=by, a=p.shown(by, groups[0]), b=p.shown(by, groups[1]), statistic="t" if test == "ttest" else "U",
                      test="Welch's t-test" if test == "ttest" else
-                     "the Mann-Whitney U test (normal approximation with continuity correction)", alpha="0.05")
+                     "the Mann-Whitney U test (normal approximation with tie and continuity corrections)", alpha="0.05")
         return steps, slots, answer
 
     if shape == "conditional":

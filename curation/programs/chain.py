@@ -16,7 +16,7 @@ is `t`) and may store its own under `name`. Values are a *frame* (columns of equ
   correlate {"x": c1, "y": c2, "method": pearson|spearman}   frame -> scalar
   test      {"test": t, ...}                          frame -> [statistic, p-value]
             ttest / mannwhitney / ks: "column", "by", "groups": [a, b]; chi2: "x", "y"; shapiro: "column";
-            mannwhitney's optional "method": "asymptotic" (normal approximation with continuity correction)
+            mannwhitney's optional "method": "asymptotic" (normal approximation with tie and continuity corrections)
   decide    {"alpha": a}                              [statistic, p] -> [statistic, p, "reject" | "do not reject"]
   combine   {"func": difference|ratio|percent_change, "left": name, "right": name}  -> scalar
 """
