@@ -110,7 +110,7 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
     clauses = sentence.split(", ")  # "gender, numeric, 0 = Male": the name, then codebook notes
     junk = re.compile(r"^(a |an )?(numeric|numerical|integer|factor|character|categorical|logical|ordered|vector|"
-                      r"range\b|levels?\b|coded\b)|=", re.I)
+                      r"range\b|levels?\b|coded\b)|^as (a|an)\b|=", re.I)
     for i, clause in enumerate(clauses[1:], 1):
         if junk.search(clause.strip()):
             sentence = ", ".join(clauses[:i])
@@ -130,6 +130,8 @@ def label_from(description: str, name: str = "") -> str:
         return ""
     if len(sentence) > 1 and not sentence[1].isupper():
         sentence = sentence[0].lower() + sentence[1:]
+    if re.match(r"(of|in|for|at|from)\s", sentence) and name:  # "`Country` of origin": the name starts it
+        sentence = f"{name} {sentence}"
     return sentence
 
 
@@ -214,7 +216,10 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
     import numpy as np
     import pyarrow as pa
 
-    known = {i.name: i for i in table.semantics}
+    # labels are read again from the description here, so the clean stage (which fingerprints this
+    # module) picks up a change in how labels are read without re-reading the sources
+    known = {i.name: replace(documented(i.name, i.description), role=i.role) if i.description else i
+             for i in table.semantics}
     out = []
     n = table.n_rows
     for j, name in enumerate(table.columns):
@@ -256,8 +261,11 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             done(TIME, "dates")
             continue
         if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)):
-            done(TIME, "the name or documentation says it is a time")
-            continue
+            span = numeric and re.fullmatch(r"(time|period|season)s?", name, re.I) and not (
+                integral and (1000 <= min(values) and max(values) <= 2200 or unique))
+            if not span:  # a race's "time" in seconds is a measure; a "time" of years or steps is an axis
+                done(TIME, "the name or documentation says it is a time")
+                continue
         words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
         if ID_NAME.search(snake(name)) and not words and (unique or (integral and distinct > MAX_CODES)):
             done(IDENTIFIER, f"an id-like name ({name!r}) with {'distinct' if unique else 'many whole-number'} values")

@@ -42,6 +42,16 @@ def _sorted_values(profile: TableProfile, cond: Condition, column: str, descendi
     return np.sort(x)[::-1] if descending else np.sort(x)
 
 
+def _top_rows_complete(profile: TableProfile, cond: Condition, column: str, descending: bool, k: int,
+                       needed: list[str]) -> bool:
+    """Whether the k rows a chain keeps all hold the columns it then reads: with a gap, "the 25
+    with the lowest X" could mean 25 rows, or 25 rows with values."""
+    rows = np.flatnonzero(cond.mask & profile.present(column))
+    values = profile.frame[column][rows].astype(np.float64)
+    chosen = rows[np.argsort(-values if descending else values, kind="stable")[:k]]
+    return all(profile.present(c)[chosen].all() for c in needed)
+
+
 def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, masks: Callable) -> Chain | str:
     p = profile
     if not p.numeric:
@@ -107,6 +117,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "too_few_rows"
         if values[k - 1] == values[k]:
             return "tie"
+        if not _top_rows_complete(p, cond, column, descending, k, [target]):
+            return "missing_values_in_the_kept_rows"
         agg = _choice(rng, ["mean", "sum", "median", "max", "min"] if p.additive(target) else ["mean", "median", "max", "min"])
         steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
                  {"op": "aggregate", "func": agg, "column": target}]
@@ -127,6 +139,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "too_few_rows"
         if n < len(values) and values[n - 1] == values[n]:
             return "tie"
+        if not _top_rows_complete(p, cond, column, descending, n, [first, other]):
+            return "missing_values_in_the_kept_rows"
         method = _choice(rng, ["pearson", "spearman"])
         steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": n},
                  {"op": "correlate", "x": first, "y": other, "method": method}]
@@ -154,6 +168,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         first, second = (np.sort(p.frame[column][cond.mask & p.mask(by, "==", g) & p.present(column)]) for g in groups)
         if np.array_equal(first, second):
             return "groups_identical"
+        if len(np.unique(first)) < 2 or len(np.unique(second)) < 2:
+            return "constant_within_a_group"
         test = _choice(rng, ["ttest", "mannwhitney"])
         method = {"method": "asymptotic"} if test == "mannwhitney" else {}
         steps = [_filter(cond), {"op": "test", "test": test, "column": column, "by": by, "groups": groups, **method},

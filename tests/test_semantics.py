@@ -231,3 +231,34 @@ def test_a_test_never_compares_a_variable_by_itself(template):
     samples, _, _ = generate(PEOPLE, [template])
     for s in samples:
         assert not any(f'"column": "{c}", "by": "{c}"' in s.program.text for c in PEOPLE.columns)
+
+
+def test_labels_are_read_again_from_the_description_when_roles_are_inferred():
+    stale = sem.ColumnInfo("sober", label="number of non-drinkers, a numeric vector",
+                           description="the number of non-drinkers, a numeric vector")
+    table = Table(name="t", body=pa.table({"sober": [1, 5, 3, 8, 2, 9]}), semantics=(stale,))
+    (info,) = sem.infer(table)
+    assert info.label == "number of non-drinkers"
+    assert sem.label_from("of origin, a factor with levels", "Country") == "Country of origin"
+
+
+def test_a_test_whose_measure_is_fixed_by_the_group_is_no_question():
+    races = Table(name="races", body=pa.table({
+        "runner": [f"runner {i}" for i in range(12)], "race": ["10000m", "1500m"] * 6,
+        "distance": [10.0, 1.5] * 6, "time": [1710.5, 232.1, 1688.0, 229.4, 1725.9, 240.0, 1700.2, 235.5,
+                                               1699.9, 231.8, 1731.0, 238.2]}),
+        semantics=(sem.ColumnInfo("distance", label="distance in kilometers"),))
+    samples, _, stats = generate(races, ["da.mannwhitney", "da.ttest"])
+    assert samples and not any('"column": "distance"' in s.program.text for s in samples)
+    assert stats.rejected["DA/hypothesis_testing"]["constant_within_a_group"] >= 1
+
+
+def test_a_ratio_that_rounds_to_zero_is_not_asked_and_numpy_floats_state_their_rounding():
+    table = Table(name="towns", body=pa.table({
+        "town": ["Ayr", "Bude", "Cley", "Deal", "Eye", "Fife"], "population": [120000, 5000, 900, 30000, 2000, 64000],
+        "income": [10.5, 3.25, 0.5, 7.75, 1.5, 12.0]}),
+        semantics=(sem.ColumnInfo("income", label="total income", unit="million pounds"),))
+    samples, _, stats = generate(table, ["tco.per_unit"])
+    assert samples and all(s.answer != 0 for s in samples)
+    assert all("Round to 2 decimals." in s.question for s in samples if isinstance(s.answer, float))
+    assert stats.rejected["TCO/domain_specific_operations"].get("rounds_to_zero", 0) >= 1

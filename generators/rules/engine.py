@@ -117,6 +117,9 @@ class Context:
         """One sample. This runs a million times per corpus: it only formats and appends.
         `provenance` adds to the table's (a derived table's origin)."""
         t = self.template
+        rounds = isinstance(answer, float) and self._decimals is not None
+        if rounds and answer != 0 and round_number(float(answer), self._decimals) == 0:
+            return self.reject("rounds_to_zero")  # 0.0 for a small ratio: a relative tolerance cannot score it
         if self._choices is None:  # one draw per table and template, not two per sample
             self._choices = self.rng.integers(0, 1 << 30, size=(self.cap * 3 + 8, 2)).tolist()
         a, b = self._choices[self._n_emitted % len(self._choices)]
@@ -129,8 +132,8 @@ class Context:
         short = t.short[b % len(t.short)].format(**slots) if t.short else ""
         if program is None:
             program = ("sql", spec_sql(spec))  # type: ignore[arg-type]
-        if type(answer) is float and self._decimals is not None:
-            gold: Any = round_number(answer, self._decimals)
+        if rounds:  # numpy's floats too
+            gold: Any = round_number(float(answer), self._decimals)
             if "decimal" not in phrasing:  # the rounding is part of the question
                 question += f" Round to {self._decimals} decimals."
         else:
@@ -1036,6 +1039,9 @@ def op_test(ctx: Context) -> None:
                     for g in step["groups"])
             if np.array_equal(a, b):
                 ctx.reject("groups_identical")  # the same values by design: t = 0, p = 1
+                continue
+            if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
+                ctx.reject("constant_within_a_group")  # 10.0 km for every 10000 m race: decided by the grouping
                 continue
         steps = [step, {"op": "decide", "alpha": alpha}]
         value = execute_chain(steps, p.frame)

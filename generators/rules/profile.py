@@ -26,9 +26,9 @@ from curation.table import Table
 
 TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
-NOT_ADDITIVE = re.compile(r"(rate|ratio|log|index|idx|mean|average|avg|median|percent|pct|%|per\b|per[ _]|"
+NOT_ADDITIVE = re.compile(r"\b(rate|ratio|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
-                          r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade)",
+                          r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade)s?\b|%",
                           re.I)
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
 ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|sales|revenue|expenditures?|spending|"
