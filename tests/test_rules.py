@@ -12,6 +12,7 @@ from curation.arrow_io import samples_from_arrow
 from curation.cleaning.rules import CleaningConfig, apply_rules
 from curation.programs import ProgramRunner
 from curation.sample import Program, Sample
+from curation import semantics as sem
 from curation.table import Table
 from curation.taxonomy import tasks
 from generators.rules.catalog import load_templates
@@ -257,9 +258,9 @@ def test_ties_for_max_and_top_k_are_rejected_never_emitted():
 def test_empty_filters_and_undefined_statistics_are_rejected_with_their_reason():
     table = Table(name="gaps", body=pa.table({
         "name": list("abcdef"), "side": ["l", "l", "l", "r", "r", "r"],
-        "x": [1.0, 2.0, 3.0, None, None, None], "y": [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]}))
+        "width": [1.0, 2.0, 3.0, None, None, None], "depth": [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]}))
     samples, _, stats = generate(table, ["tco.conditional_mean", "tco.std"])
-    assert not any("""WHERE "side" = 'r'""" in s.program.text and '"x"' in s.program.text for s in samples)
+    assert not any("""WHERE "side" = 'r'""" in s.program.text and '"width"' in s.program.text for s in samples)
     reasons = stats.rejected["TCO/general_operations"]
     assert reasons["empty_filter"] >= 1
     assert all(s.answer is not None and not (isinstance(s.answer, float) and math.isnan(s.answer)) for s in samples)
@@ -349,7 +350,8 @@ def test_names_sql_cannot_tell_apart_and_infinities_never_reach_a_program():
         "name": [f"r{i}" for i in range(n)], "IOD": [float(i % 5) for i in range(n)],
         "iod": [float(i % 7) for i in range(n)], "q1": [float((i * 3) % 11) for i in range(n)],
         "ratio": [float("inf") if i == 3 else float(i) for i in range(n)], "q3": [float(i * i) for i in range(n)],
-        "K": [float((i * 5) % 13) for i in range(n)], "v": [float(n - i) for i in range(n)]}))
+        "K": [float((i * 5) % 13) for i in range(n)], "v": [float(n - i) for i in range(n)]}),
+        semantics=tuple(sem.ColumnInfo(c, label=f"the quantity {c}") for c in ("IOD", "iod", "q1", "q3", "K", "v")))
     out, derived, stats = SampleColumns(), [], Stats()
     generate_for_table(table, load_templates(), 0, out, derived, stats)
     samples = list(samples_from_arrow(out.to_arrow()))

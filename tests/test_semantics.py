@@ -205,16 +205,27 @@ def test_questions_name_a_column_by_its_label_and_header_and_a_code_by_its_meani
 
 def test_thresholds_are_round_numbers_and_the_gold_uses_them():
     values = [8314.6396484375, 236.749702332, 1022.123456, 5000.987654, 777.7777, 4321.1234, 98.7654321, 3333.33]
-    table = Table(name="t", body=pa.table({"place": [f"town {c}" for c in "abcdefgh"], "v": values,
-                                           "w": [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]}))
+    table = Table(name="t", body=pa.table({"place": [f"town {c}" for c in "abcdefgh"], "value": values,
+                                           "weight": [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5]}))
     samples, _, _ = generate(table, ["tco.conditional_mean", "tco.count"])
-    thresholds = [s.question for s in samples if "v is" in s.question]
+    thresholds = [s.question for s in samples if "value is" in s.question]
     assert thresholds
     import re
 
     for q in thresholds:
-        number = re.search(r"v is (?:greater|less) than (-?[\d.]+)", q).group(1).rstrip(".")
+        number = re.search(r"value is (?:greater|less) than (-?[\d.]+)", q).group(1).rstrip(".")
         assert len(number.replace(".", "").replace("-", "").strip("0")) <= 3, q
+
+
+def test_a_column_a_question_cannot_name_is_not_asked_about():
+    table = Table(name="t", body=pa.table({"town": [f"town {c}" for c in "abcdefgh"],
+                                           "X3": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5],
+                                           "rainfall": [10.5, 3.25, 7.0, 8.5, 1.0, 2.0, 6.5, 4.0]}))
+    samples, _, _ = generate(table, ["tco", "tbo", "tu.cell_lookup"])
+    assert samples and not any("X3" in s.question or '"X3"' in s.program.text for s in samples)
+    labelled = table.replace(semantics=(sem.ColumnInfo("X3", label="annual snowfall"),))
+    samples, _, _ = generate(labelled, ["tco.mean"])
+    assert any("annual snowfall (`X3`)" in s.question for s in samples)
 
 
 def test_a_correlation_matrix_is_not_data():

@@ -37,6 +37,7 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
                       r"area|employees|workers|households|passengers|visitors|arrests|crimes|accidents|"
                       r"customers|orders|items|hours|minutes|days|miles|kilometers|km|budget|debt|assets|"
                       r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|\w+s)\b", re.I)
+WORDS_NAME = re.compile(r"([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+([ _.\-]([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|\d{4}))*")
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
@@ -92,7 +93,8 @@ class TableProfile:
         self.info = {i.name: i for i in infos}
         self.role = {i.name: i.role for i in infos}
         never = (sem.ROW_INDEX, sem.IDENTIFIER, sem.EMPTY)
-        self.usable = [c for i, c in enumerate(table.columns) if i not in excluded and self.role.get(c) not in never]
+        self.usable = [c for i, c in enumerate(table.columns) if i not in excluded and self.role.get(c) not in never
+                       and self.nameable(c)]
         self.key = self._find_key()
         self.time = self._find_time()
         self.numeric = [c for c in self.usable if self.role.get(c) in sem.QUANTITIES and self._is_measure(c)]
@@ -164,6 +166,17 @@ class TableProfile:
     def additive_numeric(self) -> np.ndarray:
         """`additive` for each numeric column, in `numeric`'s order."""
         return np.array([self.additive(c) for c in self.numeric], dtype=bool)
+
+    def nameable(self, column: str) -> bool:
+        """Whether a question can name the column so a reader knows what it is: it has a label
+        from documentation, its header is made of words ("UrbanPop", "life_exp"), or it is a path
+        of a spreadsheet's header. "X3", "e143" and "pNA.nwound.us" are not asked about."""
+        info = self.info.get(column)
+        if info is not None and info.label:
+            return True
+        if " / " in column or self.table.is_hierarchical:
+            return True
+        return bool(WORDS_NAME.fullmatch(column.strip()))
 
     def label(self, column: str) -> str:
         """How a question names a column: its documented label with the header the model sees,
