@@ -36,7 +36,8 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
                       r"production|output|quantity|units|votes|dollars|euros?|pounds|tons|tonnes|acres|hectares|"
                       r"area|employees|workers|households|passengers|visitors|arrests|crimes|accidents|"
                       r"customers|orders|items|hours|minutes|days|miles|kilometers|km|budget|debt|assets|"
-                      r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|\w+s)\b", re.I)
+                      r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|children|"
+                      r"people|persons|patients|students|births|members|trips|calls|sales)\b", re.I)
 WORDS_NAME = re.compile(r"([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+([ _.\-]([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|\d{4}))*")
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
