@@ -452,6 +452,11 @@ def op_fact(ctx: Context) -> None:
         if claim is None:
             ctx.reject("no_false_variant")
             continue
+        if kind == "aggregate" and not truth and spec["agg"] in ("mean", "median", "min", "max"):
+            low, high = np.nanmin(p.matrix[:, j]), np.nanmax(p.matrix[:, j])
+            if not low <= float(claim) <= high:
+                ctx.reject("claim_outside_the_column")  # an average longitude of 176 where all lie in 146-153
+                continue
         exact = integral or isinstance(claim, str) or kind == "cell"
         fact = {"kind": "fact", "inner": spec, "claim": claim,
                 "tolerance": None if exact else rounding_tolerance(rule, float(claim))}

@@ -233,6 +233,8 @@ class TableProfile:
             return False
         if v.dtype == object and not all(isinstance(x, str) for x in v[present]):
             return False
+        if v.dtype == object and any(", " in x for x in v[present]):
+            return False  # "T3a, T3b": a list in a cell, where "is T3a" would read as "includes T3a"
         distinct = len(set(v[present].tolist()))
         return 2 <= distinct <= min(MAX_CATEGORIES, present.sum() // 2)
 
