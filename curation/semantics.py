@@ -52,6 +52,8 @@ DOC_CODE = re.compile(r"\b(factor|coded|code|codes|levels?|categor|dummy|indicat
                       r"\d+\s*=\s*\w)", re.I)
 DOC_TIME = re.compile(r"^\s*(the\s+)?(year|month|day|date|time|quarter|week|season|period)\b", re.I)
 DOC_COUNT = re.compile(r"^\s*(the\s+|a\s+)?(total\s+)?(number|count|frequency|numbers)\s+of\b", re.I)
+CLAUSE_LABEL = re.compile(r"(is|are|was|were|indicates?|whether|if|does|did|do|how|what|which|when|who|"
+                          r"shows?|gives?|equals?)\b", re.I)  # a clause, not a noun: it cannot stand in "the total of ..."
 MAX_CODES = 12
 MAX_LABEL = 60
 PLACEHOLDER_LABEL = re.compile(r"^(a |an |the )?(factor|numeric|numerical|integer|character|categorical|logical|"
@@ -124,7 +126,7 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+[^,]{1,25}$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")") \
-            or sentence.endswith("?") or PLACEHOLDER_LABEL.match(sentence):
+            or sentence.endswith("?") or PLACEHOLDER_LABEL.match(sentence) or CLAUSE_LABEL.match(sentence):
         return ""  # too long, cut, a question ("did the author get the J tile?") or only a type
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
         return ""

@@ -52,6 +52,27 @@ def _top_rows_complete(profile: TableProfile, cond: Condition, column: str, desc
     return all(profile.present(c)[chosen].all() for c in needed)
 
 
+OPPOSITE = {">": "<", "<": ">", ">=": "<", "<=": ">"}
+
+
+def _counterpart(profile: TableProfile, cond: Condition, rng: np.random.Generator) -> Condition | None:
+    """The group a comparison sets against `cond`'s: another value of the same code or category
+    (Variety P against Variety Q), or the other side of the same threshold. Two unrelated,
+    overlapping filters compared with each other mean nothing."""
+    if cond.op == "==":
+        others = [v for v, n in profile.categories(cond.column) if v != cond.value and n >= 2]
+        if not others:
+            return None
+        value = others[int(rng.integers(len(others)))]
+        return Condition(cond.column, "==", value, profile.mask(cond.column, "==", value), cond.label,
+                         profile.meaning(cond.column, value))
+    op = OPPOSITE.get(cond.op)
+    if op is None:
+        return None
+    mask = profile.mask(cond.column, op, cond.value)
+    return Condition(cond.column, op, cond.value, mask, cond.label) if mask.sum() >= 2 else None
+
+
 def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, masks: Callable) -> Chain | str:
     p = profile
     if not p.numeric:
@@ -183,7 +204,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, answer
 
     if shape == "conditional":
-        second = _condition(p, rng, masks, avoid=(column, cond.column))
+        second = _counterpart(p, cond, rng)
         if second is None or second.triple() == cond.triple():
             return "no_second_condition"
         if np.array_equal(second.mask, cond.mask):

@@ -273,3 +273,15 @@ def test_a_ratio_that_rounds_to_zero_is_not_asked_and_numpy_floats_state_their_r
     assert samples and all(s.answer != 0 for s in samples)
     assert all("Round to 2 decimals." in s.question for s in samples if isinstance(s.answer, float))
     assert stats.rejected["TCO/domain_specific_operations"].get("rounds_to_zero", 0) >= 1
+
+
+def test_a_conditional_comparison_sets_a_group_against_its_counterpart():
+    samples, _, _ = generate(PEOPLE, ["ada.conditional"], scale=5)
+    assert samples
+    import json
+
+    for s in samples:
+        steps = json.loads(s.program.text)
+        (first,), (second,) = steps[0]["where"], steps[2]["where"]
+        assert first[0] == second[0] and first != second  # sex 1 against sex 2, or both sides of one threshold
+        assert first[1] == second[1] == "==" or (first[2] == second[2] and {first[1], second[1]} <= {"<", ">", ">=", "<="})
