@@ -37,7 +37,7 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
                       r"area|employees|workers|households|passengers|visitors|arrests|crimes|accidents|"
                       r"customers|orders|items|hours|minutes|days|miles|kilometers|km|budget|debt|assets|"
                       r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|children|"
-                      r"people|persons|patients|students|births|members|trips|calls|sales)\b", re.I)
+                      r"people|persons|patients|students|members|trips|calls)\b", re.I)
 WORDS_NAME = re.compile(r"([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+([ _.\-]([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|\d{4}))*")
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
@@ -229,7 +229,7 @@ class TableProfile:
             return False
         v = self.frame[column]
         present = self.present(column)
-        if present.sum() < 4 or v.dtype.kind in "fb":
+        if present.sum() < 4 or v.dtype.kind == "f":
             return False
         if v.dtype == object and not all(isinstance(x, str) for x in v[present]):
             return False
@@ -282,7 +282,7 @@ class TableProfile:
     @staticmethod
     def _threshold(value: Any, distinct: np.ndarray) -> Any:
         """A round number near `value`. For decimals, one between two of the column's values, so
-        that "greater than" and "at least" agree: 0.0948 between -0.0949 and -0.0947, not a cell."""
+        that "greater than" and "at least" agree: -0.0948 between -0.0949 and -0.0947, not a cell."""
         threshold = rounded(plain(value))
         if not isinstance(threshold, float) or threshold not in set(distinct.tolist()):
             return threshold
