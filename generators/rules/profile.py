@@ -300,22 +300,39 @@ class TableProfile:
         condition means the same in generation and in a re-run chain."""
         return self.present(column) & condition_mask(self.frame, column, op, value)
 
+    def condition(self, column: str, op: str, value: Any) -> Condition:
+        """`column op value` with its rows, named as questions name it ("transmission (`am`) is 1 (manual)")."""
+        meaning = self.meaning(column, value) if op == "==" else ""
+        return Condition(column, op, value, self.mask(column, op, value), self.label(column), meaning)
+
+    def group_problem(self, column: str, by: str, groups: list[Any], rows: np.ndarray | None = None) -> str | None:
+        """Why comparing `column` between two groups of `by` would say nothing, or None: the same
+        values in both (t = 0, p = 1 by design), or one value throughout a group (10.0 km for
+        every 10000 m race: the grouping decides the test)."""
+        keep = self.present(column) if rows is None else rows & self.present(column)
+        a, b = (np.sort(self.frame[column][keep & self.mask(by, "==", g)]) for g in groups)
+        if np.array_equal(a, b):
+            return "groups_identical"
+        if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
+            return "constant_within_a_group"
+        return None
+
     def conditions(self, rng: np.random.Generator, limit: int) -> list[Condition]:
         """Single-column conditions that keep some rows but not all, chosen at random."""
         out: list[Condition] = []
         for c in self.categorical:
             values = [(v, n) for v, n in self.categories(c) if n < self.n_rows]
             for value, _ in values[:6]:
-                out.append(Condition(c, "==", value, self.mask(c, "==", value), self.label(c), self.meaning(c, value)))
+                out.append(self.condition(c, "==", value))
         for c in self.numeric:
             ordered = np.sort(self.frame[c][self.present(c)])
             distinct = np.unique(ordered)
             for q in (0.25, 0.5, 0.75):
                 threshold = self._threshold(ordered[int(q * (len(ordered) - 1))], distinct)
                 for op in (">", "<"):
-                    mask = self.mask(c, op, threshold)
-                    if 0 < mask.sum() < self.n_rows:
-                        out.append(Condition(c, op, threshold, mask, self.label(c)))
+                    cond = self.condition(c, op, threshold)
+                    if 0 < cond.mask.sum() < self.n_rows:
+                        out.append(cond)
         unique: dict[tuple, Condition] = {}
         for cond in out:
             unique.setdefault((cond.column, cond.op, cond.value), cond)
