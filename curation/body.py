@@ -52,9 +52,10 @@ def without_float_noise(arr: "pa.Array") -> "pa.Array":
         return arr
     values = x[candidates]
     size = np.abs(values)
-    short = round_significant(values, 7)
-    widened = values.astype(np.float32).astype(np.float64)
-    was_single = (short.astype(np.float32) == values.astype(np.float32)) & (np.abs(widened - values) <= 1e-14 * size)
+    single = values.astype(np.float32)
+    short = single.astype(str).astype(np.float64)  # the shortest decimal that reads back as that single: 2.0231023
+    widened = single.astype(np.float64)
+    was_single = (short.astype(np.float32) == single) & (np.abs(widened - values) <= 1e-14 * size)
     twelve = round_significant(values, 12)
     noise = np.abs(twelve - values) <= 5e-14 * size  # digits 14 to 16 only: arithmetic, not measurement
     tidy = np.where(was_single, short, np.where(noise, twelve, values))

@@ -37,10 +37,10 @@ ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
 ID_NAME = re.compile(r"(^|[^a-z])(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
-                     r"specimen|sample)$", re.I)
+                     r"specimen|sample|pair|obs|observation|unit|tag|band)$", re.I)
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
-                       r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county)\d*$", re.I)
+                       r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
 TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
                        r"time|period|season|dob|birth|born|decade|century|dt)s?\d*$", re.I)
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
@@ -55,6 +55,7 @@ DOC_COUNT = re.compile(r"^\s*(the\s+|a\s+)?(total\s+)?(number|count|frequency|nu
 CLAUSE_LABEL = re.compile(r"(is|are|was|were|indicates?|whether|if|does|did|do|how|what|which|when|who|"
                           r"shows?|gives?|equals?)\b", re.I)  # a clause, not a noun: it cannot stand in "the total of ..."
 MAX_CODES = 12
+ASIDE_OR_FORMULA = re.compile(r"^as\b|\b(minus|plus|times|divided by|whoever|see|cf)\b|[=+*^]|\bi\.e\.|\be\.g\.", re.I)
 MAX_LABEL = 60
 PLACEHOLDER_LABEL = re.compile(r"^(a |an |the )?(factor|numeric|numerical|integer|character|categorical|logical|"
                                r"vector|variable|data frame|column|ordered factor)\b", re.I)
@@ -124,13 +125,23 @@ def label_from(description: str, name: str = "") -> str:
                       flags=re.I)  # a type tag, not a name
     sentence = re.sub(r"^\(?\d\s*/\s*\d\)?\s*|^\d+\s*=\s*", "", sentence)  # "(1/0) Severe ..", "1=anterior .."
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
-    sentence = re.sub(r",\s*(in|measured in)\s+[^,]{1,25}$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
+    sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
+    sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.)\s", sentence)[0]
+    # an aside in brackets ("(whoever that is)", "(see Details)") is no part of a name; a unit is
+    sentence = re.sub(r"\s*\((?!in\s|per\s|measured\s)(?=[^()]*\b(?:whoever|that|which|see|note|if|not|was|is)\b|"
+                      r"\S+\s+\S+\s+\S)[^()]*\)", "", sentence).strip()
+    if ASIDE_OR_FORMULA.search(sentence):
+        return ""  # "as it says", "absolute value of TimeGuess minus 45": the header says it better
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")") \
             or sentence.endswith("?") or PLACEHOLDER_LABEL.match(sentence) or CLAUSE_LABEL.match(sentence):
         return ""  # too long, cut, a question ("did the author get the J tile?") or only a type
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
         return ""
-    if len(sentence) > 1 and not sentence[1].isupper():
+    words = sentence.split()
+    long_words = [w for w in words if len(w) > 3]
+    title_case = len(long_words) > 1 and sum(w[:1].isupper() for w in long_words) >= 0.6 * len(long_words)
+    proper = len(words) > 1 and words[1][:1].isupper() and not title_case
+    if len(sentence) > 1 and not sentence[1].isupper() and not proper and not title_case:  # "Ted Cruz' vote share" keeps its capital
         sentence = sentence[0].lower() + sentence[1:]
     if re.match(r"(of|in|for|at|from)\s", sentence) and name:  # "`Country` of origin": the name starts it
         sentence = f"{name} {sentence}"
@@ -267,8 +278,13 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 done(TIME, "the name or documentation says it is a time")
                 continue
         words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
-        if ID_NAME.search(snake(name)) and not words and (unique or (integral and distinct > MAX_CODES)):
+        id_name = ID_NAME.search(snake(name)) and not COUNT_NAME.fullmatch(name)
+        if id_name and not words and (unique or (integral and distinct > MAX_CODES)):
             done(IDENTIFIER, f"an id-like name ({name!r}) with {'distinct' if unique else 'many whole-number'} values")
+            continue
+        if id_name and integral and numeric and distinct >= 3 and \
+                sorted(set(values)) == list(range(int(min(values)), int(min(values)) + distinct)) and min(values) in (0, 1):
+            done(IDENTIFIER, f"an id-like name ({name!r}) numbering its values 1..{distinct}")
             continue
         if pa.types.is_boolean(typ) or (numeric and set(values) <= {0, 1}):
             done(FLAG, "two values, 0/1 or true/false")
@@ -294,6 +310,9 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 and not (doc and (DOC_COUNT.match(doc) or re.search(r"\bin (years|dollars|percent)", doc))):
             done(CODE, f"a code-like name ({name!r}) with {distinct} whole-number values")
             continue
+        if balanced(values, distinct) and not (doc and DOC_COUNT.match(doc)):
+            done(CODE, f"a design: each of {distinct} values appears {len(values) // distinct} times")
+            continue
         if integral and not doc and distinct <= 4 and len(values) >= 5 * distinct and min(values) >= 1 \
                 and max(values) <= 9 and not COUNT_NAME.search(name):
             done(CODE, f"undocumented, {distinct} small whole numbers repeated over {len(values)} rows: a code")
@@ -302,7 +321,30 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             done(COUNT, "whole numbers of things")
             continue
         done(MEASURE, "numbers")
-    return tuple(out)
+    return tuple(without_repeated_labels(out))
+
+
+def balanced(values: list[Any], distinct: int) -> bool:
+    """Each of a few values equally often, several times: the levels of a designed experiment
+    (doses 0, 1, 3.2, 10; visits at months 1, 3, 5; sample 1..6), which group rows and are not
+    measured. Measured values are not that even."""
+    if not 3 <= distinct <= MAX_CODES or len(values) < 2 * distinct:
+        return False
+    counts: dict[Any, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return len(set(counts.values())) == 1
+
+
+def without_repeated_labels(infos: list[ColumnInfo]) -> list[ColumnInfo]:
+    """Two columns with one label ("starting year of reign" for both `start` and `end`) mean the
+    documentation was copied wrong: neither label can be trusted, the headers speak instead."""
+    seen: dict[str, int] = {}
+    for i in infos:
+        if i.label:
+            seen[i.label.casefold()] = seen.get(i.label.casefold(), 0) + 1
+    return [replace(i, label="", evidence=f"{i.evidence}; the documentation gives another column the same label")
+            if i.label and seen[i.label.casefold()] > 1 else i for i in infos]
 
 
 def roles(table: "Table") -> dict[str, str]:

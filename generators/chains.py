@@ -113,7 +113,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         delta = spread * rng.uniform(0.1, 0.6)
         # "value > claim" is true when the claim lies below the value
         claim = value - delta if above == truth else value + delta
-        claim = rounded(float(claim))
+        claim = rounded(float(claim), 2)  # a claim as a person makes it: "above 75", not "above 74.57"
         if p.is_int(column) and agg in ("sum", "max", "min"):
             claim = float(round(claim)) if claim != round(claim) else claim
         low, high = float(np.nanmin(p.frame[column].astype(np.float64))), float(np.nanmax(p.frame[column].astype(np.float64)))
@@ -131,7 +131,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "target_is_filtered"
         target = _choice(rng, others)
         values = _sorted_values(p, cond, column, descending)
-        k = int(rng.integers(2, 6))
+        k = _choice(rng, [3, 5])
         if len(values) <= k:
             return "too_few_rows"
         if values[k - 1] == values[k]:
@@ -153,9 +153,10 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "needs_three_measures"  # the rows are chosen by one column, the correlation is of two others
         first, other = (others[i] for i in rng.choice(len(others), size=2, replace=False))
         values = _sorted_values(p, cond, column, descending)
-        n = len(values) // 2 + len(values) % 2
-        if n < 5:
+        sizes = [n for n in (10, 20, 50) if n < len(values)]  # a round number of rows, not "the 46 with ..."
+        if not sizes:
             return "too_few_rows"
+        n = _choice(rng, sizes)
         if n < len(values) and values[n - 1] == values[n]:
             return "tie"
         if not _top_rows_complete(p, cond, column, descending, n, [first, other]):
@@ -206,7 +207,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         if np.array_equal(second.mask, cond.mask):
             return "conditions_select_the_same_rows"
         agg = _choice(rng, ["mean", "sum", "median", "max"] if p.additive(column) else ["mean", "median", "max"])
-        func = _choice(rng, ["difference", "ratio", "percent_change"])
+        # a ratio or a percentage change of a signed quantity (an index averaging 0.025) means nothing
+        func = _choice(rng, ["difference", "ratio", "percent_change"] if p.positive(column) else ["difference"])
         steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},
                  {"op": "filter", "input": "t", "where": [second.triple()]},
                  {"op": "aggregate", "func": agg, "column": column, "name": "b"},
@@ -216,9 +218,15 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "undefined"
         if execute_chain(steps[:2], p.frame) == execute_chain(steps[2:4], p.frame):
             return "filters_do_not_change_the_answer"
-        words = {"difference": "the difference (first minus second)", "ratio": "the ratio (first divided by second)",
-                 "percent_change": "the percentage change from the second to the first"}
-        slots.update(agg=AGG_WORDS[agg], second=second.phrase(), combine=words[func])
+        of = f"the {AGG_WORDS[agg]} {p.label(column)}"
+        first_group, second_group = f"the {p.entities} where {cond.phrase()}", f"those where {second.phrase()}"
+        ask = {"difference": f"How much higher is {of} of {first_group} than that of {second_group}? "
+                             "(Give a negative number if it is lower.)",
+               "ratio": f"How many times {of} of {second_group} is {of} of {first_group}? "
+                        "(first divided by second)",
+               "percent_change": f"By what percentage does {of} of {first_group} differ from that of {second_group}? "
+                                 "((first - second) / second x 100)"}[func]
+        slots.update(agg=AGG_WORDS[agg], second=second.phrase(), ask=ask)
         return steps, slots, answer
 
     raise ValueError(f"unknown chain shape {shape!r}")

