@@ -35,6 +35,7 @@ GROUPINGS = (CATEGORY, CODE, FLAG)
 
 ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\.\.1|index)$", re.I)
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
+COUNTER = re.compile(r"^(t|trend|index|idx|time|period)$", re.I)  # a time counter 1..n (not years 1700..1988)
 ID_NAME = re.compile(r"(^|[^a-z])(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
                      r"specimen|sample|pair|obs|observation|unit|tag|band)$", re.I)
@@ -216,7 +217,10 @@ def parse_r_format(doc: str | None, columns: Iterable[str]) -> dict[str, ColumnI
 def _is_word(value: str) -> bool:
     """A name people say ("Mazda RX4", "Alabama", "b"), not a code ("t42", "V1", "86-1B", "r7")."""
     value = value.strip()
-    return bool(value) and not (any(ch.isdigit() for ch in value) and len(value) <= 6 and " " not in value)
+    digits = sum(ch.isdigit() for ch in value)
+    if digits >= 0.5 * len(value.replace(" ", "")):
+        return False  # "978-0521711128", "2014-08-13": a number written as text
+    return bool(value) and not (digits and len(value) <= 6 and " " not in value)
 
 
 def snake(name: str) -> str:
@@ -259,7 +263,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             continue
         if integral and numeric and unique and n >= 5:
             x = np.sort(np.asarray(values, dtype=np.float64))
-            if np.all(np.diff(x) == 1) and (ID_NAME.search(name) or MAYBE_ROW_INDEX.match(name)):
+            if np.all(np.diff(x) == 1) and (ID_NAME.search(name) or MAYBE_ROW_INDEX.match(name)
+                                            or COUNTER.match(name) and x[0] in (0, 1)):
                 done(ROW_INDEX, "consecutive whole numbers, one per row")
                 continue
         if doc and DOC_IDENTIFIER.search(info.label or doc) and not pa.types.is_floating(typ):

@@ -81,7 +81,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return "no_condition"
     descending = bool(rng.random() < 0.5)
     extreme = "highest" if descending else "lowest"
-    slots: dict[str, Any] = {"cond": cond.phrase(), "column": column, "extreme": extreme,
+    slots: dict[str, Any] = {"cond": cond.phrase(), "cond_have": cond.phrase(have=True), "column": column, "extreme": extreme,
                              "key_column": p.key or ""}
 
     if shape == "retrieval":
@@ -222,7 +222,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         first_group, second_group = f"the {p.entities} where {cond.phrase()}", f"those where {second.phrase()}"
         ask = {"difference": f"How much higher is {of} of {first_group} than that of {second_group}? "
                              "(Give a negative number if it is lower.)",
-               "ratio": f"How many times {of} of {second_group} is {of} of {first_group}? "
+               "ratio": f"What is the ratio of {of} of {first_group} to that of {second_group}? "
                         "(first divided by second)",
                "percent_change": f"By what percentage does {of} of {first_group} differ from that of {second_group}? "
                                  "((first - second) / second x 100)"}[func]

@@ -111,6 +111,16 @@ def entity_noun(doc: str | None) -> str:
     return min(found)[1] if found else ""
 
 
+def series_label(title: str) -> str:
+    """A time series' title as the name of its values: "Monthly Airline Passenger Numbers
+    1949-1960" -> "Monthly Airline Passenger Numbers"."""
+    import re
+
+    text = re.sub(r",?\s*(from\s+)?-?\d{3,4}\s*(-|to)\s*(\d{2,4}|\"?present\"?)\s*$", "", title.strip(), flags=re.I)
+    text = re.sub(r"^(quarterly |monthly |yearly |annual |daily |weekly )?time series of (the )?", "", text, flags=re.I)
+    return text.strip(" ,") if 3 <= len(text) <= 60 else ""
+
+
 def row_label_name(values: list[str], taken: set[str]) -> str:
     """What R's row names are, judged from the values: states, countries, or names of things."""
     def share(known: frozenset[str]) -> float:
@@ -190,6 +200,10 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
             row_labels[item] = str(frame.columns[0])
         page = descr(package, item)
         docs = parse_r_format(page, [str(c) for c in frame.columns])
+        title = str(caption.get((package, item), "") or "")
+        if "value" in frame.columns and "value" not in docs and series_label(title):
+            # a time series read as (time, value): the series is what its title says
+            docs["value"] = ColumnInfo(name="value", label=series_label(title), evidence="the series' title")
         if labelled and frame.columns[0] in ("name", "row label") and frame.columns[0] not in docs:
             noun = entity_noun(page)  # what the row labels name: "county", so a question asks "which county"
             if noun:

@@ -41,6 +41,7 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
                       r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|children|"
                       r"people|persons|patients|students|members|trips|calls)\b", re.I)
 WORDS_NAME = re.compile(r"([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+([ _.\-]([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|\d{4}))*")
+SAYS_NOTHING = frozenset({"no", "nr", "num", "na", "var", "val", "col", "field", "item", "other", "misc"})  # "the total no"
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
 HAVE = {"==": "of", "!=": "other than", ">": "above", ">=": "of at least", "<": "below", "<=": "of at most"}
@@ -226,8 +227,8 @@ class TableProfile:
         if not self.key:
             return "row"
         info = self.info.get(self.key)
-        if info is not None and info.label and len(info.label.split()) <= 3:
-            return info.label
+        if info is not None and info.label and len(info.label.split()) <= 2 and not re.search(r"\b(of|and|or)\b", info.label):
+            return info.label  # "county", not "address of houses" or "Make and Model"
         if self._years(self.key):
             return "year"
         words = sem.snake(self.key).replace("_", " ").replace(".", " ").strip()
@@ -246,7 +247,7 @@ class TableProfile:
             return True
         if " / " in column or self.table.is_hierarchical:
             return True
-        return bool(WORDS_NAME.fullmatch(column.strip()))
+        return column.strip().casefold() not in SAYS_NOTHING and bool(WORDS_NAME.fullmatch(column.strip()))
 
     def label(self, column: str) -> str:
         """How a question names a column: its documented label with the header the model sees,
