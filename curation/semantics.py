@@ -120,8 +120,13 @@ def label_from(description: str, name: str = "") -> str:
             sentence = ", ".join(clauses[:i])
             break
     sentence = re.sub(r"\s*\((=|0\s*=|1\s*=|coded|levels?)[^)]*\)", "", sentence).strip()
+    sentence = re.sub(r"\s+[-\u2013]\s+(a |an )?(factor|numeric|integer|character|vector|logical|ordered)\b.*$", "",
+                      sentence, flags=re.I)  # "treatment a subject received - a factor"
     if len(sentence) > MAX_LABEL:
-        sentence = re.split(r",\s| - | \u2013 ", sentence)[0].strip()
+        head, *rest = re.split(r",\s| - | \u2013 ", sentence)
+        if rest and rest[0][:1].isupper():
+            return ""  # "counts in Newfoundland, Prince Edward Island, ...": a list cut short says something else
+        sentence = head.strip()
     sentence = re.sub(r"\s*\((numeric|integer|factor|character|logical|ordered|num|int|0/1|1/0|yes/no)\)", "", sentence,
                       flags=re.I)  # a type tag, not a name
     sentence = re.sub(r"^\(?\d\s*/\s*\d\)?\s*|^\d+\s*=\s*", "", sentence)  # "(1/0) Severe ..", "1=anterior .."

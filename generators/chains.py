@@ -76,7 +76,9 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
     if not p.numeric:
         return "no_numeric_column"
     column = _choice(rng, p.numeric)
-    cond = _condition(p, rng, masks, avoid=(column,))
+    j = p.numeric.index(column)
+    related = tuple(c for i, c in enumerate(p.numeric) if p.related[j, i])  # the column, or a function of it
+    cond = _condition(p, rng, masks, avoid=related)
     if cond is None:
         return "no_condition"
     descending = bool(rng.random() < 0.5)
@@ -126,20 +128,22 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, execute_chain(steps, p.frame)
 
     if shape == "operations":
-        others = [c for c in p.numeric if c not in (column, cond.column)]  # not what the filter fixed
+        # "the average price of the 5 cars with the highest horsepower": sort, keep the top k, aggregate
+        others = [c for c in p.numeric if c not in related]
         if not others:
-            return "target_is_filtered"
+            return "target_is_the_sort_column"
         target = _choice(rng, others)
-        values = _sorted_values(p, cond, column, descending)
-        k = _choice(rng, [3, 5])
-        if len(values) <= k:
+        rows = Condition(column, ">=", None, np.ones(p.n_rows, dtype=bool))
+        values = _sorted_values(p, rows, column, descending)
+        k = _choice(rng, [3, 5, 10])
+        if len(values) <= 2 * k:
             return "too_few_rows"
         if values[k - 1] == values[k]:
             return "tie"
-        if not _top_rows_complete(p, cond, column, descending, k, [target]):
+        if not _top_rows_complete(p, rows, column, descending, k, [target]):
             return "missing_values_in_the_kept_rows"
         agg = _choice(rng, ["mean", "sum", "median", "max", "min"] if p.additive(target) else ["mean", "median", "max", "min"])
-        steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
+        steps = [{"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
                  {"op": "aggregate", "func": agg, "column": target}]
         answer = execute_chain(steps, p.frame)
         if answer is None:
@@ -148,26 +152,29 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, answer
 
     if shape == "correlation":
-        others = [c for c in p.numeric if c != column]
-        if len(others) < 2:
-            return "needs_three_measures"  # the rows are chosen by one column, the correlation is of two others
-        first, other = (others[i] for i in rng.choice(len(others), size=2, replace=False))
-        values = _sorted_values(p, cond, column, descending)
-        sizes = [n for n in (10, 20, 50) if n < len(values)]  # a round number of rows, not "the 46 with ..."
-        if not sizes:
+        # "among the cars with 4 cylinders and a manual gearbox, how do horsepower and mileage correlate?"
+        second = _condition(p, rng, masks, avoid=(cond.column,))
+        if second is None or second.column == cond.column:
+            return "no_second_condition"
+        kept = cond.mask & second.mask
+        if np.array_equal(kept, cond.mask) or np.array_equal(kept, second.mask):
+            return "second_condition_narrows_nothing"
+        pairs = [(a, b) for a in range(len(p.numeric)) for b in range(a + 1, len(p.numeric))
+                 if not p.related[a, b] and cond.column not in (p.numeric[a], p.numeric[b])]
+        pairs = [(a, b) for a, b in pairs if second.column not in (p.numeric[a], p.numeric[b])] or pairs
+        if not pairs:
+            return "needs_two_unrelated_measures"
+        a, b = pairs[int(rng.integers(len(pairs)))]
+        first, other = p.numeric[a], p.numeric[b]
+        if (kept & p.present(first) & p.present(other)).sum() < 8:
             return "too_few_rows"
-        n = _choice(rng, sizes)
-        if n < len(values) and values[n - 1] == values[n]:
-            return "tie"
-        if not _top_rows_complete(p, cond, column, descending, n, [first, other]):
-            return "missing_values_in_the_kept_rows"
         method = _choice(rng, ["pearson", "spearman"])
-        steps = [_filter(cond), {"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": n},
-                 {"op": "correlate", "x": first, "y": other, "method": method}]
+        steps = [_filter(cond), _filter(second), {"op": "correlate", "x": first, "y": other, "method": method}]
         answer = execute_chain(steps, p.frame)
         if answer is None:
             return "undefined"
-        slots.update(n=n, first=first, other=other, method="Pearson" if method == "pearson" else "Spearman")
+        slots.update(second=second.phrase(), first=first, other=other,
+                     method="Pearson" if method == "pearson" else "Spearman")
         return steps, slots, answer
 
     if shape == "hypothesis":

@@ -267,7 +267,7 @@ def test_a_test_whose_measure_is_fixed_by_the_group_is_no_question():
 def test_a_ratio_that_rounds_to_zero_is_not_asked_and_numpy_floats_state_their_rounding():
     table = Table(name="towns", body=pa.table({
         "town": ["Ayr", "Bude", "Cley", "Deal", "Eye", "Fife"], "population": [120000, 5000, 900, 30000, 2000, 64000],
-        "income": [10.5, 3.25, 0.5, 7.75, 1.5, 12.0]}),
+        "income": [10.5, 325.0, 0.5, 775.0, 1.5, 1200.0]}),  # income per head: 0.000088 for Ayr, 0.065 for Bude
         semantics=(sem.ColumnInfo("income", label="total income", unit="million pounds"),))
     samples, _, stats = generate(table, ["tco.per_unit"])
     assert samples and all(s.answer != 0 for s in samples)
@@ -378,3 +378,65 @@ def test_growth_is_asked_only_of_positive_levels():
             assert steps[1]["column"] == "gdp" or steps[-1]["func"] == "difference", s.question
         else:
             assert "surplus" not in s.question, s.question
+
+
+def test_a_column_that_is_a_function_of_another_is_not_correlated_with_it_nor_filters_it():
+    sleep = [14.9, 14.4, 13.5, 12.1, 10.3, 9.4, 8.0, 7.7, 5.3, 3.9]
+    table = Table(name="sleep", body=pa.table({
+        "animal": [f"animal {c}" for c in "abcdefghij"], "sleep_total": sleep,
+        "awake": [round(24 - s, 1) for s in sleep], "weight": [0.5, 3.1, 0.02, 60.0, 1.2, 210.0, 0.8, 14.0, 3.3, 0.1]}))
+    samples, _, stats = generate(table, ["da.pearson", "da.spearman", "tco.conditional_mean"])
+    for s in samples:
+        text = s.program.text
+        assert not ('"sleep_total"' in text and '"awake"' in text), s.question  # awake = 24 - sleep_total
+    assert stats.rejected["DA/correlation_analysis"]["same_variable"] >= 2
+
+
+def test_a_dummy_that_repeats_a_category_is_left_to_the_category():
+    table = Table(name="people", body=pa.table({
+        "person": [f"p{i}" for i in range(10)], "Sex": ["F", "M"] * 5, "SexMale": [0, 1] * 5,
+        "height": [160.5, 180.2, 165.1, 175.0, 158.3, 190.4, 170.2, 178.8, 162.0, 183.5]}))
+    samples, _, _ = generate(table, ["da.ttest", "tco.conditional_mean"])
+    assert samples and not any("SexMale" in s.question for s in samples)
+
+
+def test_data_its_source_calls_fake_gets_no_questions():
+    table = Table(name="teachingdemos/fake", caption="Fake data for demonstrating regression",
+                  body=pa.table({"x": [1.5, 2.5, 3.1, 4.7, 5.2, 6.9], "y": [2.0, 4.1, 6.3, 7.7, 10.2, 12.5]}))
+    samples, _, stats = generate(table, ["tco", "da"])
+    assert not samples and all(set(r) == {"simulated_data"} for r in stats.rejected.values())
+
+
+def test_counting_the_rows_of_a_balanced_design_is_no_question():
+    table = Table(name="trees", body=pa.table({"Tree": [1, 1, 1, 2, 2, 2, 3, 3, 3], "age": [118, 484, 664] * 3,
+                                               "circumference": [30.5, 58.0, 87.2, 33.1, 69.4, 111.0, 30.0, 51.6, 75.3]}),
+                  semantics=(sem.ColumnInfo("Tree", role=sem.CODE),))
+    samples, _, stats = generate(table, ["tco.count", "tu.fact_count"])
+    for s in samples:
+        assert "Tree" not in s.question or ("circumference" in s.question or "age" in s.question), s.question
+    assert stats.rejected["TCO/general_operations"]["counts_the_design"] >= 1
+
+
+def test_an_unpaired_test_is_not_run_on_paired_rows():
+    """Every specimen measured by both methods: the values are paired, Welch's test ignores it."""
+    table = Table(name="methods", body=pa.table({
+        "specimen": ["s1", "s2", "s3", "s4", "s5", "s6"] * 2, "method": ["assay"] * 6 + ["titration"] * 6,
+        "reading": [5.1, 6.3, 4.8, 7.2, 5.9, 6.6, 5.4, 6.1, 5.0, 7.5, 6.2, 6.4]}))
+    samples, _, stats = generate(table, ["da.ttest", "da.mannwhitney"])
+    assert not samples and stats.rejected["DA/hypothesis_testing"]["paired_or_blocked"] >= 1
+
+
+def test_a_trending_series_gets_no_anomaly_question():
+    table = Table(name="emissions", body=pa.table({"year": list(range(1990, 2010)),
+                                                   "emissions": [float(100 * 1.08 ** i) for i in range(20)]}))
+    samples, _, stats = generate(table, ["da.outliers"])
+    assert not samples and stats.rejected["DA/anomaly_detection"]["trending_series"] == 1
+
+
+def test_a_value_one_single_precision_step_off_its_columns_decimals_is_read_at_them():
+    from curation.body import without_float_noise
+
+    assert without_float_noise(pa.array([0.8, -1.0999999, 1.9, 2.5, -0.3, 1.1])).to_pylist() == \
+        [0.8, -1.1, 1.9, 2.5, -0.3, 1.1]
+    digits = [3.141592653589793, 2.718281828459045, 1.4142135623730951, 0.5772156649, 1.61803398875]
+    assert without_float_noise(pa.array(digits)).to_pylist() == digits

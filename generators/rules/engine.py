@@ -9,6 +9,7 @@ counted reason, and emits up to `cap` of the rest, chosen by the table's seeded 
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,19 +17,23 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from curation import semantics as sem
 from curation.answers import format_answer, plain, round_number
 from curation.pipeline.rng import record_rng
 from curation.sources.grid import column_letter
 from curation.table import Table, flat_header
 from curation.taxonomy import task as taxonomy_task
 from generators.rules.emit import SampleColumns
-from generators.rules.profile import Condition, TableProfile, show
+from generators.rules.profile import Condition, TableProfile, average_ranks, show
 from generators.rules.specs import spec_sql
 from generators.rules.tree_ops import TREE_OPS
 
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
              "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
+PER_UNIT = re.compile(r"\b(population|pop|people|persons|inhabitants|residents|households|families|employees|workers|"
+                      r"staff|members|students|pupils|patients|area|acres|hectares|km2|sq|square|capita|units|"
+                      r"vehicles|cars|beds|doctors|physicians|teachers|schools|hours|days)\b", re.I)
 COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target", "first"})  # named by label and header
 MAX_CONDITIONS = 24
 MAX_NAMING_COLUMNS = 15
@@ -193,9 +198,26 @@ class MaskSet:
 
     @cached_property
     def own(self) -> np.ndarray:
-        """(groups x numeric columns): True where a group's condition is on that very column."""
-        return np.array([[any(c.column == col for c in g) for col in self.profile.numeric] for g in self.groups],
-                        dtype=bool).reshape(len(self.groups), len(self.profile.numeric))
+        """(groups x numeric columns): True where a group's condition is on that very column, or on
+        one it is a function of ("the lowest rd where lrd > 1.4" restates its condition)."""
+        p = self.profile
+        index = {c: j for j, c in enumerate(p.numeric)}
+        rows = []
+        for g in self.groups:
+            row = np.zeros(len(p.numeric), dtype=bool)
+            for c in g:
+                if c.column in index:
+                    row |= p.related[index[c.column]]
+            rows.append(row)
+        return np.array(rows, dtype=bool).reshape(len(self.groups), len(p.numeric))
+
+    @cached_property
+    def counts_the_design(self) -> np.ndarray:
+        """Per group: every condition picks a level of a balanced grouping (Tree is 1, where each
+        tree has 5 rows), so the count is the design's, known before any data was taken."""
+        balanced = self.profile.balanced
+        return np.array([bool(g) and all(c.op == "==" and c.column in balanced for c in g) for g in self.groups],
+                        dtype=bool)
 
     @property
     def row_counts(self) -> np.ndarray:
@@ -416,7 +438,9 @@ def op_fact(ctx: Context) -> None:
         cands = np.flatnonzero(present.ravel())  # row * len(cols) + column, split once picked
     elif kind == "count":
         for which in (1, 2):
-            cands += [(which, g) for g in range(len(table_masks(p, ctx.seed, which).groups))]
+            ms = table_masks(p, ctx.seed, which)
+            ctx.reject("counts_the_design", int(ms.counts_the_design.sum()))
+            cands += [(which, g) for g in np.flatnonzero(~ms.counts_the_design).tolist()]
     ctx.considered(len(cands))
     told = {True: 0, False: 0}
     for idx in ctx.pick(list(range(len(cands)))):
@@ -515,11 +539,13 @@ def op_reverse_lookup(ctx: Context) -> None:
 
 
 def _normalise(text: str) -> str:
-    return "".join(ch for ch in text if ch.isascii() and ch.isalnum()).lower()
+    """A name as a user types it: lower case, punctuation dropped, single spaces ("honda civic")."""
+    kept = "".join(ch for ch in text if ch == " " or (ch.isascii() and ch.isalnum()))
+    return " ".join(kept.split()).lower()
 
 
 def op_fuzzy_lookup(ctx: Context) -> None:
-    """Fuzzy query: the row key written without its case, spaces and punctuation."""
+    """Fuzzy query: the row key as a user types it, in lower case without punctuation."""
     p = ctx.profile
     if not p.key or p.key not in p.text_columns:
         return ctx.reject("no_text_key")
@@ -621,7 +647,8 @@ def op_count(ctx: Context) -> None:
     ms = table_masks(p, ctx.seed, int(ctx.template.params.get("conditions", 1)))
     counts = ms.row_counts
     ctx.considered(len(counts))
-    for g in ctx.pick(np.flatnonzero(counts >= 0)):
+    ctx.reject("counts_the_design", int(ms.counts_the_design.sum()))
+    for g in ctx.pick(np.flatnonzero((counts >= 0) & ~ms.counts_the_design)):
         spec = {"kind": "aggregate", "agg": "count", "column": None, "where": ms.triples[g]}
         ctx.emit(ms.slots[g], int(counts[g]), spec=spec)
 
@@ -861,7 +888,7 @@ def op_growth(ctx: Context) -> None:
         if np.isnan(va) or np.isnan(vb) or va == 0 or (kind == "cagr" and (va <= 0 or vb <= 0)):
             ctx.reject("undefined")
             continue
-        if not p.positive(p.numeric[j]) or (kind == "cagr" and p.relative(p.numeric[j])):
+        if not p.positive(p.numeric[j]) or p.relative(p.numeric[j]):
             ctx.reject("not_a_level")  # the growth of a signed index, or the compound growth of a rate
             continue
         if (a, b, j) not in {(c[0], c[1], c[2]) for c in cands}:
@@ -889,7 +916,10 @@ def op_row_ratio(ctx: Context) -> None:
     ctx.considered(p.n_rows * n * (n - 1))
     ctx.reject("undefined", int(p.n_rows * n * (n - 1) - ok.sum()))
     additive = p.additive_numeric
-    amounts = additive[:, None] & additive[None, :]  # "income per person": amounts over amounts, not density per driver
+    units = np.array([bool(PER_UNIT.search(f"{sem.snake(c)} {p.info[c].label if c in p.info else ''}".replace("_", " ")))
+                      for c in p.numeric], dtype=bool)
+    # "income per person": an amount over a count of the things it is shared by, not population per birth
+    amounts = additive[:, None] & (additive & units)[None, :] & ~units[:, None]
     ctx.reject("not_a_per_unit_ratio", int((ok & ~amounts[None]).sum()))
     ok &= amounts[None]
     flat = np.flatnonzero(ok.ravel())
@@ -924,6 +954,12 @@ def op_outliers(ctx: Context) -> None:
         if q3 - q1 <= 0:
             ctx.reject("no_spread")
             continue
+        if p.time or (p.key and p._years(p.key)):
+            order = ~np.isnan(x)
+            trend = np.corrcoef(average_ranks(x[order]), np.arange(order.sum()))[0, 1]
+            if abs(trend) >= 0.7:
+                ctx.reject("trending_series")  # a fence cuts off the real end of a rising series, not only planted values
+                continue
         cands.append(j)
     for j in ctx.pick(cands):
         column = p.numeric[j]
@@ -991,8 +1027,8 @@ def op_correlation(ctx: Context) -> None:
         if both.sum() < 5:
             ctx.reject("too_few_rows")
             continue
-        if np.array_equal(x[both], y[both]):
-            ctx.reject("same_variable")
+        if np.array_equal(x[both], y[both]) or p.related[a, b]:
+            ctx.reject("same_variable")  # or one is a function of the other: r = -1 by definition
             continue
         cands.append((a, b))
     for idx in ctx.pick(list(range(len(cands)))):
@@ -1072,7 +1108,7 @@ def op_chain(ctx: Context) -> None:
     shape = ctx.template.params["shape"]
     ctx.considered(ctx.cap)
     made = 0
-    for attempt in range(3 * ctx.cap):
+    for attempt in range(8 * ctx.cap):  # most draws are rejected (ties, filters that change nothing)
         result = compose_chain(shape, p, ctx.rng, lambda which: table_masks(p, ctx.seed, which))
         if isinstance(result, str):
             ctx.reject(result)
@@ -1101,10 +1137,11 @@ def generate_for_table(table: Table, templates: list[Template], seed: int, out: 
     """Every template over one table. Deterministic in (table, templates, seed): order never matters."""
     profile = TableProfile(table)
     for template in templates:
-        if profile.is_matrix and template.op not in TREE_OPS:  # a correlation matrix is not data
+        not_data = "matrix_not_data" if profile.is_matrix else "simulated_data" if profile.simulated else None
+        if not_data and template.op not in TREE_OPS:  # a correlation matrix, or data its source calls fake
             stats.candidates[template.task] = stats.candidates.get(template.task, 0) + 1
-            stats.rejected.setdefault(template.task, {}).setdefault("matrix_not_data", 0)
-            stats.rejected[template.task]["matrix_not_data"] += 1
+            stats.rejected.setdefault(template.task, {}).setdefault(not_data, 0)
+            stats.rejected[template.task][not_data] += 1
             continue
         cap = max(1, int(round(template.cap * scale)))
         context = Context(profile, template, seed, out, derived, stats, cap, specs)

@@ -31,6 +31,12 @@ NOT_ADDITIVE = re.compile(r"\b(rate|ratio|log|index|idx|mean|average|avg|median|
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
                           r"deviation|diff|difference|change|z|std|sd|se)s?\b|%",
                           re.I)
+NUISANCE = re.compile(r"^(block|blk|blocks|plot|rep|reps|replicate|replication|batch|panel|run|stratum|strata|"
+                      r"cluster|trial|occasion|session|lab|laboratory|row|col|column)\d*$", re.I)
+MODEL_OUTPUT = re.compile(r"\b(residuals?|resid|fitted|predicted|prediction|standard error|"
+                          r"std error|confidence|upper bound|lower bound|bound of|weights? for|ub|lb|se|fit|pred)\b", re.I)
+SIMULATED = re.compile(r"\b(fake|simulated|simulation|artificial|synthetic|randomly generated|random data|"
+                       r"hypothetical|made-up|toy data|generated data)\b", re.I)
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction)s?\b|%", re.I)
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
 ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|sales|revenue|expenditures?|spending|"
@@ -44,7 +50,7 @@ WORDS_NAME = re.compile(r"([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+([ _.\-]([A-Z]?[a
 SAYS_NOTHING = frozenset({"no", "nr", "num", "na", "var", "val", "col", "field", "item", "other", "misc"})  # "the total no"
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
-HAVE = {"==": "of", "!=": "other than", ">": "above", ">=": "of at least", "<": "below", "<=": "of at most"}
+HAVE = {"==": "equal to", "!=": "other than", ">": "above", ">=": "of at least", "<": "below", "<=": "of at most"}
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
 
 
@@ -98,6 +104,27 @@ def show(value: Any) -> str:
     return str(value)
 
 
+def _stem(column: str) -> str:
+    """"lrd" and "rd", "length_hrs" and "length_min", "log_income" and "income": one variable."""
+    name = sem.snake(column).casefold().replace(".", "_")
+    name = re.sub(r"^(log|ln|l|sqrt|sq)_?(?=[a-z]{2})", "", name) if not name.startswith(("lat", "len", "lev", "lab", "lo")) else name
+    return re.sub(r"_?(hrs|hours|min|mins|minutes|sec|secs|seconds|pct|percent|log|sq|squared)$", "", name)
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Average ranks of the present values (NaN stays NaN)."""
+    out = np.full(len(x), np.nan)
+    present = ~np.isnan(x)
+    values = x[present]
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(1, len(values) + 1)
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=ranks)
+    out[present] = (sums / counts)[inverse]
+    return out
+
+
 def _shares(values: np.ndarray) -> dict[Any, float]:
     """Each distinct value's share of the values."""
     if not len(values):
@@ -126,12 +153,15 @@ class TableProfile:
                        and self.nameable(c)]
         self.key = self._find_key()
         self.time = self._find_time()
-        self.numeric = [c for c in self.usable if self.role.get(c) in sem.QUANTITIES and self._is_measure(c)]
-        self.categorical = [c for c in self.usable if c != self.key and self.role.get(c) in sem.GROUPINGS
-                            and self._is_categorical(c)]
+        self.numeric = [c for c in self.usable if self.role.get(c) in sem.QUANTITIES and self._is_measure(c)
+                        and not self._model_output(c)]
+        self.categorical = self._without_duplicate_groupings(
+            [c for c in self.usable if c != self.key and self.role.get(c) in sem.GROUPINGS
+             and self._is_categorical(c) and not NUISANCE.match(c)])
         self.dates = [c for c in self.usable if c in self.date_columns and c != self.key]
         self.is_matrix = self._is_matrix()
         self.weights = self._weights()
+        self.simulated = bool(SIMULATED.search(f"{table.name} {table.caption}"))
 
     # -- column roles -----------------------------------------------------------------------
     def present(self, column: str) -> np.ndarray:
@@ -198,6 +228,69 @@ class TableProfile:
         """`additive` for each numeric column, in `numeric`'s order."""
         return np.array([self.additive(c) for c in self.numeric], dtype=bool)
 
+    @cached_property
+    def blocks(self) -> list[str]:
+        """Columns that could pair or block rows: ids, nuisance factors, codes and categories with
+        more than two levels (each level of a block appearing in every group means paired data)."""
+        out = []
+        for i, c in enumerate(self.table.columns):
+            role = self.role.get(c)
+            if role in (sem.IDENTIFIER, sem.CODE, sem.CATEGORY, sem.NAME) or NUISANCE.match(c):
+                distinct = len(set(v for v in self.frame[c].tolist() if v is not None))
+                if 2 < distinct < self.n_rows:
+                    out.append(c)
+        return out
+
+    def _model_output(self, column: str) -> bool:
+        """A residual, a fitted value, a confidence bound or a model weight: output of someone's
+        analysis, not a measurement of the things in the table."""
+        info = self.info.get(column)
+        return bool(MODEL_OUTPUT.search(f"{sem.snake(column)} {info.label if info else ''}".replace("_", " ")))
+
+    def _without_duplicate_groupings(self, columns: list[str]) -> list[str]:
+        """One grouping per partition of the rows: `SexMale` 0/1 beside `Sex` F/M says it again,
+        and a person says "women", not "SexMale is 0". Words win over codes."""
+        kept: list[str] = []
+        seen: dict[tuple, str] = {}
+        order = sorted(columns, key=lambda c: (self.role.get(c) != sem.CATEGORY, columns.index(c)))
+        for c in order:
+            labels: dict[Any, int] = {}
+            signature = tuple(labels.setdefault(v, len(labels)) for v in self.frame[c].tolist())
+            if signature not in seen:
+                seen[signature] = c
+                kept.append(c)
+        return [c for c in columns if c in kept]
+
+    @cached_property
+    def balanced(self) -> frozenset[str]:
+        """Groupings whose levels all hold the same number of rows: a design's layout, where
+        "how many rows have Tree 1" counts the design, not the data."""
+        return frozenset(c for c in self.categorical if len({n for _, n in self.categories(c)}) == 1)
+
+    @cached_property
+    def related(self) -> np.ndarray:
+        """(numeric x numeric): True where one column is a function of the other (`awake` = 24 -
+        `sleep_total`, `lrd` = ln(`rd`), hours and minutes of one runtime), so that filtering one
+        and asking about the other, or correlating them, restates a definition."""
+        n = len(self.numeric)
+        out = np.eye(n, dtype=bool)
+        stems = [_stem(c) for c in self.numeric]
+        ranks = []
+        for j in range(n):
+            x = self.matrix[:, j]
+            ranks.append(average_ranks(x))
+        for a in range(n):
+            for b in range(a + 1, n):
+                same = stems[a] == stems[b] and len(stems[a]) >= 2
+                if not same:
+                    both = ~np.isnan(ranks[a]) & ~np.isnan(ranks[b])
+                    if both.sum() >= 5:
+                        ra, rb = average_ranks(self.matrix[both, a]), average_ranks(self.matrix[both, b])
+                        if ra.std() > 0 and rb.std() > 0:
+                            same = abs(float(np.corrcoef(ra, rb)[0, 1])) >= 0.98
+                out[a, b] = out[b, a] = same
+        return out
+
     def crossed_by_design(self, x: str, y: str) -> bool:
         """Whether every combination of two groupings occurs equally often (Source x Site, 12 rows
         each): the layout of an experiment, independent by construction."""
@@ -227,7 +320,8 @@ class TableProfile:
         if not self.key:
             return "row"
         info = self.info.get(self.key)
-        if info is not None and info.label and len(info.label.split()) <= 2 and not re.search(r"\b(of|and|or)\b", info.label):
+        if info is not None and re.fullmatch(r"[A-Za-z][A-Za-z -]*", info.label) and len(info.label.split()) <= 2 \
+                and not re.search(r"\b(of|and|or)\b", info.label):
             return info.label  # "county", not "address of houses" or "Make and Model"
         if self._years(self.key):
             return "year"
@@ -377,6 +471,8 @@ class TableProfile:
         """Why comparing `column` between two groups of `by` would say nothing, or None: the same
         values in both (t = 0, p = 1 by design), or one value throughout a group (10.0 km for
         every 10000 m race: the grouping decides the test)."""
+        if any(self.crossed_by_design(by, other) for other in self.blocks if other != by):
+            return "paired_or_blocked"  # every subject (or block) in both groups: an unpaired test ignores it
         keep = self.present(column) if rows is None else rows & self.present(column)
         a, b = (np.sort(self.frame[column][keep & self.mask(by, "==", g)]) for g in groups)
         if _shares(a) == _shares(b):  # the same values in the same proportions: a schedule, not a result

@@ -43,7 +43,8 @@ def spec_sql(spec: dict[str, Any]) -> str:
         return f"SELECT {q(spec['column'])} FROM t WHERE {_key_is(spec)}"
     if kind == "fuzzy":
         return (f"SELECT {q(spec['column'])} FROM t WHERE "
-                f"lower(regexp_replace({q(spec['key'])}, '[^A-Za-z0-9]', '', 'g')) = {lit(spec['norm'])}")
+                f"lower(trim(regexp_replace(regexp_replace({q(spec['key'])}, '[^A-Za-z0-9 ]', '', 'g'), ' +', ' ', 'g')))"
+                f" = {lit(spec['norm'])}")
     if kind == "reverse":
         return f"SELECT {q(spec['key'])} FROM t WHERE {q(spec['column'])} = {lit(spec['value'])}"
     if kind == "aggregate":
@@ -139,7 +140,8 @@ def naive_answer(df: "pd.DataFrame", spec: dict[str, Any]) -> Any:
     if kind == "cell":
         return plain(df.loc[df[spec["key"]] == spec["key_value"], spec["column"]].iloc[0])
     if kind == "fuzzy":
-        norm = df[spec["key"]].str.replace(r"[^A-Za-z0-9]", "", regex=True).str.lower()
+        norm = (df[spec["key"]].str.replace(r"[^A-Za-z0-9 ]", "", regex=True).str.replace(r" +", " ", regex=True)
+                .str.strip().str.lower())
         return plain(df.loc[norm == spec["norm"], spec["column"]].iloc[0])
     if kind == "reverse":
         return plain(df.loc[df[spec["column"]] == spec["value"], spec["key"]].iloc[0])
