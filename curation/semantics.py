@@ -282,7 +282,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             done(TIME, "dates")
             continue
         if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)):
-            span = numeric and re.fullmatch(r"(time|period|season)s?", name, re.I) and not (
+            ordered = unique and all(a < b for a, b in zip(values, values[1:]))  # a series' time axis: 1949.0, 1949.083 ...
+            span = numeric and re.fullmatch(r"(time|period|season)s?", name, re.I) and not ordered and not (
                 integral and (1000 <= min(values) and max(values) <= 2200 or unique))
             if not span:  # a race's "time" in seconds is a measure; a "time" of years or steps is an axis
                 done(TIME, "the name or documentation says it is a time")

@@ -87,7 +87,13 @@ def rounded(value: Any, significant: int = SIGNIFICANT) -> Any:
 def plural(noun: str) -> str:
     """"county" -> "counties", "country" -> "countries", "bus" -> "buses", "car model" -> "car models"."""
     head, _, last = noun.rpartition(" ")
-    if re.search(r"[^aeiou]y$", last):
+    irregular = {"person": "people", "child": "children", "man": "men", "woman": "women", "mouse": "mice",
+                 "foot": "feet", "tooth": "teeth", "analysis": "analyses", "datum": "data"}
+    if last.casefold() in irregular:
+        last = irregular[last.casefold()]
+    elif re.search(r"(species|series|data|sheep|deer|fish|aircraft)$", last, re.I):
+        pass
+    elif re.search(r"[^aeiou]y$", last):
         last = last[:-1] + "ies"
     elif re.search(r"(s|x|z|ch|sh)$", last):
         last += "es"
