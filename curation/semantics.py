@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -228,6 +229,49 @@ def _is_word(value: str) -> bool:
     return bool(value) and not (digits and len(value) <= 6 and " " not in value)
 
 
+ABBREVIATIONS = frozenset("""gdp gnp cpi ppp usd eur gbp tv iq bmi co2 pm10 pm25 pct avg max min temp educ exper diff
+hrs mins secs km kg mph mpg hp wt rpm dob ceo hiv aids dna rna gpa sat act uk us usa eu un oecd nba nfl mlb pop vs no exp
+freq approx std dev log""".split())
+
+
+@lru_cache(maxsize=1)
+def _english() -> frozenset[str]:
+    try:
+        from english_words import get_english_words_set
+    except ImportError:  # pragma: no cover - a dependency; without it every header of letters passes
+        return frozenset()
+    return frozenset(get_english_words_set(["web2", "gcide"], lower=True))
+
+
+def is_word(token: str) -> bool:
+    """An English word or a common abbreviation ("sales", "counties", "gdp"), not "cunem" or "gy"."""
+    words = _english()
+    t = token.casefold()
+    if not words:
+        return len(t) >= 2 and t.isalpha()
+    if t.isdigit():
+        return len(t) == 4  # a year in a header: "pop2018"
+    if t in words or t in ABBREVIATIONS:
+        return True
+    for suffix, replacement in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e")):
+        if t.endswith(suffix) and len(t) > len(suffix) + 2 and t[: -len(suffix)] + replacement in words:
+            return True
+    return False
+
+
+def words_of(name: str) -> list[str]:
+    """A header's words: "UrbanPop" -> Urban, Pop; "life_exp.2018" -> life, exp, 2018."""
+    return [w for w in re.split(r"[\s_.\-/]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])", name) if w]
+
+
+def says_itself(name: str) -> bool:
+    """Whether a header alone tells a reader what the column is: every part an English word or a
+    common abbreviation ("UrbanPop", "life_expectancy", "GDP"), not "cunem", "pkill.us" or "X3"."""
+    parts = words_of(name)
+    return bool(parts) and all(is_word(p) for p in parts) and any(len(p) >= 3 or p.casefold() in ABBREVIATIONS
+                                                                   for p in parts)
+
+
 def snake(name: str) -> str:
     """"SampleNumber" -> "Sample_Number", so name patterns see camelCase words."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
@@ -313,6 +357,9 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             continue
         if not numeric:
             done(TEXT, f"values of type {typ}")
+            continue
+        if integral and info.label and re.search(r"\bcodes?\b", info.label, re.I) and distinct > MAX_CODES:
+            done(IDENTIFIER, "the documentation calls it a code, with many values")  # a country code, not a number
             continue
         if info.codes or (doc and DOC_CODE.search(doc) and integral and distinct <= MAX_CODES):
             done(CODE, "the documentation gives its codes" if info.codes else "the documentation calls it a factor or code")

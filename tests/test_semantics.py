@@ -199,7 +199,11 @@ def test_only_measures_are_aggregated_codes_filter_and_rows_are_named_by_their_n
 def test_questions_name_a_column_by_its_label_and_header_and_a_code_by_its_meaning():
     samples, _, _ = generate(PEOPLE, ["tco.mean", "tco.conditional_mean"])
     questions = " ".join(s.question for s in samples)
-    assert "yearly income (`income`)" in questions
+    assert "yearly income" in questions and "(`income`)" not in questions  # the label already names `income`
+    labelled = Table(name="towns", body=pa.table({"town": list("abcdefgh"), "crim": [0.1, 2.5, 0.3, 8.8, 1.2, 0.7, 3.3, 5.1]}),
+                     semantics=(sem.ColumnInfo("crim", label="per capita crime rate"),))
+    samples, _, _ = generate(labelled, ["tco.mean"])
+    assert any("per capita crime rate (`crim`)" in s.question for s in samples)
     assert "sex is 1 (male)" in questions or "sex is 2 (female)" in questions
 
 
@@ -440,3 +444,17 @@ def test_a_value_one_single_precision_step_off_its_columns_decimals_is_read_at_t
         [0.8, -1.1, 1.9, 2.5, -0.3, 1.1]
     digits = [3.141592653589793, 2.718281828459045, 1.4142135623730951, 0.5772156649, 1.61803398875]
     assert without_float_noise(pa.array(digits)).to_pylist() == digits
+
+
+@pytest.mark.parametrize("header, says", [("UrbanPop", True), ("life_exp", True), ("GDP", True), ("counties", True),
+                                          ("cunem", False), ("pkill.us", False), ("X3", False), ("momage", False)])
+def test_an_undocumented_header_is_asked_about_only_when_its_words_say_what_it_is(header, says):
+    assert sem.says_itself(header) is says
+
+
+def test_groupings_nested_in_each_other_are_not_tested_for_independence():
+    table = Table(name="sites", body=pa.table({
+        "region": ["north"] * 6 + ["south"] * 6, "site": ["a", "a", "b", "b", "c", "c", "d", "d", "e", "e", "f", "f"],
+        "catch": [3.5, 4.1, 2.2, 5.0, 3.3, 4.4, 6.1, 5.5, 7.2, 6.6, 5.9, 6.3]}))
+    samples, _, stats = generate(table, ["da.chi_square"])
+    assert not samples and stats.rejected["DA/hypothesis_testing"]["nested_groupings"] == 1

@@ -1075,6 +1075,9 @@ def op_test(ctx: Context) -> None:
                 if p.crossed_by_design(x, y):
                     ctx.reject("independent_by_design")  # every combination equally often: chi2 = 0 by construction
                     continue
+                if p.nested(x, y) or p.nested(y, x):
+                    ctx.reject("nested_groupings")  # each site lies in one region: dependence by construction
+                    continue
                 steps_list.append(({"x": x, "y": y}, {"op": "test", "test": "chi2", "x": x, "y": y}))
     elif test == "shapiro":
         for column in p.numeric:

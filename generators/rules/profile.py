@@ -46,7 +46,6 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
                       r"customers|orders|items|hours|minutes|days|miles|kilometers|km|budget|debt|assets|"
                       r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|children|"
                       r"people|persons|patients|students|members|trips|calls)\b", re.I)
-WORDS_NAME = re.compile(r"([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+([ _.\-]([A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|\d{4}))*")
 SAYS_NOTHING = frozenset({"no", "nr", "num", "na", "var", "val", "col", "field", "item", "other", "misc"})  # "the total no"
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
@@ -160,7 +159,7 @@ class TableProfile:
         self.key = self._find_key()
         self.time = self._find_time()
         self.numeric = [c for c in self.usable if self.role.get(c) in sem.QUANTITIES and self._is_measure(c)
-                        and not self._model_output(c)]
+                        and not self._model_output(c) and not NUISANCE.match(c)]
         self.categorical = self._without_duplicate_groupings(
             [c for c in self.usable if c != self.key and self.role.get(c) in sem.GROUPINGS
              and self._is_categorical(c) and not NUISANCE.match(c)])
@@ -307,6 +306,14 @@ class TableProfile:
         levels = len({u for u, _ in pairs}) * len({v for _, v in pairs})
         return len(pairs) == levels and len(set(pairs.values())) == 1
 
+    def nested(self, x: str, y: str) -> bool:
+        """Whether each level of `x` lies within one level of `y` (sites within regions)."""
+        both = self.present(x) & self.present(y)
+        within: dict[Any, set] = {}
+        for u, v in zip(self.frame[x][both].tolist(), self.frame[y][both].tolist()):
+            within.setdefault(u, set()).add(v)
+        return len(within) > len({v for vs in within.values() for v in vs}) and all(len(v) == 1 for v in within.values())
+
     def relative(self, column: str) -> bool:
         """Whether the column is a rate, ratio, index or share, whose compound growth means nothing."""
         info = self.info.get(column)
@@ -331,6 +338,8 @@ class TableProfile:
             return info.label  # "county", not "address of houses" or "Make and Model"
         if self._years(self.key):
             return "year"
+        if self.key.casefold() in ("name", "row label") or not sem.says_itself(self.key):
+            return "entry"  # "Which name has ...", "Which iso2cs have ...": no noun is better than a wrong one
         words = sem.snake(self.key).replace("_", " ").replace(".", " ").strip()
         return words if words.isupper() and len(words) <= 4 else words.lower()
 
@@ -340,14 +349,15 @@ class TableProfile:
 
     def nameable(self, column: str) -> bool:
         """Whether a question can name the column so a reader knows what it is: it has a label
-        from documentation, its header is made of words ("UrbanPop", "life_exp"), or it is a path
-        of a spreadsheet's header. "X3", "e143" and "pNA.nwound.us" are not asked about."""
+        from documentation, its header is made of English words or common abbreviations
+        ("UrbanPop", "life_exp", "GDP"), or it is a path of a spreadsheet's header. "X3", "e143",
+        "cunem" and "pNA.nwound.us" are not asked about."""
         info = self.info.get(column)
         if info is not None and info.label:
             return True
         if " / " in column or self.table.is_hierarchical:
             return True
-        return column.strip().casefold() not in SAYS_NOTHING and bool(WORDS_NAME.fullmatch(column.strip()))
+        return column.strip().casefold() not in SAYS_NOTHING and sem.says_itself(column.strip())
 
     def label(self, column: str) -> str:
         """How a question names a column: its documented label with the header the model sees,
@@ -355,6 +365,8 @@ class TableProfile:
         info = self.info.get(column)
         if info is None or not info.label:
             return column
+        if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
+            return info.label  # "fentanyl pain medication (micrograms)" already names `fentanyl`
         return f"{info.label} (`{column}`)"
 
     def shown(self, column: str, value: Any) -> str:
