@@ -67,8 +67,8 @@ def round_number(value: float, decimals: int) -> float:
     """Round as a person does: half away from zero, on the decimal the value stands for (15
     significant digits), so the median 1.255 of 1.15 and 1.36 is 1.26 although the float holds
     1.2549999999999999; -0.0 is written as 0.0."""
-    if not math.isfinite(value):
-        return value
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return value  # 6.02e23 has no decimals to round (and Decimal's 28 digits cannot hold it at 2)
     exact = decimal.Decimal(f"{value:.15g}")
     out = float(exact.quantize(decimal.Decimal(1).scaleb(-decimals), rounding=decimal.ROUND_HALF_UP))
     return 0.0 if out == 0 else out

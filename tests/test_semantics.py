@@ -458,3 +458,10 @@ def test_groupings_nested_in_each_other_are_not_tested_for_independence():
         "catch": [3.5, 4.1, 2.2, 5.0, 3.3, 4.4, 6.1, 5.5, 7.2, 6.6, 5.9, 6.3]}))
     samples, _, stats = generate(table, ["da.chi_square"])
     assert not samples and stats.rejected["DA/hypothesis_testing"]["nested_groupings"] == 1
+
+
+def test_golds_round_half_away_from_zero_and_huge_numbers_stay_as_they_are():
+    from curation.answers import round_number
+
+    assert round_number(1.255, 2) == 1.26 and round_number(-2.5, 0) == -3.0 and round_number(-0.001, 2) == 0.0
+    assert round_number(6.02214076e23, 2) == 6.02214076e23  # no decimals to round, and no error
