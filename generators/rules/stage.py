@@ -63,7 +63,13 @@ class RulesStage(Stage):
         chains = (Path(__file__).parent.parent / "chains.py").read_text()
         tree = Path(header_tree.__file__).read_text()  # the tree ops read tables through it
         roles = Path(semantics.__file__).read_text()  # the profile reads the columns' roles through it
-        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains, tree, roles)
+        # what the engine imports to answer: format and round golds, run chains and SQL, name cells
+        from curation import answers, programs
+        from curation.sources import grid
+
+        answering = [Path(answers.__file__).read_text(), Path(grid.__file__).read_text()] + [
+            f.read_text() for f in sorted(Path(programs.__file__).parent.glob("*.py"))]
+        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains, tree, roles, answering)
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         from generators.rules.catalog import load_templates
