@@ -334,6 +334,9 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 continue
         words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
         id_name = ID_NAME.search(snake(name)) and not COUNT_NAME.fullmatch(name)
+        if re.search(r"(^|_)index$", snake(name), re.I) and integral and numeric and (unique or distinct > MAX_CODES):
+            done(IDENTIFIER, f"an index ({name!r}) of whole numbers: it numbers things, it does not measure them")
+            continue
         if id_name and not words and (unique or (integral and distinct > MAX_CODES)):
             done(IDENTIFIER, f"an id-like name ({name!r}) with {'distinct' if unique else 'many whole-number'} values")
             continue

@@ -853,6 +853,8 @@ def op_share(ctx: Context) -> None:
     p = ctx.profile
     if not p.key:
         return ctx.reject("no_key_column")
+    if p._years(p.key) or p.key == p.time:
+        return ctx.reject("series_over_time")  # 1797's population as a share of 229 years' sum means nothing
     X = p.matrix
     additive = p.additive_numeric
     ok = ~np.isnan(X).any(axis=0) & ~(X < 0).any(axis=0) & (np.nansum(X, axis=0) > 0)

@@ -90,8 +90,8 @@ def plural(noun: str) -> str:
                  "foot": "feet", "tooth": "teeth", "analysis": "analyses", "datum": "data"}
     if last.casefold() in irregular:
         last = irregular[last.casefold()]
-    elif re.search(r"(species|series|data|sheep|deer|fish|aircraft)$", last, re.I):
-        pass
+    elif re.search(r"(species|series|data|sheep|deer|fish|aircraft)$", last, re.I) or re.search(r"[^su]s$", last):
+        pass  # already plural: "countries and areas"
     elif re.search(r"[^aeiou]y$", last):
         last = last[:-1] + "ies"
     elif re.search(r"(s|x|z|ch|sh)$", last):
