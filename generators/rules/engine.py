@@ -958,7 +958,8 @@ def op_outliers(ctx: Context) -> None:
             continue
         if p.time or (p.key and p._years(p.key)):
             order = ~np.isnan(x)
-            trend = np.corrcoef(average_ranks(x[order]), np.arange(order.sum()))[0, 1]
+            when = p.frame[p.time or p.key].astype(np.float64)[order]  # the years, whatever order the rows are in
+            trend = np.corrcoef(average_ranks(x[order]), average_ranks(when))[0, 1]
             if abs(trend) >= 0.7:
                 ctx.reject("trending_series")  # a fence cuts off the real end of a rising series, not only planted values
                 continue
