@@ -36,19 +36,19 @@ def _filter(cond: Condition) -> dict[str, Any]:
     return {"op": "filter", "where": [cond.triple()]}
 
 
-def _sorted_values(profile: TableProfile, cond: Condition, column: str, descending: bool) -> np.ndarray:
-    x = profile.frame[column].astype(np.float64)[cond.mask]
+def _sorted_values(profile: TableProfile, rows: np.ndarray, column: str, descending: bool) -> np.ndarray:
+    x = profile.frame[column].astype(np.float64)[rows]
     x = x[~np.isnan(x)]
     return np.sort(x)[::-1] if descending else np.sort(x)
 
 
-def _top_rows_complete(profile: TableProfile, cond: Condition, column: str, descending: bool, k: int,
+def _top_rows_complete(profile: TableProfile, rows: np.ndarray, column: str, descending: bool, k: int,
                        needed: list[str]) -> bool:
     """Whether the k rows a chain keeps all hold the columns it then reads: with a gap, "the 25
     with the lowest X" could mean 25 rows, or 25 rows with values."""
-    rows = np.flatnonzero(cond.mask & profile.present(column))
-    values = profile.frame[column][rows].astype(np.float64)
-    chosen = rows[np.argsort(-values if descending else values, kind="stable")[:k]]
+    kept = np.flatnonzero(rows & profile.present(column))
+    values = profile.frame[column][kept].astype(np.float64)
+    chosen = kept[np.argsort(-values if descending else values, kind="stable")[:k]]
     return all(profile.present(c)[chosen].all() for c in needed)
 
 
@@ -89,7 +89,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
     if shape == "retrieval":
         if not p.key:
             return "no_key_column"
-        values = _sorted_values(p, cond, column, descending)
+        values = _sorted_values(p, cond.mask, column, descending)
         if len(values) == 0:
             return "empty_filter"
         if len(values) > 1 and values[0] == values[1]:
@@ -133,14 +133,14 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         if not others:
             return "target_is_the_sort_column"
         target = _choice(rng, others)
-        rows = Condition(column, ">=", None, np.ones(p.n_rows, dtype=bool))
-        values = _sorted_values(p, rows, column, descending)
+        every = np.ones(p.n_rows, dtype=bool)
+        values = _sorted_values(p, every, column, descending)
         k = _choice(rng, [3, 5, 10])
         if len(values) <= 2 * k:
             return "too_few_rows"
         if values[k - 1] == values[k]:
             return "tie"
-        if not _top_rows_complete(p, rows, column, descending, k, [target]):
+        if not _top_rows_complete(p, every, column, descending, k, [target]):
             return "missing_values_in_the_kept_rows"
         agg = _choice(rng, ["mean", "sum", "median", "max", "min"] if p.additive(target) else ["mean", "median", "max", "min"])
         steps = [{"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},

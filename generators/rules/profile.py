@@ -238,7 +238,7 @@ class TableProfile:
         """Columns that could pair or block rows: ids, nuisance factors, codes and categories with
         more than two levels (each level of a block appearing in every group means paired data)."""
         out = []
-        for i, c in enumerate(self.table.columns):
+        for c in self.table.columns:
             role = self.role.get(c)
             if role in (sem.IDENTIFIER, sem.CODE, sem.CATEGORY, sem.NAME) or NUISANCE.match(c):
                 distinct = len(set(v for v in self.frame[c].tolist() if v is not None))
@@ -256,13 +256,12 @@ class TableProfile:
         """One grouping per partition of the rows: `SexMale` 0/1 beside `Sex` F/M says it again,
         and a person says "women", not "SexMale is 0". Words win over codes."""
         kept: list[str] = []
-        seen: dict[tuple, str] = {}
-        order = sorted(columns, key=lambda c: (self.role.get(c) != sem.CATEGORY, columns.index(c)))
-        for c in order:
+        seen: set[tuple] = set()
+        for c in sorted(columns, key=lambda c: (self.role.get(c) != sem.CATEGORY, columns.index(c))):
             labels: dict[Any, int] = {}
             signature = tuple(labels.setdefault(v, len(labels)) for v in self.frame[c].tolist())
             if signature not in seen:
-                seen[signature] = c
+                seen.add(signature)
                 kept.append(c)
         return [c for c in columns if c in kept]
 
@@ -280,15 +279,12 @@ class TableProfile:
         n = len(self.numeric)
         out = np.eye(n, dtype=bool)
         stems = [_stem(c) for c in self.numeric]
-        ranks = []
-        for j in range(n):
-            x = self.matrix[:, j]
-            ranks.append(average_ranks(x))
+        present = ~np.isnan(self.matrix)
         for a in range(n):
             for b in range(a + 1, n):
                 same = stems[a] == stems[b] and len(stems[a]) >= 2
                 if not same:
-                    both = ~np.isnan(ranks[a]) & ~np.isnan(ranks[b])
+                    both = present[:, a] & present[:, b]
                     if both.sum() >= 5:
                         ra, rb = average_ranks(self.matrix[both, a]), average_ranks(self.matrix[both, b])
                         if ra.std() > 0 and rb.std() > 0:
