@@ -276,20 +276,15 @@ class TableProfile:
         """(numeric x numeric): True where one column is a function of the other (`awake` = 24 -
         `sleep_total`, `lrd` = ln(`rd`), hours and minutes of one runtime), so that filtering one
         and asking about the other, or correlating them, restates a definition."""
+        import pandas as pd
+
         n = len(self.numeric)
-        out = np.eye(n, dtype=bool)
-        stems = [_stem(c) for c in self.numeric]
-        present = ~np.isnan(self.matrix)
-        for a in range(n):
-            for b in range(a + 1, n):
-                same = stems[a] == stems[b] and len(stems[a]) >= 2
-                if not same:
-                    both = present[:, a] & present[:, b]
-                    if both.sum() >= 5:
-                        ra, rb = average_ranks(self.matrix[both, a]), average_ranks(self.matrix[both, b])
-                        if ra.std() > 0 and rb.std() > 0:
-                            same = abs(float(np.corrcoef(ra, rb)[0, 1])) >= 0.98
-                out[a, b] = out[b, a] = same
+        stems = np.array([_stem(c) for c in self.numeric], dtype=object)
+        out = (stems[:, None] == stems[None, :]) & np.array([len(s) >= 2 for s in stems])[:, None]
+        if n > 1:  # Spearman over the rows where both are present (pandas' pairwise rank correlation)
+            rho = pd.DataFrame(self.matrix).corr(method="spearman", min_periods=5).to_numpy()
+            out |= np.abs(np.nan_to_num(rho)) >= 0.98
+        np.fill_diagonal(out, True)
         return out
 
     def crossed_by_design(self, x: str, y: str) -> bool:
