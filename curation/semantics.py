@@ -272,6 +272,24 @@ def says_itself(name: str) -> bool:
                                                                    for p in parts)
 
 
+def plural(noun: str) -> str:
+    """"county" -> "counties", "country" -> "countries", "bus" -> "buses", "car model" -> "car models"."""
+    head, _, last = noun.rpartition(" ")
+    irregular = {"person": "people", "child": "children", "man": "men", "woman": "women", "mouse": "mice",
+                 "foot": "feet", "tooth": "teeth", "analysis": "analyses", "datum": "data"}
+    if last.casefold() in irregular:
+        last = irregular[last.casefold()]
+    elif re.search(r"(species|series|data|sheep|deer|fish|aircraft)$", last, re.I) or re.search(r"[^su]s$", last):
+        pass  # already plural: "countries and areas"
+    elif re.search(r"[^aeiou]y$", last):
+        last = last[:-1] + "ies"
+    elif re.search(r"(s|x|z|ch|sh)$", last):
+        last += "es"
+    elif last:
+        last += "s"
+    return f"{head} {last}".strip()
+
+
 def snake(name: str) -> str:
     """"SampleNumber" -> "Sample_Number", so name patterns see camelCase words."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)

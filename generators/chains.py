@@ -13,7 +13,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from curation.answers import format_answer
 from curation.programs.chain import execute_chain
 from generators.rules.profile import Condition, TableProfile, rounded, show
 

@@ -7,9 +7,11 @@ become a Database (nycflights13: flights, airlines, airports, planes, weather).
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Iterator
 
 from curation.database import Database
+from curation.semantics import plural
 from curation.table import Provenance, Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,25 +85,15 @@ ENTITY_NOUNS = ("county", "city", "state", "country", "nation", "province", "reg
                 "patient", "student", "worker", "household", "family", "category", "game", "election", "language")
 
 
-def _plural(noun: str) -> str:
-    if noun.endswith("species"):
-        return noun
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
-
-
 def entity_noun(doc: str | None) -> str:
     """What R's row labels name, read from the help page's Description: "Vote by county in
     Florida" -> "county", "for 32 automobiles" -> "automobile", "ratings of state judges" ->
     "judge"; "" when the page does not say (a noun in passing, "the region of the UK", is not enough)."""
     if not doc:
         return ""
-    import re
-
     m = re.search(r"### Description\s+(.*?)(?:\n### |$)", doc, re.S)
     text = " ".join((m.group(1) if m else doc[:600]).split()).replace("United States", "US")
-    singular = {_plural(n): n for n in ENTITY_NOUNS}
+    singular = {plural(n): n for n in ENTITY_NOUNS}
     plurals = "|".join(sorted(singular, key=len, reverse=True))
     singulars = "|".join(sorted(ENTITY_NOUNS, key=len, reverse=True))
     found = [(m.start(1), singular[m.group(1).lower()]) for m in re.finditer(
@@ -114,8 +106,6 @@ def entity_noun(doc: str | None) -> str:
 def series_label(title: str) -> str:
     """A time series' title as the name of its values: "Monthly Airline Passenger Numbers
     1949-1960" -> "Monthly Airline Passenger Numbers"."""
-    import re
-
     text = re.sub(r",?\s*(from\s+)?-?\d{3,4}\s*(-|to)\s*(\d{2,4}|\"?present\"?)\s*$", "", title.strip(), flags=re.I)
     text = re.sub(r"^(quarterly |monthly |yearly |annual |daily |weekly )?time series of (the )?", "", text, flags=re.I)
     return text.strip(" ,") if 3 <= len(text) <= 60 else ""

@@ -9,7 +9,6 @@ counted reason, and emits up to `cap` of the rest, chosen by the table's seeded 
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,7 +16,6 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from curation import semantics as sem
 from curation.answers import format_answer, plain, round_number
 from curation.pipeline.rng import record_rng
 from curation.sources.grid import column_letter
@@ -31,9 +29,6 @@ from generators.rules.tree_ops import TREE_OPS
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
              "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
-PER_UNIT = re.compile(r"\b(population|pop|people|persons|inhabitants|residents|households|families|employees|workers|"
-                      r"staff|members|students|pupils|patients|area|acres|hectares|km2|sq|square|capita|units|"
-                      r"vehicles|cars|beds|doctors|physicians|teachers|schools|hours|days)\b", re.I)
 COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target", "first"})  # named by label and header
 MAX_CONDITIONS = 24
 MAX_NAMING_COLUMNS = 15
@@ -853,7 +848,7 @@ def op_share(ctx: Context) -> None:
     p = ctx.profile
     if not p.key:
         return ctx.reject("no_key_column")
-    if p._years(p.key) or p.key == p.time:
+    if p.holds_years(p.key) or p.key == p.time:
         return ctx.reject("series_over_time")  # 1797's population as a share of 229 years' sum means nothing
     X = p.matrix
     additive = p.additive_numeric
@@ -918,8 +913,7 @@ def op_row_ratio(ctx: Context) -> None:
     ctx.considered(p.n_rows * n * (n - 1))
     ctx.reject("undefined", int(p.n_rows * n * (n - 1) - ok.sum()))
     additive = p.additive_numeric
-    units = np.array([bool(PER_UNIT.search(f"{sem.snake(c)} {p.info[c].label if c in p.info else ''}".replace("_", " ")))
-                      for c in p.numeric], dtype=bool)
+    units = np.array([p.counts_units(c) for c in p.numeric], dtype=bool)
     # "income per person": an amount over a count of the things it is shared by, not population per birth
     amounts = additive[:, None] & (additive & units)[None, :] & ~units[:, None]
     ctx.reject("not_a_per_unit_ratio", int((ok & ~amounts[None]).sum()))
@@ -956,7 +950,7 @@ def op_outliers(ctx: Context) -> None:
         if q3 - q1 <= 0:
             ctx.reject("no_spread")
             continue
-        if p.time or (p.key and p._years(p.key)):
+        if p.time or (p.key and p.holds_years(p.key)):
             order = ~np.isnan(x)
             when = p.frame[p.time or p.key].astype(np.float64)[order]  # the years, whatever order the rows are in
             trend = np.corrcoef(average_ranks(x[order]), average_ranks(when))[0, 1]

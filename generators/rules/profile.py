@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from curation import semantics as sem
+from curation.semantics import plural
 from curation.answers import plain
 from curation.programs import data_view
 from curation.programs.chain import Frame, condition_mask, frame_from_arrow
@@ -37,6 +38,9 @@ MODEL_OUTPUT = re.compile(r"\b(residuals?|resid|fitted|predicted|prediction|stan
                           r"std error|confidence|upper bound|lower bound|bound of|weights? for|ub|lb|se|fit|pred)\b", re.I)
 SIMULATED = re.compile(r"\b(fake|simulated|simulation|artificial|synthetic|randomly generated|random data|"
                        r"hypothetical|made-up|toy data|generated data)\b", re.I)
+PER_UNIT = re.compile(r"\b(population|pop|people|persons|inhabitants|residents|households|families|employees|workers|"
+                      r"staff|members|students|pupils|patients|area|acres|hectares|km2|sq|square|capita|units|"
+                      r"vehicles|cars|beds|doctors|physicians|teachers|schools|hours|days)\b", re.I)
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction)s?\b|%", re.I)
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
 ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|sales|revenue|expenditures?|spending|"
@@ -81,24 +85,6 @@ def rounded(value: Any, significant: int = SIGNIFICANT) -> Any:
         return value
     r = float(f"{value:.{significant}g}")
     return int(r) if isinstance(value, int) else r
-
-
-def plural(noun: str) -> str:
-    """"county" -> "counties", "country" -> "countries", "bus" -> "buses", "car model" -> "car models"."""
-    head, _, last = noun.rpartition(" ")
-    irregular = {"person": "people", "child": "children", "man": "men", "woman": "women", "mouse": "mice",
-                 "foot": "feet", "tooth": "teeth", "analysis": "analyses", "datum": "data"}
-    if last.casefold() in irregular:
-        last = irregular[last.casefold()]
-    elif re.search(r"(species|series|data|sheep|deer|fish|aircraft)$", last, re.I) or re.search(r"[^su]s$", last):
-        pass  # already plural: "countries and areas"
-    elif re.search(r"[^aeiou]y$", last):
-        last = last[:-1] + "ies"
-    elif re.search(r"(s|x|z|ch|sh)$", last):
-        last += "es"
-    elif last:
-        last += "s"
-    return f"{head} {last}".strip()
 
 
 def show(value: Any) -> str:
@@ -189,11 +175,11 @@ class TableProfile:
             if self.role.get(c) == sem.NAME and self._unique(c):
                 return c
         for c in self.usable:
-            if self.role.get(c) == sem.TIME and self._unique(c) and (c in self.date_columns or self._years(c)):
+            if self.role.get(c) == sem.TIME and self._unique(c) and (c in self.date_columns or self.holds_years(c)):
                 return c
         return None
 
-    def _years(self, column: str) -> bool:
+    def holds_years(self, column: str) -> bool:
         v = self.frame[column]
         if v.dtype.kind not in "if":
             return False
@@ -219,14 +205,25 @@ class TableProfile:
         names |= {re.sub(r"^[a-z]{1,5}[._]", "", n) for n in names}
         return sum(str(k).casefold() in names for k in self.frame[self.key]) >= max(2, 0.6 * self.n_rows)
 
+    def words(self, column: str, with_unit: bool = False) -> str:
+        """What a column is called, for the vocabulary rules below: its header's words and its label
+        ("UrbanPop per capita income" -> "Urban Pop per capita income")."""
+        info = self.info.get(column)
+        unit = f" {info.unit}" if with_unit and info else ""
+        return f"{sem.snake(column)} {info.label if info else ''}{unit}".replace("_", " ")
+
     def additive(self, column: str) -> bool:
         """Whether parts of the column add up to a whole (counts, amounts), so that a total and a
         share of the total mean something: not rates, ratios, logs, indexes, averages or scores."""
         if self.role.get(column) == sem.COUNT:
             return True
-        info = self.info.get(column)
-        words = f"{sem.snake(column)} {info.label if info else ''} {info.unit if info else ''}".replace("_", " ")
+        words = self.words(column, with_unit=True)
         return self.role.get(column) == sem.MEASURE and bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
+
+    def counts_units(self, column: str) -> bool:
+        """Whether the column counts what an amount is shared by (people, area, units), so that
+        "income per person" is a per-unit figure and "population per birth" is not."""
+        return bool(PER_UNIT.search(self.words(column)))
 
     @cached_property
     def additive_numeric(self) -> np.ndarray:
@@ -249,8 +246,7 @@ class TableProfile:
     def _model_output(self, column: str) -> bool:
         """A residual, a fitted value, a confidence bound or a model weight: output of someone's
         analysis, not a measurement of the things in the table."""
-        info = self.info.get(column)
-        return bool(MODEL_OUTPUT.search(f"{sem.snake(column)} {info.label if info else ''}".replace("_", " ")))
+        return bool(MODEL_OUTPUT.search(self.words(column)))
 
     def _without_duplicate_groupings(self, columns: list[str]) -> list[str]:
         """One grouping per partition of the rows: `SexMale` 0/1 beside `Sex` F/M says it again,
@@ -307,9 +303,7 @@ class TableProfile:
 
     def relative(self, column: str) -> bool:
         """Whether the column is a rate, ratio, index or share, whose compound growth means nothing."""
-        info = self.info.get(column)
-        words = f"{sem.snake(column)} {info.label if info else ''}".replace("_", " ")
-        return bool(RELATIVE.search(words))
+        return bool(RELATIVE.search(self.words(column)))
 
     def positive(self, column: str) -> bool:
         """Whether every value is above zero, so that a ratio or a percentage change of it means
@@ -327,7 +321,7 @@ class TableProfile:
         if info is not None and re.fullmatch(r"[A-Za-z][A-Za-z -]*", info.label) and len(info.label.split()) <= 2 \
                 and not re.search(r"\b(of|and|or)\b", info.label):
             return info.label  # "county", not "address of houses" or "Make and Model"
-        if self._years(self.key):
+        if self.holds_years(self.key):
             return "year"
         if self.key.casefold() in ("name", "row label") or not sem.says_itself(self.key):
             return "entry"  # "Which name has ...", "Which iso2cs have ...": no noun is better than a wrong one
@@ -384,7 +378,7 @@ class TableProfile:
         """A row as a question names it: "Mazda RX4", or "the year 1975" for a key of years."""
         if self.role.get(self.key or "") == sem.NAME:
             return str(key)
-        if self.key and self._years(self.key):
+        if self.key and self.holds_years(self.key):
             return f"the year {show(key)}"
         return f"the {self.key} {show(key)}"
 
