@@ -101,7 +101,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, answer
 
     if shape == "fact_checking":
-        agg = _choice(rng, [a for a in AGGS if a != "sum" or p.additive(column)])
+        agg = "sum" if column == p.weights else _choice(rng, [a for a in AGGS if a != "sum" or p.additive(column)])
         probe = [_filter(cond), {"op": "aggregate", "func": agg, "column": column}]
         value = execute_chain(probe, p.frame)
         if value is None:
@@ -141,7 +141,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "tie"
         if not _top_rows_complete(p, every, column, descending, k, [target]):
             return "missing_values_in_the_kept_rows"
-        agg = _choice(rng, ["mean", "sum", "median", "max", "min"] if p.additive(target) else ["mean", "median", "max", "min"])
+        agg = "sum" if target == p.weights else \
+            _choice(rng, ["mean", "sum", "median", "max", "min"] if p.additive(target) else ["mean", "median", "max", "min"])
         steps = [{"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
                  {"op": "aggregate", "func": agg, "column": target}]
         answer = execute_chain(steps, p.frame)
@@ -153,14 +154,14 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
     if shape == "correlation":
         # "among the cars with 4 cylinders and a manual gearbox, how do horsepower and mileage correlate?"
         second = _condition(p, rng, masks, avoid=(cond.column,))
-        if second is None or second.column == cond.column:
+        if second is None or p.same_variable(second.column, cond.column):
             return "no_second_condition"
         kept = cond.mask & second.mask
         if np.array_equal(kept, cond.mask) or np.array_equal(kept, second.mask):
             return "second_condition_narrows_nothing"
         pairs = [(a, b) for a in range(len(p.numeric)) for b in range(a + 1, len(p.numeric))
-                 if not p.related[a, b] and cond.column not in (p.numeric[a], p.numeric[b])]
-        pairs = [(a, b) for a, b in pairs if second.column not in (p.numeric[a], p.numeric[b])] or pairs
+                 if not p.related[a, b] and p.weights not in (p.numeric[a], p.numeric[b])  # a frequency table's counts are no variable
+                 and not any(p.same_variable(c.column, p.numeric[i]) for c in (cond, second) for i in (a, b))]
         if not pairs:
             return "needs_two_unrelated_measures"
         a, b = pairs[int(rng.integers(len(pairs)))]
@@ -203,7 +204,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "undefined"
         slots.update(by=by, a=p.shown(by, groups[0]), b=p.shown(by, groups[1]), statistic="t" if test == "ttest" else "U",
                      test="Welch's t-test" if test == "ttest" else
-                     "the Mann-Whitney U test (normal approximation with tie and continuity corrections)", alpha="0.05")
+                     "the Mann-Whitney U test (the p-value from the normal approximation with tie and continuity "
+                     "corrections)", alpha="0.05")
         return steps, slots, answer
 
     if shape == "conditional":
@@ -212,7 +214,8 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "no_second_condition"
         if np.array_equal(second.mask, cond.mask):
             return "conditions_select_the_same_rows"
-        agg = _choice(rng, ["mean", "sum", "median", "max"] if p.additive(column) else ["mean", "median", "max"])
+        agg = "sum" if column == p.weights else \
+            _choice(rng, ["mean", "sum", "median", "max"] if p.additive(column) else ["mean", "median", "max"])
         # a ratio or a percentage change of a signed quantity (an index averaging 0.025) means nothing
         func = _choice(rng, ["difference", "ratio", "percent_change"] if p.positive(column) else ["difference"])
         steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},
@@ -225,11 +228,12 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         if execute_chain(steps[:2], p.frame) == execute_chain(steps[2:4], p.frame):
             return "filters_do_not_change_the_answer"
         of = f"the {AGG_WORDS[agg]} {p.label(column)}"
-        first_group, second_group = f"the {p.entities} where {cond.phrase()}", f"those where {second.phrase()}"
-        ask = {"difference": f"How much higher is {of} of {first_group} than that of {second_group}? "
+        # "... of the counties where rent is above 230 than of those where it is below 230"
+        first_group, second_group = f"the {p.entities} where {cond.phrase()}", f"those where {second.phrase(it=True)}"
+        ask = {"difference": f"How much higher is {of} of {first_group} than of {second_group}? "
                              "(Give a negative number if it is lower.)",
                "ratio": f"What is the ratio of {of} of {first_group} to that of {second_group}? "
-                        "(first divided by second)",
+                        "(the first divided by the second)",
                "percent_change": f"By what percentage does {of} of {first_group} differ from that of {second_group}? "
                                  "((first - second) / second x 100)"}[func]
         slots.update(agg=AGG_WORDS[agg], second=second.phrase(), ask=ask)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pyarrow as pa
 import pytest
@@ -102,7 +103,7 @@ def test_fact_checks_are_half_true_and_the_false_ones_are_clearly_false():
     assert abs(truths.count(True) - truths.count(False)) <= 1
     import re
 
-    totals = [(re.search(r"the total sales is (\S+)\.", s.question), s.answer) for s in samples]
+    totals = [(re.search(r"(?i)the total sales is (\S+)\.", s.question), s.answer) for s in samples]
     totals = [(float(m.group(1)), answer) for m, answer in totals if m]
     assert totals and all(answer == (claim == 150) for claim, answer in totals)
     assert all(abs(claim - 150) >= 15 for claim, answer in totals if not answer)
@@ -118,14 +119,24 @@ def test_false_statements_perturb_a_value_or_swap_the_condition():
 
 # ---------------------------------------------------------------------------- TBO
 
-def test_exact_query_finds_the_row_holding_a_unique_value():
-    samples, _, stats = generate(SALES, ["tbo.exact_query"])
+BAKERS = Table(name="bakers", body=pa.table({
+    "baker": ["Dorret", "Nancy", "Kate", "Luis"],
+    "hometown": ["Penwortham, Lancashire", "Barton-upon-Humber", "Brighton", "Poynton, Cheshire"],
+    "region": ["north", "north", "south", "south"],
+    "age": [53, 60, 41, 42],
+}))
+
+
+def test_exact_query_finds_the_row_holding_a_unique_text_value():
+    samples, _, stats = generate(BAKERS, ["tbo.exact_query"])
     answers = by_program(samples)
-    assert answers["""SELECT "name" FROM t WHERE "cost" = 8.0e0"""] == "delta"
-    assert answers["""SELECT "name" FROM t WHERE "year" = 2021"""] == "gamma"
-    # "north" and "south" name several rows: never asked
-    assert not any('"region" =' in s.program.text for s in samples)
-    assert stats.rejected["TBO/table_query"]["value_not_unique"] == 5
+    assert answers["""SELECT "baker" FROM t WHERE "hometown" = 'Penwortham, Lancashire'"""] == "Dorret"
+    assert any(s.question in ("Which baker's hometown is Brighton?", "For which baker is the hometown Brighton?")
+               for s in samples)
+    # "north" names two rows, and "Which baker has an age of 53?" is nobody's question: never asked
+    assert not any('"region" =' in s.program.text or '"age"' in s.program.text for s in samples)
+    assert stats.rejected["TBO/table_query"]["value_not_unique"] == 4
+    assert stats.rejected["TBO/table_query"]["number_to_look_up"] == 1
 
 
 def test_fuzzy_query_matches_keys_as_a_user_types_them_without_case_or_punctuation():
@@ -219,7 +230,7 @@ def test_hypothesis_tests_match_scipy():
     samples, _, _ = generate(table, ["da.ttest", "da.mannwhitney", "da.chi_square", "da.normality"])
     a = [1.0, 1.2, 0.8, 1.1, 1.4, 0.9]
     b = [2.5, 2.9, 3.1, 2.2, 2.8, 3.3]
-    by_template = {s.template: s.answer for s in samples if "where group is a and" in s.question or s.template in (
+    by_template = {s.template: s.answer for s in samples if "where group is a" in s.question or s.template in (
         "da.chi_square", "da.normality")}
     welch = sp.ttest_ind(a, b, equal_var=False)
     assert by_template["da.ttest"] == [round(welch.statistic, 4), round(welch.pvalue, 4), "reject"]
@@ -286,9 +297,10 @@ def test_constant_and_summary_columns_and_rows_are_skipped():
                                       "ada.hypothesis", "ada.conditional"])
 def test_reasoning_chains_have_three_or_more_steps_and_rerun_to_their_answer(template):
     table = Table(name="cars", body=pa.table({
-        "model": [f"car {i}" for i in range(24)], "make": ["ford", "fiat", "audi"] * 8,
-        "mpg": [float(15 + (i * 7) % 19) for i in range(24)], "hp": [float(60 + (i * 13) % 97) for i in range(24)],
-        "wt": [float(1.5 + ((i * 5) % 11) / 4) for i in range(24)]}))
+        "model": [f"car {i}" for i in range(48)], "make": ["ford", "fiat", "audi"] * 16,
+        "mpg": [float(15 + (i * 7) % 19) for i in range(48)], "hp": [float(60 + (i * 13) % 97) for i in range(48)],
+        "wt": [float(1.5 + ((i * 5) % 11) / 4) for i in range(48)],
+        "qsec": [float(14 + (i * 3) % 9) for i in range(48)]}))
     samples, _, stats = generate(table, [template], scale=1)
     assert samples, stats.rejected
     runner = ProgramRunner()
@@ -419,3 +431,55 @@ def test_date_columns_get_earliest_latest_and_range_questions():
     assert "2020-06-30" in count.question and "2021-03-05" in count.question and count.answer == 3
     runner = ProgramRunner()
     assert all(answers_match(s.answer, runner.run(s.program, [table]), s.provenance["format"]) for s in samples)
+
+
+# ---------------------------------------------------------------------------- what a column can be asked
+
+def test_coefficient_of_variation_only_of_quantities_with_a_true_zero():
+    table = Table(name="stations", body=pa.table({
+        "station": [f"s{i}" for i in range(12)],
+        "temperature": [float(-3 + (i * 5) % 17) for i in range(12)],
+        "rainfall": [float(20 + (i * 7) % 31) for i in range(12)]}))
+    samples, _, stats = generate(table, ["tco.coefficient_of_variation"])
+    assert samples and all("rainfall" in s.question for s in samples)
+    assert stats.rejected["TCO/domain_specific_operations"]["no_true_zero"] >= 1
+
+
+def test_a_frequency_tables_counts_are_only_ever_added_up():
+    table = Table(name="survival", body=pa.table({
+        "Class": ["1st", "2nd", "3rd", "Crew"] * 4, "Sex": (["Male"] * 4 + ["Female"] * 4) * 2,
+        "Survived": ["No"] * 8 + ["Yes"] * 8,
+        "Freq": [118, 154, 387, 670, 4, 13, 89, 3, 57, 14, 75, 192, 140, 80, 76, 20]}))
+    samples, _, _ = generate(table, ["tco.mean", "tco.median", "tco.max", "tco.conditional_mean", "tu.fact_aggregate",
+                                     "ada.fact_checking", "ada.conditional"])
+    asked = [s.question for s in samples]
+    assert not any(re.search(r"\b(average|mean|median|maximum|minimum)\b", q, re.I) for q in asked), asked
+    assert any("total Freq" in q for q in asked)
+
+
+def test_a_chi_square_that_is_zero_by_design_is_not_asked():
+    # every subject sees tint "no" twice and "hi" once, so tint is independent of sex by construction
+    table = Table(name="visual", body=pa.table({
+        "subject": [s for s in range(1, 9) for _ in range(3)], "sex": [s for s in "ffffmmmm" for _ in range(3)],
+        "tint": ["no", "no", "hi"] * 8, "agegp": [a for a in "yoyoyoyo" for _ in range(3)]}))
+    samples, _, stats = generate(table, ["da.chi_square"])
+    assert not any("tint" in s.question for s in samples)
+    assert stats.rejected["DA/hypothesis_testing"]["independent_by_design"] >= 1
+
+
+def test_two_conditions_are_never_one_variable_said_twice():
+    area = [float(20 + (i * 37) % 400) for i in range(30)]
+    table = Table(name="islands", body=pa.table({
+        "island": [f"isle {i}" for i in range(30)], "Area": area, "logArea": [math.log(a) for a in area],
+        "species": [float(5 + (i * 11) % 23) for i in range(30)]}))
+    samples, _, _ = generate(table, ["tbo.select_two_conditions", "tco.two_condition_mean"])
+    assert samples and not any(re.search(r"\bArea\b", s.question) and "logArea" in s.question for s in samples)
+
+
+def test_a_test_is_asked_as_a_question_about_the_observations():
+    table = Table(name="groups", body=pa.table({
+        "group": ["a", "b"] * 6, "score": [1.0, 2.5, 1.2, 2.9, 0.8, 3.1, 1.1, 2.2, 1.4, 2.8, 0.9, 3.3]}))
+    samples, _, _ = generate(table, ["da.ttest", "da.mannwhitney"])
+    assert samples and all(s.question.split("?")[0].startswith(("Is ", "Do ", "Does ")) for s in samples)
+    assert all("the observations where group is a and those where it is b" in s.question
+               or "the observations where group is a have" in s.question for s in samples)

@@ -9,6 +9,7 @@ counted reason, and emits up to `cap` of the rest, chosen by the table's seeded 
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,6 +32,7 @@ AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "me
              "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
 COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target", "first"})  # named by label and header
 MAX_CONDITIONS = 24
+NUMBERISH = re.compile(r"[\d\s,.;:/+-]+")
 MAX_NAMING_COLUMNS = 15
 MAX_PAIRS = 16
 
@@ -125,6 +127,8 @@ class Context:
         a, b = self._choices[self._n_emitted % len(self._choices)]
         self._n_emitted += 1
         labels = self.profile.info
+        if isinstance(slots.get("column"), str) and slots["column"] in self.profile.frame:
+            slots = {**slots, "the_column": self.profile.the(slots["column"])}
         slots = {k: self.profile.label(v) if k in COLUMN_SLOTS and isinstance(v, str) and v in labels else v
                  for k, v in slots.items()}
         slots.setdefault("entity", self.profile.entity)  # what one row is: "county", "year"
@@ -301,7 +305,8 @@ def table_masks(profile: TableProfile, seed: int, which: int) -> MaskSet:
     if which == 1:
         groups = [[c] for c in singles]
     else:
-        pairs = [(a, b) for i, a in enumerate(singles) for b in singles[i + 1:] if a.column != b.column]
+        pairs = [(a, b) for i, a in enumerate(singles) for b in singles[i + 1:]
+                 if not profile.same_variable(a.column, b.column)]
         pairs = [p for p in pairs if (p[0].mask & p[1].mask).any()
                  and not np.array_equal(p[0].mask & p[1].mask, p[0].mask)
                  and not np.array_equal(p[0].mask & p[1].mask, p[1].mask)]  # each condition narrows the rows
@@ -422,6 +427,8 @@ def op_fact(ctx: Context) -> None:
             ctx.reject("condition_on_same_column", int(ms.own.sum()) * len(aggs))
             for a, agg in enumerate(aggs):
                 valid = ok & ~np.isnan(ms.values(agg)) & (p.additive_numeric[None, :] if agg == "sum" else True)
+                if p.weights in p.numeric and agg != "sum":  # the median of a frequency table's counts
+                    valid &= np.array([c != p.weights for c in p.numeric], dtype=bool)[None, :]
                 ctx.reject("empty_or_undefined", int((~valid & ~ms.own).sum()))
                 cands += [(which, a, int(g), int(j)) for g, j in zip(*np.nonzero(valid))]
     elif kind == "cell":
@@ -462,7 +469,7 @@ def op_fact(ctx: Context) -> None:
             value = p.cell(r, column)
             integral = isinstance(value, int)
             spec = {"kind": "cell", "key": p.key, "key_value": p.keys[r], "column": column}
-            phrase = f"the {p.label(column)} of {p.row_name(p.keys[r])}"
+            phrase = f"{p.the(column)} for {p.row_name(p.keys[r])}"
         else:
             which, g = cands[idx]
             ms = table_masks(p, ctx.seed, which)
@@ -483,7 +490,8 @@ def op_fact(ctx: Context) -> None:
         fact = {"kind": "fact", "inner": spec, "claim": claim,
                 "tolerance": None if exact else rounding_tolerance(rule, float(claim))}
         rounding = "" if exact else f", rounded to {rule[6:]} decimals" if rule.startswith("round:") else ""
-        ctx.emit({"statement": f"{phrase} is {show(claim)}{rounding}"}, truth, spec=fact)
+        statement = f"{phrase} is {show(claim)}{rounding}"
+        ctx.emit({"statement": statement, "Statement": statement[0].upper() + statement[1:]}, truth, spec=fact)
         told[truth] += 1
 
 
@@ -516,11 +524,16 @@ def op_reverse_lookup(ctx: Context) -> None:
         return ctx.reject("no_key_column")
     cands: list[tuple[int, str]] = []
     for column in [c for c in p.usable if c != p.key]:
+        if p.frame[column].dtype.kind in "if":
+            ctx.reject("number_to_look_up")  # "Which state has a pop of 1872838?" is nobody's question
+            continue
         present = p.present(column)
         values = p.frame[column]
         codes = np.unique(values[present].astype(str) if values.dtype == object else values[present],
                           return_inverse=True, return_counts=True)
         once = codes[2][codes[1]] == 1
+        if values.dtype == object:  # "5, 10" or "978-0521711128": numbers written as text are no better
+            once &= np.array([not NUMBERISH.fullmatch(str(v)) for v in values[present]], dtype=bool)
         rows = np.flatnonzero(present)
         ctx.considered(len(rows))
         ctx.reject("value_not_unique", int((~once).sum()))
@@ -599,10 +612,19 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
     bad = np.isnan(values) & (counts >= min_rows) & ~own
     ctx.reject("undefined", int(bad.sum()))
     valid = ~own & (counts >= min_rows) & ~np.isnan(values)
+    p = ctx.profile
     if agg == "sum":  # a total of rates, prices or scores is no quantity
-        additive = ctx.profile.additive_numeric[None, :]
+        additive = p.additive_numeric[None, :]
         ctx.reject("parts_do_not_add_up", int((valid & ~additive).sum()))
         valid &= additive
+    if agg == "cv":  # the spread of temperatures or logs relative to their mean depends on where zero is
+        ratio = np.array([p.ratio_scale(c) for c in p.numeric], dtype=bool)[None, :]
+        ctx.reject("no_true_zero", int((valid & ~ratio).sum()))
+        valid &= ratio
+    if p.weights in p.numeric and agg not in ("sum", "count"):  # a frequency table's counts only add up
+        weight = np.array([c == p.weights for c in p.numeric], dtype=bool)[None, :]
+        ctx.reject("statistic_of_cell_counts", int((valid & weight).sum()))
+        valid &= ~weight
     constant = valid & (ms.values("min") == ms.values("max"))  # one value under the filter: nothing to compute
     ctx.reject("constant_under_the_filter", int(constant.sum()))
     valid &= ~constant
@@ -862,7 +884,9 @@ def op_share(ctx: Context) -> None:
         r, j = divmod(idx, n)
         x = X[:, j]
         spec = {"kind": "share", "key": p.key, "key_value": p.keys[r], "column": p.numeric[j]}
-        ctx.emit({"key_column": p.key, "row": p.row_name(p.keys[r]), "column": p.numeric[j]},
+        label = p.label(p.numeric[j])
+        total = f"the {label}" if label.casefold().startswith("total") else f"the total {label}"
+        ctx.emit({"key_column": p.key, "row": p.row_name(p.keys[r]), "column": p.numeric[j], "total": total},
                  100.0 * x[r] / x.sum(), spec=spec)
 
 
@@ -1097,6 +1121,9 @@ def op_test(ctx: Context) -> None:
         value = execute_chain(steps, p.frame)
         if value is None:
             ctx.reject("undefined")
+            continue
+        if test == "chi2" and value[0] == 0:
+            ctx.reject("independent_by_design")  # each subject saw every tint in the same proportions
             continue
         ctx.emit({**slots, "alpha": show(alpha)}, value, program=("chain", json.dumps(steps, ensure_ascii=False)))
 

@@ -30,8 +30,8 @@ MAX_CATEGORIES = 12
 NOT_ADDITIVE = re.compile(r"\b(rate|ratio|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
-                          r"deviation|diff|difference|change|z|std|sd|se)s?\b|%",
-                          re.I)
+                          r"deviation|diff|difference|change|z|std|sd|se|record|time|duration)s?\b|%",
+                          re.I)  # "record time": one race's time is no part of a whole
 NUISANCE = re.compile(r"^(block|blk|blocks|plot|rep|reps|replicate|replication|batch|panel|run|stratum|strata|"
                       r"cluster|trial|occasion|session|lab|laboratory|row|col|column)\d*$", re.I)
 MODEL_OUTPUT = re.compile(r"\b(residuals?|resid|fitted|predicted|prediction|standard error|"
@@ -41,6 +41,8 @@ SIMULATED = re.compile(r"\b(fake|simulated|simulation|artificial|synthetic|rando
 PER_UNIT = re.compile(r"\b(population|pop|people|persons|inhabitants|residents|households|families|employees|workers|"
                       r"staff|members|students|pupils|patients|area|acres|hectares|km2|sq|square|capita|units|"
                       r"vehicles|cars|beds|doctors|physicians|teachers|schools|hours|days)\b", re.I)
+INTERVAL = re.compile(r"\b(temp|temperature|celsius|fahrenheit|degrees?|log|ln|lat|lon|latitude|longitude|"
+                      r"year|date|z|score|scale|index)s?\b", re.I)
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction)s?\b|%", re.I)
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
 ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|sales|revenue|expenditures?|spending|"
@@ -68,10 +70,11 @@ class Condition:
     label: str = field(default="", compare=False)  # how the question names the column
     meaning: str = field(default="", compare=False)  # what a code's value stands for
 
-    def phrase(self, have: bool = False) -> str:
-        """"population is greater than 5000", or after "have": "population above 5000"."""
+    def phrase(self, have: bool = False, it: bool = False) -> str:
+        """"population is greater than 5000", after "have": "population above 5000", and when the
+        sentence named the column already: "it is greater than 5000"."""
         value = show(self.value) + (f" ({self.meaning})" if self.meaning else "")
-        return f"{self.label or self.column} {(HAVE if have else WORDS)[self.op]} {value}"
+        return f"{'it' if it else self.label or self.column} {(HAVE if have else WORDS)[self.op]} {value}"
 
     def triple(self) -> list[Any]:
         return [self.column, self.op, self.value]
@@ -283,6 +286,15 @@ class TableProfile:
         np.fill_diagonal(out, True)
         return out
 
+    def same_variable(self, x: str, y: str) -> bool:
+        """Whether two columns hold one variable (`Area` and `logArea`): "Area above 100 and
+        logArea below 5" is one condition said twice."""
+        if x == y:
+            return True
+        if x in self.numeric and y in self.numeric:
+            return bool(self.related[self.numeric.index(x), self.numeric.index(y)])
+        return False
+
     def crossed_by_design(self, x: str, y: str) -> bool:
         """Whether every combination of two groupings occurs equally often (Source x Site, 12 rows
         each): the layout of an experiment, independent by construction."""
@@ -316,7 +328,7 @@ class TableProfile:
         """What one row is, in a word a question can use: "county", "year", "car model". From the
         key's label ("county", read from the documentation) or its header."""
         if not self.key:
-            return "row"
+            return "observation"  # what R's documentation calls a row: "a data frame with 252 observations"
         info = self.info.get(self.key)
         if info is not None and re.fullmatch(r"[A-Za-z][A-Za-z -]*", info.label) and len(info.label.split()) <= 2 \
                 and not re.search(r"\b(of|and|or)\b", info.label):
@@ -326,6 +338,7 @@ class TableProfile:
         if self.key.casefold() in ("name", "row label") or not sem.says_itself(self.key):
             return "entry"  # "Which name has ...", "Which iso2cs have ...": no noun is better than a wrong one
         words = sem.snake(self.key).replace("_", " ").replace(".", " ").strip()
+        words = re.sub(r"(?<=\w) (full|name|names|label)$", "", words, flags=re.I)  # "baker_full": a baker
         return words if words.isupper() and len(words) <= 4 else words.lower()
 
     @cached_property
@@ -353,6 +366,18 @@ class TableProfile:
         if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
             return info.label  # "fentanyl pain medication (micrograms)" already names `fentanyl`
         return f"{info.label} (`{column}`)"
+
+    def the(self, column: str) -> str:
+        """The column as the subject of "What is ... of X?": "the per capita crime rate (`crim`)",
+        or "the value of eggs" for a bare header, which "the eggs of 1958" would misuse."""
+        info = self.info.get(column)
+        return f"the {self.label(column)}" if info is not None and info.label else f"the value of {column}"
+
+    def ratio_scale(self, column: str) -> bool:
+        """Whether the column has a true zero, so that its coefficient of variation or a ratio of
+        two of its values means something: positive amounts, not temperatures, logs or coordinates."""
+        return self.positive(column) and not INTERVAL.search(self.words(column, with_unit=True)) \
+            and not self.holds_years(column)
 
     def shown(self, column: str, value: Any) -> str:
         """A value of a code with what it stands for: "1 (manual)"."""

@@ -48,9 +48,10 @@ def shown_chars(table: Any) -> int:
 
 class RulesStage(Stage):
     name = "rules"
-    version = "5"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions;
+    version = "6"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions;
     # 4: column semantics, and tables longer than a prompt shows are skipped; 5: round thresholds, rows named
-    # for what they are ("counties"), designs and ids left out of tests
+    # for what they are ("counties"), designs and ids left out of tests; 6: tests asked as questions,
+    # rows without a key are "observations", no lookups by a number
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
