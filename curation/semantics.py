@@ -134,6 +134,8 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.)\s", sentence)[0]
+    # "number of cylinders between 4 and 8": the range the values take, which reads as a filter
+    sentence = re.sub(r",?\s*\(?\b(between|from) -?\d+(\.\d+)? (and|to) -?\d+(\.\d+)?\)?$", "", sentence)
     # an aside in brackets ("(whoever that is)", "(see Details)") is no part of a name; a unit is
     sentence = re.sub(r"\s*\((?!in\s|per\s|measured\s)(?=[^()]*\b(?:whoever|that|which|see|note|if|not|was|is)\b|"
                       r"\S+\s+\S+\s+\S)[^()]*\)", "", sentence).strip()
@@ -421,6 +423,10 @@ def without_repeated_labels(infos: list[ColumnInfo]) -> list[ColumnInfo]:
     seen: dict[str, int] = {}
     for i in infos:
         if i.label:
+            seen[i.label.casefold()] = seen.get(i.label.casefold(), 0) + 1
+    # "latitude" as the label of `longitude` beside a `latitude` column: the two were swapped
+    for i in infos:
+        if i.label and i.label.casefold() != i.name.casefold() and i.label.casefold() in {j.name.casefold() for j in infos}:
             seen[i.label.casefold()] = seen.get(i.label.casefold(), 0) + 1
     return [replace(i, label="", evidence=f"{i.evidence}; the documentation gives another column the same label")
             if i.label and seen[i.label.casefold()] > 1 else i for i in infos]

@@ -192,9 +192,13 @@ def test_group_aggregates_pick_the_group_and_reject_ties():
 
 
 def test_domain_formulas_by_hand():
-    samples, _, _ = generate(SALES, ["tco.share_of_total", "tco.growth_rate", "tco.cagr", "tco.per_unit"])
+    samples, _, stats = generate(SALES, ["tco.share_of_total", "tco.growth_rate", "tco.cagr", "tco.per_unit"])
     answers = by_program(samples)
-    assert answers["""SELECT 100.0 * "sales" / (SELECT sum("sales") FROM t) FROM t WHERE "name" = 'gamma'"""] == 20.0
+    # five named entries are no parts of one whole; the products of a firm are
+    assert stats.rejected["TCO/domain_specific_operations"]["rows_are_no_parts_of_a_whole"] == 1
+    products = Table(name="sales", body=pa.table({"product": ["alpha", "beta", "gamma"], "sales": [10, 20, 70]}))
+    shares = by_program(generate(products, ["tco.share_of_total"])[0])
+    assert shares["""SELECT 100.0 * "sales" / (SELECT sum("sales") FROM t) FROM t WHERE "product" = 'gamma'"""] == 70.0
     growth = [s for s in samples if s.template == "tco.growth_rate" and s.question.count("2019") and "2023" in s.question
               and "sales" in s.question]
     assert all(s.answer == 400.0 for s in growth)

@@ -106,9 +106,13 @@ def entity_noun(doc: str | None) -> str:
 def series_label(title: str) -> str:
     """A time series' title as the name of its values: "Monthly Airline Passenger Numbers
     1949-1960" -> "Monthly Airline Passenger Numbers"."""
-    text = re.sub(r",?\s*(from\s+)?-?\d{3,4}\s*(-|to)\s*(\d{2,4}|\"?present\"?)\s*$", "", title.strip(), flags=re.I)
+    text = re.sub(r"[.,]?\s*(from\s+)?-?\d{3,4}\s*(-|to)\s*(\d{2,4}|\"?present\"?)\s*$", "",
+                  title.strip().rstrip("."), flags=re.I)
     text = re.sub(r"^(quarterly |monthly |yearly |annual |daily |weekly )?time series of (the )?", "", text, flags=re.I)
-    return text.strip(" ,") if 3 <= len(text) <= 60 else ""
+    text = text.strip(" ,.")
+    if re.match(r"[A-Z][a-z]+ [a-z]", text):  # "Winning times in ...": a sentence's capital, not a name's
+        text = text[0].lower() + text[1:]
+    return text if 3 <= len(text) <= 60 else ""
 
 
 def row_label_name(values: list[str], taken: set[str]) -> str:

@@ -168,7 +168,11 @@ def cond_slots(group: list[Condition]) -> dict[str, str]:
 
 
 def value_type(profile: TableProfile, column: str) -> str:
-    return "number" if profile.frame[column].dtype.kind in "if" else "text"
+    values = profile.frame[column]
+    if values.dtype.kind in "if":
+        return "number"
+    present = values[profile.present(column)]
+    return "bool" if len(present) and all(isinstance(v, (bool, np.bool_)) for v in present.tolist()) else "text"
 
 
 def is_integral_answer(profile: TableProfile, column: str | None, agg: str) -> bool:
@@ -524,6 +528,9 @@ def op_reverse_lookup(ctx: Context) -> None:
         return ctx.reject("no_key_column")
     cands: list[tuple[int, str]] = []
     for column in [c for c in p.usable if c != p.key]:
+        if p.entity.casefold() in p.words(column).casefold():
+            ctx.reject("names_the_row_again")  # "Which baker's baker is Julia?"
+            continue
         if p.frame[column].dtype.kind in "if":
             ctx.reject("number_to_look_up")  # "Which state has a pop of 1872838?" is nobody's question
             continue
@@ -872,6 +879,8 @@ def op_share(ctx: Context) -> None:
         return ctx.reject("no_key_column")
     if p.holds_years(p.key) or p.key == p.time:
         return ctx.reject("series_over_time")  # 1797's population as a share of 229 years' sum means nothing
+    if not p.parts_of_a_whole:
+        return ctx.reject("rows_are_no_parts_of_a_whole")  # one house's share of all the sample's bathrooms
     X = p.matrix
     additive = p.additive_numeric
     ok = ~np.isnan(X).any(axis=0) & ~(X < 0).any(axis=0) & (np.nansum(X, axis=0) > 0)
@@ -939,7 +948,8 @@ def op_row_ratio(ctx: Context) -> None:
     additive = p.additive_numeric
     units = np.array([p.counts_units(c) for c in p.numeric], dtype=bool)
     # "income per person": an amount over a count of the things it is shared by, not population per birth
-    amounts = additive[:, None] & (additive & units)[None, :] & ~units[:, None]
+    years = np.array([p.holds_years(c) or bool(re.search(r"(yr|year)s?$", c, re.I)) for c in p.numeric], dtype=bool)
+    amounts = additive[:, None] & (additive & units & ~years)[None, :] & ~units[:, None]
     ctx.reject("not_a_per_unit_ratio", int((ok & ~amounts[None]).sum()))
     ok &= amounts[None]
     flat = np.flatnonzero(ok.ravel())
@@ -947,7 +957,8 @@ def op_row_ratio(ctx: Context) -> None:
     for r, a, b in cands:
         num, den = p.numeric[a], p.numeric[b]
         spec = {"kind": "row_ratio", "key": p.key, "key_value": p.keys[r], "num": num, "den": den}
-        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "row": p.row_name(p.keys[r]), "num": num, "den": den},
+        ctx.emit({"key_column": p.key, "key": show(p.keys[r]), "row": p.row_name(p.keys[r]), "num": num, "den": den,
+                  "num_header": num, "den_header": den},
                  X[r, a] / X[r, b], spec=spec)
 
 

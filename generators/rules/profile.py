@@ -30,17 +30,21 @@ MAX_CATEGORIES = 12
 NOT_ADDITIVE = re.compile(r"\b(rate|ratio|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
-                          r"deviation|diff|difference|change|z|std|sd|se|record|time|duration)s?\b|%",
+                          r"deviation|diff|difference|change|z|std|sd|se|record|time|duration|min|max|minimum|maximum)s?\b|%",
                           re.I)  # "record time": one race's time is no part of a whole
-NUISANCE = re.compile(r"^(block|blk|blocks|plot|rep|reps|replicate|replication|batch|panel|run|stratum|strata|"
-                      r"cluster|trial|occasion|session|lab|laboratory|row|col|column)\d*$", re.I)
+NUISANCE = re.compile(r"^(?:(block|blk|blocks|plot|rep|reps|replicate|replication|batch|panel|run|stratum|strata|"
+                      r"cluster|trial|occasion|session|lab|laboratory|row|col|column|center|centre|clinic|hospital)\d*|"
+                      r"x|y|xcoord|ycoord|easting|northing)$", re.I)  # a trial's site, a plant's place in a plot
 MODEL_OUTPUT = re.compile(r"\b(residuals?|resid|fitted|predicted|prediction|standard error|"
                           r"std error|confidence|upper bound|lower bound|bound of|weights? for|ub|lb|se|fit|pred)\b", re.I)
 SIMULATED = re.compile(r"\b(fake|simulated|simulation|artificial|synthetic|randomly generated|random data|"
                        r"hypothetical|made-up|toy data|generated data)\b", re.I)
 PER_UNIT = re.compile(r"\b(population|pop|people|persons|inhabitants|residents|households|families|employees|workers|"
                       r"staff|members|students|pupils|patients|area|acres|hectares|km2|sq|square|capita|units|"
-                      r"vehicles|cars|beds|doctors|physicians|teachers|schools|hours|days)\b", re.I)
+                      r"doctors|physicians|teachers|schools)\b", re.I)
+PARTS = re.compile(r"\b(state|county|country|region|province|district|city|municipality|department|party|candidate|"
+                   r"sector|industry|company|firm|category|continent|territory|nation|ward|borough|constituency|"
+                   r"commodity|crop|source|occupation|age group|product|brand|segment|division)$", re.I)  # rows that split one whole between them
 INTERVAL = re.compile(r"\b(temp|temperature|celsius|fahrenheit|degrees?|log|ln|lat|lon|latitude|longitude|"
                       r"year|date|z|score|scale|index)s?\b", re.I)
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction)s?\b|%", re.I)
@@ -375,9 +379,17 @@ class TableProfile:
 
     def ratio_scale(self, column: str) -> bool:
         """Whether the column has a true zero, so that its coefficient of variation or a ratio of
-        two of its values means something: positive amounts, not temperatures, logs or coordinates."""
+        two of its values means something: positive amounts, not temperatures, logs or coordinates,
+        nor the minutes of a time whose hours another column holds (`length_min`)."""
+        split = sum(_stem(c) == _stem(column) for c in self.numeric) > 1
         return self.positive(column) and not INTERVAL.search(self.words(column, with_unit=True)) \
-            and not self.holds_years(column)
+            and not self.holds_years(column) and not split
+
+    @cached_property
+    def parts_of_a_whole(self) -> bool:
+        """Whether the rows split one whole between them (states of a country, parties of a vote),
+        so that a row's share of a column's total means something; a sample of houses does not."""
+        return bool(PARTS.search(self.entity))
 
     def shown(self, column: str, value: Any) -> str:
         """A value of a code with what it stands for: "1 (manual)"."""

@@ -51,7 +51,8 @@ class RulesStage(Stage):
     version = "6"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions;
     # 4: column semantics, and tables longer than a prompt shows are skipped; 5: round thresholds, rows named
     # for what they are ("counties"), designs and ids left out of tests; 6: tests asked as questions,
-    # rows without a key are "observations", no lookups by a number
+    # rows without a key are "observations", no lookups by a number; shares only of parts of a whole,
+    # per-unit figures per head or area, coordinates and trial sites never measured
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
