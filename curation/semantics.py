@@ -425,8 +425,9 @@ def without_repeated_labels(infos: list[ColumnInfo]) -> list[ColumnInfo]:
         if i.label:
             seen[i.label.casefold()] = seen.get(i.label.casefold(), 0) + 1
     # "latitude" as the label of `longitude` beside a `latitude` column: the two were swapped
+    headers = {j.name.casefold() for j in infos}
     for i in infos:
-        if i.label and i.label.casefold() != i.name.casefold() and i.label.casefold() in {j.name.casefold() for j in infos}:
+        if i.label and i.label.casefold() != i.name.casefold() and i.label.casefold() in headers:
             seen[i.label.casefold()] = seen.get(i.label.casefold(), 0) + 1
     return [replace(i, label="", evidence=f"{i.evidence}; the documentation gives another column the same label")
             if i.label and seen[i.label.casefold()] > 1 else i for i in infos]

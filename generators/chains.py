@@ -159,8 +159,9 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         kept = cond.mask & second.mask
         if np.array_equal(kept, cond.mask) or np.array_equal(kept, second.mask):
             return "second_condition_narrows_nothing"
+        # neither measure restates a condition, and a frequency table's counts are no variable
         pairs = [(a, b) for a in range(len(p.numeric)) for b in range(a + 1, len(p.numeric))
-                 if not p.related[a, b] and p.weights not in (p.numeric[a], p.numeric[b])  # a frequency table's counts are no variable
+                 if not p.related[a, b] and p.weights not in (p.numeric[a], p.numeric[b])
                  and not any(p.same_variable(c.column, p.numeric[i]) for c in (cond, second) for i in (a, b))]
         if not pairs:
             return "needs_two_unrelated_measures"

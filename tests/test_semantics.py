@@ -317,6 +317,16 @@ def test_two_columns_with_one_label_keep_neither():
     assert labels == {"start": "", "end": "", "age": "age at accession"}
 
 
+def test_a_label_naming_another_columns_header_is_dropped():
+    """A help page that documents `longitude` as "latitude" beside a `latitude` column swapped them."""
+    table = Table(name="cities", body=pa.table({"city": ["Darwin", "Cairns", "Broome"],
+                                                "latitude": [130.8, 145.8, 122.2], "longitude": [-12.4, -16.9, -18.0]}),
+                  semantics=(sem.ColumnInfo("latitude", description="longitude"),
+                             sem.ColumnInfo("longitude", description="latitude")))
+    labels = {i.name: i.label for i in sem.infer(table)}
+    assert labels["latitude"] == "" and labels["longitude"] == ""
+
+
 def test_levels_of_a_design_and_numbered_samples_are_not_measures():
     table = Table(name="trial", body=pa.table({
         "SampleNumber": [1, 2, 3, 4, 5, 6] * 3, "dose": [0.0, 0.32, 1.0, 3.2, 10.0, 32.0] * 3,
