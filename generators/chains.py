@@ -26,6 +26,12 @@ def _choice(rng: np.random.Generator, items: list[Any]) -> Any:
     return items[int(rng.integers(len(items)))]
 
 
+def _aggregate(profile: TableProfile, column: str, options: tuple[str, ...], rng: np.random.Generator) -> str:
+    """One of the aggregates that mean something for the column (`TableProfile.aggregates`)."""
+    allowed = profile.aggregates(column, options)
+    return allowed[0] if len(allowed) == 1 else _choice(rng, allowed)
+
+
 def _condition(profile: TableProfile, rng: np.random.Generator, masks: Callable, avoid: tuple[str, ...] = ()) -> Condition | None:
     singles = [g[0] for g in masks(1).groups if g[0].column not in avoid and g[0].mask.sum() >= 2]
     return _choice(rng, singles) if singles else None
@@ -101,7 +107,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         return steps, slots, answer
 
     if shape == "fact_checking":
-        agg = "sum" if column == p.weights else _choice(rng, [a for a in AGGS if a != "sum" or p.additive(column)])
+        agg = _aggregate(p, column, AGGS, rng)
         probe = [_filter(cond), {"op": "aggregate", "func": agg, "column": column}]
         value = execute_chain(probe, p.frame)
         if value is None:
@@ -141,8 +147,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "tie"
         if not _top_rows_complete(p, every, column, descending, k, [target]):
             return "missing_values_in_the_kept_rows"
-        agg = "sum" if target == p.weights else \
-            _choice(rng, ["mean", "sum", "median", "max", "min"] if p.additive(target) else ["mean", "median", "max", "min"])
+        agg = _aggregate(p, target, AGGS, rng)
         steps = [{"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
                  {"op": "aggregate", "func": agg, "column": target}]
         answer = execute_chain(steps, p.frame)
@@ -215,8 +220,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "no_second_condition"
         if np.array_equal(second.mask, cond.mask):
             return "conditions_select_the_same_rows"
-        agg = "sum" if column == p.weights else \
-            _choice(rng, ["mean", "sum", "median", "max"] if p.additive(column) else ["mean", "median", "max"])
+        agg = _aggregate(p, column, ("mean", "sum", "median", "max"), rng)
         # a ratio or a percentage change of a signed quantity (an index averaging 0.025) means nothing
         func = _choice(rng, ["difference", "ratio", "percent_change"] if p.positive(column) else ["difference"])
         steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},

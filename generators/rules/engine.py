@@ -431,8 +431,8 @@ def op_fact(ctx: Context) -> None:
             ctx.reject("condition_on_same_column", int(ms.own.sum()) * len(aggs))
             for a, agg in enumerate(aggs):
                 valid = ok & ~np.isnan(ms.values(agg)) & (p.additive_numeric[None, :] if agg == "sum" else True)
-                if p.weights in p.numeric and agg != "sum":  # the median of a frequency table's counts
-                    valid &= np.array([c != p.weights for c in p.numeric], dtype=bool)[None, :]
+                if agg != "sum":  # the median of a frequency table's counts
+                    valid &= ~p.cell_counts[None, :]
                 ctx.reject("empty_or_undefined", int((~valid & ~ms.own).sum()))
                 cands += [(which, a, int(g), int(j)) for g, j in zip(*np.nonzero(valid))]
     elif kind == "cell":
@@ -628,10 +628,9 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
         ratio = np.array([p.ratio_scale(c) for c in p.numeric], dtype=bool)[None, :]
         ctx.reject("no_true_zero", int((valid & ~ratio).sum()))
         valid &= ratio
-    if p.weights in p.numeric and agg not in ("sum", "count"):  # a frequency table's counts only add up
-        weight = np.array([c == p.weights for c in p.numeric], dtype=bool)[None, :]
-        ctx.reject("statistic_of_cell_counts", int((valid & weight).sum()))
-        valid &= ~weight
+    if agg not in ("sum", "count"):  # a frequency table's counts only add up
+        ctx.reject("statistic_of_cell_counts", int((valid & p.cell_counts[None, :]).sum()))
+        valid &= ~p.cell_counts[None, :]
     constant = valid & (ms.values("min") == ms.values("max"))  # one value under the filter: nothing to compute
     ctx.reject("constant_under_the_filter", int(constant.sum()))
     valid &= ~constant

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -384,6 +384,18 @@ class TableProfile:
         split = sum(_stem(c) == _stem(column) for c in self.numeric) > 1
         return self.positive(column) and not INTERVAL.search(self.words(column, with_unit=True)) \
             and not self.holds_years(column) and not split
+
+    @cached_property
+    def cell_counts(self) -> np.ndarray:
+        """`numeric`'s order: True for a frequency table's count column, which is only ever added up."""
+        return np.array([c == self.weights for c in self.numeric], dtype=bool)
+
+    def aggregates(self, column: str, options: Iterable[str]) -> list[str]:
+        """The options that mean something for the column: a total only of amounts, and of a
+        frequency table's counts nothing but their total (not the median of `Freq`)."""
+        if column == self.weights:
+            return ["sum"]
+        return [a for a in options if a != "sum" or self.additive(column)]
 
     @cached_property
     def parts_of_a_whole(self) -> bool:
