@@ -36,7 +36,8 @@ GROUPINGS = (CATEGORY, CODE, FLAG)
 
 ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\.\.1|index)$", re.I)
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
-COUNTER = re.compile(r"^(t|trend|index|idx|time|period)$", re.I)  # a time counter 1..n (not years 1700..1988)
+COUNTER = re.compile(r"^(t|trend|index|idx|time|period|game|match|round|episode|race|trial)$", re.I)  # a counter 1..n
+# (a time step, the season's game 1..16; not years 1700..1988)
 ID_NAME = re.compile(r"(^|[^a-z])(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
                      r"specimen|sample|pair|obs|observation|unit|tag|band)$", re.I)
@@ -57,7 +58,8 @@ DOC_COUNT = re.compile(r"^\s*(the\s+|a\s+)?(total\s+)?(number|count|frequency|nu
 CLAUSE_LABEL = re.compile(r"(is|are|was|were|indicates?|whether|if|does|did|do|how|what|which|when|who|"
                           r"shows?|gives?|equals?)\b", re.I)  # a clause, not a noun: it cannot stand in "the total of ..."
 MAX_CODES = 12
-ASIDE_OR_FORMULA = re.compile(r"^as\b|\b(minus|plus|times|divided by|whoever|see|cf)\b|[=+*^]|\bi\.e\.|\be\.g\.", re.I)
+ASIDE_OR_FORMULA = re.compile(r"^as\b|\b(minus|plus|times|divided by|whoever|see|cf)\b|[=+*^]|\bi\.e\.|\be\.g\.|"
+                              r"::|[A-Za-z_]\(", re.I)  # R code ("lubridate::decimal_date(x)") is no name
 MAX_LABEL = 60
 PLACEHOLDER_LABEL = re.compile(r"^(a |an |the )?(factor|numeric|numerical|integer|character|categorical|logical|"
                                r"vector|variable|data frame|column|ordered factor)\b", re.I)

@@ -83,6 +83,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
     column = _choice(rng, p.numeric)
     j = p.numeric.index(column)
     related = tuple(c for i, c in enumerate(p.numeric) if p.related[j, i])  # the column, or a function of it
+    related += tuple(c for c in p.categorical if p.bins(c, column))  # or the column in bands
     cond = _condition(p, rng, masks, avoid=related)
     if cond is None:
         return "no_condition"
@@ -166,7 +167,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "second_condition_narrows_nothing"
         # neither measure restates a condition, and a frequency table's counts are no variable
         pairs = [(a, b) for a in range(len(p.numeric)) for b in range(a + 1, len(p.numeric))
-                 if not p.related[a, b] and p.weights not in (p.numeric[a], p.numeric[b])
+                 if not p.related[a, b] and p.numeric[a] not in p.counts_cells and p.numeric[b] not in p.counts_cells
                  and not any(p.same_variable(c.column, p.numeric[i]) for c in (cond, second) for i in (a, b))]
         if not pairs:
             return "needs_two_unrelated_measures"
@@ -196,7 +197,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         groups = [v for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))) if n >= 3][:2]
         if len(groups) < 2:
             return "too_few_groups"
-        if p.weights:
+        if p.counts_cells:
             return "frequency_table"
         problem = p.group_problem(column, by, groups, cond.mask)
         if problem:

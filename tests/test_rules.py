@@ -487,3 +487,92 @@ def test_a_test_is_asked_as_a_question_about_the_observations():
     assert samples and all(s.question.split("?")[0].startswith(("Is ", "Do ", "Does ")) for s in samples)
     assert all("the observations where group is a and those where it is b" in s.question
                or "the observations where group is a have" in s.question for s in samples)
+
+
+def test_a_count_beside_its_frequency_is_a_level_and_the_frequency_only_adds_up():
+    # Shakespeare's word types: `count` times used, `Freq` how many words were used that often
+    table = Table(name="ShakeWords", body=pa.table({"count": list(range(1, 21)),
+                                                    "Freq": [14376 // k for k in range(1, 21)]}))
+    samples, _, _ = generate(table, ["tco.mean", "tco.median", "tco.sum", "ada.operations", "da.normality"])
+    asked = [s.question for s in samples]
+    assert not any(re.search(r"\b(average|mean|median|normally)\b", q, re.I) for q in asked), asked
+    assert not any(re.search(r"\bcount\b", q) for q in asked), asked  # a level's plain median weighs no word
+
+
+def test_the_counts_of_a_cross_classification_and_y_of_n_counts_are_only_added_up():
+    esoph = Table(name="esoph", body=pa.table({
+        "agegp": [a for a in ("25-34", "35-44", "45-54") for _ in range(4)],
+        "alcgp": ["0-39", "40-79", "80-119", "120+"] * 3,
+        "ncases": [0, 1, 2, 4, 0, 3, 5, 6, 1, 4, 9, 11], "ncontrols": [40, 27, 12, 8, 60, 35, 20, 9, 45, 30, 16, 5]}),
+        semantics=tuple(sem.documented(c, d) for c, d in (
+            ("agegp", "age group"), ("alcgp", "alcohol consumption"), ("ncases", "number of cases"),
+            ("ncontrols", "number of controls"))))
+    menarche = Table(name="menarche", body=pa.table({
+        "Age": [9.2 + 0.5 * i for i in range(12)], "Total": [376, 200, 93, 120, 90, 88, 105, 111, 100, 93, 100, 108],
+        "Menarche": [0, 0, 0, 2, 2, 5, 10, 17, 16, 29, 39, 51]}))
+    for table, counts in ((cleaned(esoph), r"ncases|ncontrols"), (menarche, r"Menarche|Total")):
+        samples, _, stats = generate(table, ["tco.mean", "tco.max", "ada.conditional", "da.normality", "da.ttest"])
+        asked = [s.question for s in samples]
+        assert not any(re.search(rf"\b(average|mean|maximum)( of)? (number of \w+ \(`)?({counts})\b|\b({counts})`?\)? (normally|differ)", q)
+                       for q in asked), asked
+        assert any(re.search(rf"\btotal (number of \w+ \(`)?({counts})\b", q) for q in asked), asked
+
+
+def test_a_grouping_that_bins_the_measure_never_tests_it():
+    # wine: `rating` is the bitterness `response` cut into bands, so its groups differ by construction
+    response = [12 + (i * 29) % 66 for i in range(40)]
+    band = [1 if r < 20 else 2 if r < 40 else 3 if r < 60 else 4 for r in response]
+    table = Table(name="wine", body=pa.table({"response": response, "rating": band,
+                                              "temp": ["cold", "warm"] * 20, "judge": [i % 8 + 1 for i in range(40)]}))
+    samples, _, stats = generate(table, ["da.ttest", "da.mannwhitney", "ada.hypothesis"])
+    assert not any("rating" in s.question for s in samples), [s.question for s in samples]
+    assert stats.rejected["DA/hypothesis_testing"]["grouping_bins_the_measure"] >= 1
+
+
+def test_survival_times_are_not_compared_between_events_and_censored_follow_ups():
+    table = Table(name="kidney", body=pa.table({
+        "time": [1.5 + (i * 7.3) % 40 for i in range(30)], "delta": [1, 0, 1] * 10, "type": [1, 2] * 15,
+        "age": [30.0 + (i * 13) % 41 for i in range(30)]}))
+    samples, _, stats = generate(table, ["da.ttest", "da.mannwhitney"])
+    questions = [s.question for s in samples]
+    assert not any("time" in q and "delta" in q for q in questions), questions
+    assert any("age" in q and "delta" in q for q in questions), questions  # who got infected may differ in age
+    assert stats.rejected["DA/hypothesis_testing"]["censoring_splits_follow_up"] >= 1
+
+
+def test_dummies_of_one_partition_are_not_tested_for_a_relation():
+    region = ["west", "south", "east"] * 12
+    table = Table(name="crime", body=pa.table({
+        "west": [int(r == "west") for r in region], "south": [int(r == "south") for r in region],
+        "urban": [int(i % 4 < 2) for i in range(36)], "crimes": [float(100 + (i * 37) % 90) for i in range(36)]}))
+    samples, _, stats = generate(table, ["da.chi_square"])
+    assert not any("west" in s.question and "south" in s.question for s in samples)
+    assert stats.rejected["DA/hypothesis_testing"]["flags_of_one_partition"] >= 1
+
+
+def test_a_time_series_that_climbs_is_not_tested_for_normality():
+    table = Table(name="USGasG", caption="US Gasoline Market Data (1960-1995, Greene)", body=pa.table({
+        "price": [0.9 + 0.05 * i + 0.02 * (i % 3) for i in range(36)],
+        "gas": [130.0 + 20 * ((i * 7) % 5) for i in range(36)]}))
+    samples, _, stats = generate(table, ["da.normality", "da.skewness"])
+    assert not any("price" in s.question for s in samples), [s.question for s in samples]
+    assert stats.rejected["DA/distribution_testing"]["trending_series"] >= 2
+
+
+def test_a_scale_and_its_adjusted_version_are_one_variable():
+    fatalism = [((i * 17) % 23) / 10 for i in range(30)]
+    table = Table(name="Ginzberg", body=pa.table({
+        "fatalism": fatalism, "adjfatal": [f * 0.8 + ((i * 5) % 7) / 10 for i, f in enumerate(fatalism)],
+        "depression": [((i * 11) % 19) / 10 for i in range(30)]}))
+    samples, _, _ = generate(table, ["da.pearson", "da.spearman", "ada.correlation"])
+    assert samples and not any("fatalism" in s.question and "adjfatal" in s.question for s in samples)
+
+
+def test_a_flattened_cross_tabulation_is_no_data_about_its_rows():
+    table = Table(name="MSPatients", body=pa.table({
+        "name": ["Certain", "Probable", "Possible", "Doubtful"],
+        "Certain.Winnipeg": [38, 33, 10, 3], "Probable.Winnipeg": [5, 11, 14, 7],
+        "Possible.Winnipeg": [0, 3, 5, 3], "Doubtful.Winnipeg": [1, 0, 6, 10],
+        "Certain.New Orleans": [5, 3, 2, 1], "Probable.New Orleans": [3, 11, 13, 2]}))
+    samples, _, stats = generate(table, ["ada.retrieval", "tco.max", "tbo.select_one_condition"])
+    assert not samples

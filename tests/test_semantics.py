@@ -475,3 +475,13 @@ def test_golds_round_half_away_from_zero_and_huge_numbers_stay_as_they_are():
 
     assert round_number(1.255, 2) == 1.26 and round_number(-2.5, 0) == -3.0 and round_number(-0.001, 2) == 0.0
     assert round_number(6.02214076e23, 2) == 6.02214076e23  # no decimals to round, and no error
+
+
+def test_a_seasons_games_numbered_one_to_n_are_a_row_index_not_a_measure():
+    body = pa.table({"Game": list(range(1, 17)), "Attempts": [42, 44, 35, 41, 46, 38, 44, 50, 30, 45, 37, 41, 36, 48, 42, 45]})
+    assert roles(Table(name="BreesPass", body=body))["Game"] == sem.ROW_INDEX
+
+
+@pytest.mark.parametrize("description", ["lubridate::decimal_date(startNucPgm)", "as.numeric(firstTest)"])
+def test_r_code_in_a_description_is_no_label(description):
+    assert sem.label_from(description) == ""

@@ -23,7 +23,7 @@ from curation.sources.grid import column_letter
 from curation.table import Table, flat_header
 from curation.taxonomy import task as taxonomy_task
 from generators.rules.emit import SampleColumns
-from generators.rules.profile import Condition, TableProfile, average_ranks, show
+from generators.rules.profile import Condition, TableProfile, show
 from generators.rules.specs import spec_sql
 from generators.rules.tree_ops import TREE_OPS
 
@@ -631,6 +631,10 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
     if agg not in ("sum", "count"):  # a frequency table's counts only add up
         ctx.reject("statistic_of_cell_counts", int((valid & p.cell_counts[None, :]).sum()))
         valid &= ~p.cell_counts[None, :]
+    if agg in ("skewness", "kurtosis"):  # the shape of a distribution, not of a series' climb through time
+        trending = np.array([p.trending(c) for c in p.numeric], dtype=bool)[None, :]
+        ctx.reject("trending_series", int((valid & trending).sum()))
+        valid &= ~trending
     constant = valid & (ms.values("min") == ms.values("max"))  # one value under the filter: nothing to compute
     ctx.reject("constant_under_the_filter", int(constant.sum()))
     valid &= ~constant
@@ -984,13 +988,9 @@ def op_outliers(ctx: Context) -> None:
         if q3 - q1 <= 0:
             ctx.reject("no_spread")
             continue
-        if p.time or (p.key and p.holds_years(p.key)):
-            order = ~np.isnan(x)
-            when = p.frame[p.time or p.key].astype(np.float64)[order]  # the years, whatever order the rows are in
-            trend = np.corrcoef(average_ranks(x[order]), average_ranks(when))[0, 1]
-            if abs(trend) >= 0.7:
-                ctx.reject("trending_series")  # a fence cuts off the real end of a rising series, not only planted values
-                continue
+        if p.trending(column):
+            ctx.reject("trending_series")  # a fence cuts off the real end of a rising series, not only planted values
+            continue
         cands.append(j)
     for j in ctx.pick(cands):
         column = p.numeric[j]
@@ -1085,7 +1085,7 @@ def op_test(ctx: Context) -> None:
     t = ctx.template
     test = t.params["test"]
     alpha = float(t.params.get("alpha", 0.05))
-    if p.weights:
+    if p.counts_cells:
         return ctx.reject("frequency_table")  # each row stands for many cases: row-level tests miscount them
     steps_list = []
     if test in ("ttest", "mannwhitney", "ks"):
@@ -1109,6 +1109,9 @@ def op_test(ctx: Context) -> None:
                 if p.nested(x, y) or p.nested(y, x):
                     ctx.reject("nested_groupings")  # each site lies in one region: dependence by construction
                     continue
+                if p.exclusive_flags(x, y):
+                    ctx.reject("flags_of_one_partition")  # west and south: never both, by construction
+                    continue
                 steps_list.append(({"x": x, "y": y}, {"op": "test", "test": "chi2", "x": x, "y": y}))
     elif test == "shapiro":
         for column in p.numeric:
@@ -1119,6 +1122,9 @@ def op_test(ctx: Context) -> None:
                 continue
             if len(np.unique(values[~np.isnan(values)])) < 8:
                 ctx.reject("too_few_distinct_values")  # a handful of values is not a distribution to test
+                continue
+            if p.trending(column):
+                ctx.reject("trending_series")  # a price index rising from 1960 to 1995 is no sample
                 continue
             steps_list.append(({"column": column}, {"op": "test", "test": "shapiro", "column": column}))
     for idx in ctx.pick(list(range(len(steps_list)))):

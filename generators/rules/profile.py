@@ -49,6 +49,14 @@ INTERVAL = re.compile(r"\b(temp|temperature|celsius|fahrenheit|degrees?|log|ln|l
                       r"year|date|z|score|scale|index)s?\b", re.I)
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction)s?\b|%", re.I)
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
+FREQUENCY_NAME = re.compile(r"^(freq|frequency)$", re.I)  # beside a "count" level: how often each count occurs
+TRIALS_NAME = re.compile(r"^(total|n|trials|size|number|tested|exposed|at_?risk)$", re.I)  # y of n: Menarche of Total
+CENSORING_NAME = re.compile(r"^(cens|censor|censored|censoring|delta|event|status|dead|death|died|fail|failure)$", re.I)
+CENSORING_LABEL = re.compile(r"\bcensor|\b(death|event|failure|infection|relapse|recurrence|status) indicator\b|"
+                             r"\bindicator (of|for) (death|the event|an event|failure|infection|relapse)\b", re.I)
+DURATION = re.compile(r"\b(time|times|duration|survival|surv|futime|followup|follow up|days|weeks|months|years|"
+                      r"length of stay|stay)\b", re.I)
+YEAR_SPAN = re.compile(r"\b(1[6-9]\d\d|20\d\d)\s*(?:-|\u2013|to)\s*(1[6-9]\d\d|20\d\d)\b")
 ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|sales|revenue|expenditures?|spending|"
                       r"costs?|income|earnings|wages?|gdp|exports?|imports?|deaths|cases|births|sold|volume|"
                       r"production|output|quantity|units|votes|dollars|euros?|pounds|tons|tonnes|acres|hectares|"
@@ -109,6 +117,19 @@ def _stem(column: str) -> str:
     return re.sub(r"_?(hrs|hours|min|mins|minutes|sec|secs|seconds|pct|percent|log|sq|squared)$", "", name)
 
 
+def adjusted_from(x: str, y: str) -> bool:
+    """Whether one header is the other with a modifier in front: `adjfatal` of `fatalism`,
+    `stdincome` of `income`, the same scale adjusted, standardised or centred."""
+    a, b = (sem.snake(c).casefold().replace(".", "_").replace("_", "") for c in (x, y))
+    for u, v in ((a, b), (b, a)):
+        m = re.match(r"(adj|adjusted|std|standardi[sz]ed|z|c|centered|centred|resid|detrended|corr|corrected)(?=[a-z]{3})", u)
+        if m:
+            rest = u[m.end():]
+            if v.startswith(rest) or rest.startswith(v) and len(v) >= 3:
+                return True
+    return False
+
+
 def average_ranks(x: np.ndarray) -> np.ndarray:
     """Average ranks of the present values (NaN stays NaN)."""
     out = np.full(len(x), np.nan)
@@ -158,7 +179,9 @@ class TableProfile:
              and self._is_categorical(c) and not NUISANCE.match(c)])
         self.dates = [c for c in self.usable if c in self.date_columns and c != self.key]
         self.is_matrix = self._is_matrix()
-        self.weights = self._weights()
+        self.weights, self.levels = self._weights()
+        self.numeric = [c for c in self.numeric if c not in self.levels]  # a level's plain median weighs no case
+        self.counts_cells = self._cell_counts()
         self.simulated = bool(SIMULATED.search(f"{table.name} {table.caption}"))
 
     # -- column roles -----------------------------------------------------------------------
@@ -193,15 +216,45 @@ class TableProfile:
         x = v.astype(np.float64)
         return bool(np.all(x == np.round(x)) and x.min() >= 1000 and x.max() <= 2200)
 
-    def _weights(self) -> str | None:
-        """A frequency table's count column ("Freq", "cases", "n"): every other column groups, so
-        each row stands for that many cases."""
+    def _weights(self) -> tuple[str | None, tuple[str, ...]]:
+        """A frequency table's count column ("Freq", "cases", "n"), and the count columns that are
+        its levels: every other column groups, so each row stands for that many cases. Beside a
+        `count` (words used once, twice, ...) the `Freq` is the weight and the `count` a level."""
         counts = [c for c in self.usable if self.role.get(c) == sem.COUNT and WEIGHT_NAME.match(c)]
+        levels: list[str] = []
+        if len(counts) > 1:
+            named = [c for c in counts if FREQUENCY_NAME.match(c)]
+            if len(named) != 1:
+                return None, ()
+            levels = [c for c in counts if c != named[0] and self.is_int(c)]
+            counts = named if len(levels) == len(counts) - 1 else []
+        others = [c for c in self.usable if c not in counts and c not in levels]
+        if len(counts) == 1 and (others or levels) and all(self.role.get(c) in (*sem.GROUPINGS, sem.NAME, sem.TIME)
+                                                           for c in others):
+            return counts[0], tuple(levels)
+        return None, ()
+
+    def _cell_counts(self) -> frozenset[str]:
+        """Columns that count the cases in a cell of a cross-classification, which are only ever
+        added up: a frequency table's weight; every count of a table whose other columns all group
+        its rows (esoph's `ncases` and `ncontrols` by age, alcohol and tobacco); and a count of
+        successes beside the count of trials it is out of (menarche's `Menarche` of `Total`)."""
+        if self.weights:
+            return frozenset({self.weights})
+        counts = [c for c in self.usable if self.role.get(c) == sem.COUNT]
         others = [c for c in self.usable if c not in counts]
-        if len(counts) == 1 and others and all(self.role.get(c) in (*sem.GROUPINGS, sem.NAME, sem.TIME)
-                                               for c in others):
-            return counts[0]
-        return None
+        if counts and others and all(self.role.get(c) in sem.GROUPINGS for c in others):
+            return frozenset(counts)
+        out: set[str] = set()
+        wholes = [c for c in self.usable if self.role.get(c) in sem.QUANTITIES and self.is_int(c)]
+        for t in self.table.columns:  # the trials may be flagged a summary column ("Total"), still a count
+            if not TRIALS_NAME.match(t) or t not in self.frame or self.frame[t].dtype.kind not in "iu":
+                continue
+            for y in wholes:
+                if y != t and self.present(y).all() \
+                        and np.all(self.frame[y] <= self.frame[t]) and np.any(self.frame[y] < self.frame[t]):
+                    out |= {y, t}
+        return frozenset(out)
 
     def _is_matrix(self) -> bool:
         """A correlation or distance matrix: rows named after the columns. Not data to ask about."""
@@ -210,6 +263,8 @@ class TableProfile:
         names = {c.casefold() for c in self.table.columns}
         # "cov.general", "cor_picture": the matrix's columns may carry a common prefix
         names |= {re.sub(r"^[a-z]{1,5}[._]", "", n) for n in names}
+        # a flattened cross-tabulation: "Certain.Winnipeg", "Certain.New Orleans" over rows named "Certain"
+        names |= {part for n in names for part in re.split(r"[._/:]| - ", n) if part}
         return sum(str(k).casefold() in names for k in self.frame[self.key]) >= max(2, 0.6 * self.n_rows)
 
     def words(self, column: str, with_unit: bool = False) -> str:
@@ -284,6 +339,7 @@ class TableProfile:
         n = len(self.numeric)
         stems = np.array([_stem(c) for c in self.numeric], dtype=object)
         out = (stems[:, None] == stems[None, :]) & np.array([len(s) >= 2 for s in stems])[:, None]
+        out |= np.array([[adjusted_from(a, b) for b in self.numeric] for a in self.numeric], dtype=bool).reshape(n, n)
         if n > 1:  # Spearman over the rows where both are present (pandas' pairwise rank correlation)
             rho = pd.DataFrame(self.matrix).corr(method="spearman", min_periods=5).to_numpy()
             out |= np.abs(np.nan_to_num(rho)) >= 0.98
@@ -308,6 +364,84 @@ class TableProfile:
             pairs[(u, v)] = pairs.get((u, v), 0) + 1
         levels = len({u for u, _ in pairs}) * len({v for _, v in pairs})
         return len(pairs) == levels and len(set(pairs.values())) == 1
+
+    def bins(self, by: str, column: str) -> bool:
+        """Whether the grouping is the measure cut into bands: three or more levels whose ranges of
+        the measure do not overlap (wine's `rating` 1 for a `response` of 12-19, 2 for 20-39, ...),
+        so that any comparison of the measure between its levels is decided in advance."""
+        cache = self.__dict__.setdefault("_binned", {})
+        if (by, column) not in cache:
+            cache[by, column] = self._bins(by, column)
+        return cache[by, column]
+
+    def _bins(self, by: str, column: str) -> bool:
+        keep = self.present(by) & self.present(column)
+        if column not in self.numeric or keep.sum() < 6:
+            return False
+        ranges: dict[Any, list[float]] = {}
+        for g, x in zip(self.frame[by][keep].tolist(), self.frame[column][keep].astype(np.float64).tolist()):
+            low_high = ranges.setdefault(g, [x, x])
+            low_high[0], low_high[1] = min(low_high[0], x), max(low_high[1], x)
+        if len(ranges) < 3:
+            return False
+        ordered = sorted(ranges.values())
+        return all(a[1] < b[0] for a, b in zip(ordered, ordered[1:]))
+
+    def censoring(self, column: str) -> bool:
+        """Whether a two-level column says whether a survival time ended in the event or was
+        censored (`cens`, `status`, `delta`: "infection indicator")."""
+        if column not in self.categorical or len(self.categories(column)) != 2:
+            return False
+        info = self.info.get(column)
+        return bool(CENSORING_NAME.match(column) or (info and CENSORING_LABEL.search(f"{info.label} {info.description}")))
+
+    def duration(self, column: str) -> bool:
+        """Whether a measure is a length of time (survival, follow-up, stay)."""
+        return bool(DURATION.search(self.words(column, with_unit=True)))
+
+    @cached_property
+    def time_series(self) -> bool:
+        """Whether the rows are successive periods: a column of years or dates orders them, or the
+        caption spans as many years as there are rows, quarters or months (USGasG, 1960-1995)."""
+        if self.time or (self.key and (self.key in self.date_columns or self.holds_years(self.key))):
+            return True
+        m = YEAR_SPAN.search(f"{self.table.name} {self.table.caption}")
+        if m:
+            years = int(m.group(2)) - int(m.group(1)) + 1
+            return years > 2 and self.n_rows in (years, 4 * years, 12 * years)
+        return False
+
+    def trending(self, column: str) -> bool:
+        """Whether a time series' column moves with time (a price index from 1960 to 1995): its
+        values are no sample from one distribution, so a normality test of them says nothing, and
+        an outlier fence cuts off the real end of the climb, not only planted values."""
+        if not self.time_series:
+            return False
+        x = self.frame[column].astype(np.float64)
+        keep = np.isfinite(x)
+        if keep.sum() < 8:  # five points are no series to speak of
+            return False
+        order = self._when()
+        rho = np.corrcoef(average_ranks(x[keep]), average_ranks(order[keep]))[0, 1]
+        return bool(np.isfinite(rho) and abs(rho) >= 0.7)
+
+    def _when(self) -> np.ndarray:
+        """Each row's place in time: its year or date, whatever order the rows are in, else its position."""
+        column = self.time or self.key
+        if column and column in self.date_columns:
+            return np.asarray(self.frame[column]).astype("datetime64[s]").astype(np.float64)
+        if column and (column == self.time or self.holds_years(column)):
+            return self.frame[column].astype(np.float64)
+        return np.arange(self.n_rows, dtype=np.float64)
+
+    def exclusive_flags(self, x: str, y: str) -> bool:
+        """Whether two 0/1 flags are never 1 together (`west` and `south`: dummies of one region),
+        so that their "relation" is the partition they were made from."""
+        if self.role.get(x) != sem.FLAG or self.role.get(y) != sem.FLAG:
+            return False
+        both = self.present(x) & self.present(y)
+        a, b = (np.asarray([bool(v) for v in self.frame[c][both].tolist()]) for c in (x, y))
+        return bool(a.any() and b.any() and not (a & b).any())
 
     def nested(self, x: str, y: str) -> bool:
         """Whether each level of `x` lies within one level of `y` (sites within regions)."""
@@ -388,12 +522,12 @@ class TableProfile:
     @cached_property
     def cell_counts(self) -> np.ndarray:
         """`numeric`'s order: True for a frequency table's count column, which is only ever added up."""
-        return np.array([c == self.weights for c in self.numeric], dtype=bool)
+        return np.array([c in self.counts_cells for c in self.numeric], dtype=bool)
 
     def aggregates(self, column: str, options: Iterable[str]) -> list[str]:
         """The options that mean something for the column: a total only of amounts, and of a
         frequency table's counts nothing but their total (not the median of `Freq`)."""
-        if column == self.weights:
+        if column in self.counts_cells:
             return ["sum"]
         return [a for a in options if a != "sum" or self.additive(column)]
 
@@ -524,7 +658,11 @@ class TableProfile:
         values in both (t = 0, p = 1 by design), or one value throughout a group (10.0 km for
         every 10000 m race: the grouping decides the test)."""
         if any(self.crossed_by_design(by, other) for other in self.blocks if other != by):
-            return "paired_or_blocked"  # every subject (or block) in both groups: an unpaired test ignores it
+            return "paired_or_blocked"
+        if self.bins(by, column):
+            return "grouping_bins_the_measure"  # wine's rating is its bitterness score in bands
+        if self.censoring(by) and self.duration(column):
+            return "censoring_splits_follow_up"  # censored times are when follow-up ended, not when the event came  # every subject (or block) in both groups: an unpaired test ignores it
         keep = self.present(column) if rows is None else rows & self.present(column)
         a, b = (np.sort(self.frame[column][keep & self.mask(by, "==", g)]) for g in groups)
         if _shares(a) == _shares(b):  # the same values in the same proportions: a schedule, not a result
