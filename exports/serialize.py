@@ -125,8 +125,15 @@ def to_json(table: "Table") -> str:
                        "data": [[_json_value(v) for v in row] for row in rows_of(table)]}, ensure_ascii=False)
 
 
+def _escaped(text: str) -> str:
+    """A cell with its `|` escaped, and a backslash doubled only where it would read as an escape
+    (before `|` or `\\`, or at the end): `\\cite{x}` is shown as it is, so a model that copies a
+    cell copies the value."""
+    return re.sub(r"\\(?=[\\|]|$)", r"\\\\", text).replace("|", "\\|")
+
+
 def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+    return _escaped(text).replace("\n", "<br>")
 
 
 def to_markdown(table: "Table") -> str:
@@ -192,8 +199,7 @@ def to_latex(table: "Table") -> str:
 def to_indexed_row_major(table: "Table") -> str:
     """`col : a | b` then `row 1 : x | y`: the linearisation of TableLlama and ToRR."""
     def line(label: str, values: list[str]) -> str:
-        return f"{label} : " + " | ".join(v.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-                                          for v in values)
+        return f"{label} : " + " | ".join(_escaped(v).replace("\n", " ") for v in values)
 
     rows = [line(f"row {i}", [cell_text(v) for v in row]) for i, row in enumerate(rows_of(table), 1)]
     return "\n".join([line("col", column_paths(table)), *rows]) + "\n"
@@ -234,7 +240,7 @@ def _split_escaped(line: str, sep: str = "|") -> list[str]:
     parts, current, i = [], [], 0
     while i < len(line):
         ch = line[i]
-        if ch == "\\" and i + 1 < len(line):
+        if ch == "\\" and i + 1 < len(line) and line[i + 1] in ("\\", sep):
             current.append(line[i + 1])
             i += 2
             continue

@@ -485,3 +485,14 @@ def test_a_seasons_games_numbered_one_to_n_are_a_row_index_not_a_measure():
 @pytest.mark.parametrize("description", ["lubridate::decimal_date(startNucPgm)", "as.numeric(firstTest)"])
 def test_r_code_in_a_description_is_no_label(description):
     assert sem.label_from(description) == ""
+
+
+def test_an_aggregate_is_not_said_twice_when_the_label_starts_with_it():
+    cars = Table(name="cars", body=pa.table({
+        "model": [f"car {i}" for i in range(12)], "Type": ["Small", "Midsize", "Large"] * 4,
+        "Passengers": [4, 5, 6, 5, 5, 6, 4, 5, 7, 4, 6, 6]}),
+        semantics=(sem.ColumnInfo("Passengers", label="minimum passenger capacity"),))
+    samples, _, _ = generate(cars, ["tco.min", "ada.fact_checking", "ada.operations"])
+    questions = [s.question for s in samples]
+    assert any("lowest minimum passenger capacity" in q for q in questions), questions
+    assert not any("minimum minimum" in q for q in questions)

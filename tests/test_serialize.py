@@ -15,7 +15,7 @@ from exports.serialize import FORMATS, PARSEABLE, column_paths, parse, serialize
 
 # cells that break naive writers: separators, quotes, escapes, markup, unicode, missing values
 TRICKY = Table(name="tricky", caption="Sales & returns", body=pa.table({
-    "name": ["Müller | Söhne", 'say "hi", ok', "back\\slash", "<b>bold</b>", "50% & $5_#{x}~^"],
+    "name": ["Müller | Söhne", 'say "hi", ok', "back\\slash", "<b>bold</b>", "50% & $5_#{x}~^ ends\\"],
     "units": [17, None, 3, 0, -42],
     "price": [1.5, 2.0, None, 1e-7, 123456.789],
 }))
@@ -37,6 +37,14 @@ def test_every_parseable_format_round_trips(fmt):
 def test_a_newline_inside_a_cell_survives(fmt):
     table = Table(name="t", body=pa.table({"a": ["line 1\nline 2", "x"], "b": [1, 2]}))
     assert parse(serialize(table, fmt), fmt)[1] == cells(table)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "indexed_row_major"])
+def test_a_backslash_is_shown_as_it_is_unless_it_would_read_as_an_escape(fmt):
+    table = Table(name="t", body=pa.table({"study": ["\\cite{HSAuR:Coronary1976}", "a\\|b", "end\\"], "n": [1, 2, 3]}))
+    text = serialize(table, fmt)
+    assert "\\cite{HSAuR:Coronary1976}" in text and "\\\\cite" not in text  # what a model copies is the value
+    assert parse(text, fmt)[1] == cells(table)
 
 
 def test_concatenation_holds_every_header_and_cell():

@@ -32,6 +32,8 @@ AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "me
              "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
 COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target", "first"})  # named by label and header
 MAX_CONDITIONS = 24
+# "the minimum minimum passenger capacity": an aggregate said again by a label that starts with it
+AGG_SYNONYM = {"minimum": "lowest", "maximum": "highest", "average": "mean", "mean": "average", "total": "combined"}
 NUMBERISH = re.compile(r"[\d\s,.;:/+-]+")
 MAX_NAMING_COLUMNS = 15
 MAX_PAIRS = 16
@@ -131,6 +133,9 @@ class Context:
             slots = {**slots, "the_column": self.profile.the(slots["column"])}
         slots = {k: self.profile.label(v) if k in COLUMN_SLOTS and isinstance(v, str) and v in labels else v
                  for k, v in slots.items()}
+        agg = slots.get("agg")
+        if agg in AGG_SYNONYM and any(str(slots.get(k, "")).casefold().startswith(f"{agg} ") for k in ("column", "target")):
+            slots["agg"] = AGG_SYNONYM[agg]
         slots.setdefault("entity", self.profile.entity)  # what one row is: "county", "year"
         slots.setdefault("entities", self.profile.entities)
         phrasing = t.phrasings[a % len(t.phrasings)]
