@@ -36,9 +36,10 @@ GROUPINGS = (CATEGORY, CODE, FLAG)
 
 ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\.\.1|index)$", re.I)
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
+VERSION_NAME = re.compile(r"(version|release)s?$|(^|[^a-z])ver$", re.I)
 COUNTER = re.compile(r"^(t|trend|index|idx|time|period|game|match|round|episode|race|trial)$", re.I)  # a counter 1..n
 # (a time step, the season's game 1..16; not years 1700..1988)
-ID_NAME = re.compile(r"(^|[^a-z])(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
+ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
                      r"specimen|sample|pair|obs|observation|unit|tag|band)$", re.I)
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
@@ -402,6 +403,12 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             continue
         if integral and min(values) >= 0 and ((doc and DOC_COUNT.match(doc)) or COUNT_NAME.search(name)):
             done(COUNT, "whole numbers of things")
+            continue
+        if VERSION_NAME.search(name):
+            done(IDENTIFIER, f"a version ({name!r}): R 2.10 is no larger number than R 2.9")
+            continue
+        if integral and n >= 5 and column.to_pylist() == list(range(1, n + 1)) and not re.search(r"age", name, re.I):
+            done(IDENTIFIER, "numbers the rows 1..n in order: pump 1 to pump 13, not a measurement")
             continue
         done(MEASURE, "numbers")
     return tuple(without_repeated_labels(out))

@@ -496,3 +496,10 @@ def test_an_aggregate_is_not_said_twice_when_the_label_starts_with_it():
     questions = [s.question for s in samples]
     assert any("lowest minimum passenger capacity" in q for q in questions), questions
     assert not any("minimum minimum" in q for q in questions)
+
+
+def test_document_numbers_versions_and_things_numbered_one_to_n_are_not_measured():
+    body = pa.table({"docno": [1012, 1013, 1020, 1044, 1051, 1063], "Rversion": [1.3, 1.9, 2.1, 2.5, 2.1, 3.0],
+                     "pump": [1, 2, 3, 4, 5, 6], "deaths": [12.0, 3.0, 0.0, 7.0, 1.0, 2.0]})
+    assert roles(Table(name="t", body=body)) == {"docno": sem.IDENTIFIER, "Rversion": sem.IDENTIFIER,
+                                                 "pump": sem.IDENTIFIER, "deaths": sem.MEASURE}
