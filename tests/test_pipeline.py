@@ -36,6 +36,56 @@ def test_signature_depends_on_name_version_config_and_inputs():
                 stage_signature("clean", "1", {"a": 1}, ["y"]), stage_signature("other", "1", {"a": 1}, ["x"])}) == 5
 
 
+def copy_of_the_code(tmp_path, monkeypatch):
+    """This repository's packages copied to `tmp_path`, and the code fingerprint reading the copy."""
+    import shutil
+
+    from curation.pipeline import code
+
+    for package in code.PACKAGES:
+        shutil.copytree(code.ROOT / package, tmp_path / "code" / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.parquet"))
+    monkeypatch.setattr(code, "ROOT", tmp_path / "code")
+    code.direct_imports.cache_clear()
+    return tmp_path / "code"
+
+
+def test_a_stage_signature_covers_the_code_it_imports_and_nothing_else(tmp_path, monkeypatch):
+    from curation.pipeline import code
+
+    closure = code.import_closure("generators.rules.stage")
+    # what the rules stage runs, imported lazily or named by a registry, and not what it never runs
+    assert {"generators.rules.engine", "generators.chains", "curation.answers", "curation.programs.chain",
+            "curation.sources.grid", "curation.semantics"} <= set(closure)
+    assert not {"curation.cli", "generators.sql.stage", "evaluation.metrics"} & set(closure)
+    root = copy_of_the_code(tmp_path, monkeypatch)
+    before = code.code_fingerprint("generators.rules.stage")
+    with open(root / "curation" / "cli.py", "a") as f:
+        f.write("\n# an edit the rules never run\n")
+    code.direct_imports.cache_clear()
+    assert code.code_fingerprint("generators.rules.stage") == before
+    answers = root / "curation" / "answers.py"
+    answers.write_text(answers.read_text().replace("def format_answer(", "def format_answer(  ", 1))
+    code.direct_imports.cache_clear()
+    assert code.code_fingerprint("generators.rules.stage") != before
+
+
+def test_editing_a_function_a_stage_uses_reruns_the_stage(tmp_path, monkeypatch, workspace, inline):
+    from curation.pipeline import code
+
+    write_csvs(tmp_path / "in", 3)
+    root = copy_of_the_code(tmp_path, monkeypatch)
+    run_ingest(workspace, [str(tmp_path / "in")], executor=inline)
+    first = run_clean(workspace, executor=inline)
+    assert run_clean(workspace, executor=inline)["cached"]
+    rules = root / "curation" / "cleaning" / "rules.py"
+    rules.write_text(rules.read_text().replace("def apply_rules(", "def apply_rules(  ", 1))
+    code.direct_imports.cache_clear()
+    again = run_clean(workspace, executor=inline)
+    assert not again["cached"] and again["dataset"] != first["dataset"]
+    assert run_ingest(workspace, [str(tmp_path / "in")], executor=inline)["sources"][0]["cached"]  # ingest never runs it
+
+
 def test_a_rerun_reuses_finished_stages(tmp_path, workspace, inline):
     write_csvs(tmp_path / "in", 5)
     first = run_ingest(workspace, [str(tmp_path / "in")], executor=inline)

@@ -20,16 +20,6 @@ class CleanStage(Stage):
     version = "4"  # 3: tables of a database are never dropped as too long or as duplicates; 4: column semantics
     outputs = ("tables", "databases")
 
-    def fingerprint(self, config: dict[str, Any]) -> Any:
-        """The code that decides what a cleaned table holds: its rules and the column semantics."""
-        from pathlib import Path
-
-        from curation import semantics
-        from curation.cleaning import rules
-        from curation.hashing import content_hash
-
-        return content_hash(Path(rules.__file__).read_text(), Path(semantics.__file__).read_text())
-
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         CleaningConfig.from_dict(config)  # fail before any work on a bad setting
         tasks, weights = [], []

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor, LocalExecutor
+from curation.pipeline.code import code_fingerprint
 from curation.pipeline.signature import stage_signature
 from curation.pipeline.stage import Stage
 from curation.pipeline.store import COMPLETE, REPORT, Dataset, atomic_write_json, write_part
@@ -42,7 +43,9 @@ def run_stage(stage_name: str, config: dict[str, Any], inputs: list[Dataset], st
     """Run `stage_name` over `inputs`; a finished run with the same signature is reused as is."""
     started = time.perf_counter()
     stage: Stage = STAGES.get(stage_name)()
-    signature = stage_signature(stage.name, stage.version, {"config": config, "extra": stage.fingerprint(config)},
+    code = code_fingerprint(type(stage).__module__)  # the stage's module and all it imports from this repository
+    signature = stage_signature(stage.name, stage.version,
+                                {"config": config, "extra": stage.fingerprint(config), "code": code},
                                 [d.signature for d in inputs])
     dataset = Dataset(stages_dir / f"{stage.name}-{signature}")
     if dataset.complete:

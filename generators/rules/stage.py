@@ -56,22 +56,12 @@ class RulesStage(Stage):
     outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
-        from curation import header_tree, semantics
+        """The data the code reads: the templates and the taxonomy (the code itself is in every
+        stage's signature, from its imports)."""
         from curation.taxonomy import TAXONOMY_FILE
         from generators.rules.catalog import catalog_fingerprint
 
-        code = [Path(__file__).with_name(n).read_text() for n in ("engine.py", "profile.py", "specs.py", "emit.py",
-                                                                   "catalog.py", "tree_ops.py")]
-        chains = (Path(__file__).parent.parent / "chains.py").read_text()
-        tree = Path(header_tree.__file__).read_text()  # the tree ops read tables through it
-        roles = Path(semantics.__file__).read_text()  # the profile reads the columns' roles through it
-        # what the engine imports to answer: format and round golds, run chains and SQL, name cells
-        from curation import answers, programs
-        from curation.sources import grid
-
-        answering = [Path(answers.__file__).read_text(), Path(grid.__file__).read_text()] + [
-            f.read_text() for f in sorted(Path(programs.__file__).parent.glob("*.py"))]
-        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text(), code, chains, tree, roles, answering)
+        return content_hash(catalog_fingerprint(), TAXONOMY_FILE.read_text())
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         from generators.rules.catalog import load_templates
