@@ -209,6 +209,16 @@ def test_domain_formulas_by_hand():
     assert not per_unit  # sales per unit of cost is no per-unit figure: only amounts per head, area or unit are
 
 
+def test_a_share_or_per_head_figure_of_nothing_is_not_asked():
+    countries = Table(name="coups", body=pa.table({
+        "country": ["Ghana", "Kenya", "Mali", "Chad", "Togo"], "coups_total": [0, 2, 0, 5, 1],
+        "population": [31000.0, 54000.0, 21000.0, 17000.0, 8600.0]}))
+    samples, _, stats = generate(countries, ["tco.share_of_total", "tco.per_unit"])
+    assert samples and not any(s.answer == 0 for s in samples)
+    assert not any(re.search(r"\b(Ghana|Mali)\b", s.question) and "coups" in s.question for s in samples)
+    assert stats.rejected["TCO/domain_specific_operations"]["nothing_to_share_out"] >= 2
+
+
 # ---------------------------------------------------------------------------- DA
 
 def test_correlations_and_distribution_statistics():

@@ -896,8 +896,10 @@ def op_share(ctx: Context) -> None:
     ctx.reject("not_a_positive_complete_column", int((~ok).sum()) * p.n_rows)
     ctx.reject("parts_do_not_add_up", int((ok & ~additive).sum()) * p.n_rows)  # a share of a total of rates
     ok &= additive
+    cells = np.broadcast_to(ok, X.shape) & (X != 0)  # a share of nothing is 0% whatever the total
+    ctx.reject("nothing_to_share_out", int((np.broadcast_to(ok, X.shape) & (X == 0)).sum()))
     n = len(p.numeric)
-    for idx in ctx.pick(np.flatnonzero(np.broadcast_to(ok, X.shape).ravel())):
+    for idx in ctx.pick(np.flatnonzero(cells.ravel())):
         r, j = divmod(idx, n)
         x = X[:, j]
         spec = {"kind": "share", "key": p.key, "key_value": p.keys[r], "column": p.numeric[j]}
@@ -960,6 +962,9 @@ def op_row_ratio(ctx: Context) -> None:
     amounts = additive[:, None] & (additive & units & ~years)[None, :] & ~units[:, None]
     ctx.reject("not_a_per_unit_ratio", int((ok & ~amounts[None]).sum()))
     ok &= amounts[None]
+    zero = ok & (X[:, :, None] == 0)  # none of it to share: 0 assassinations per head is 0 whatever the heads
+    ctx.reject("nothing_to_share_out", int(zero.sum()))
+    ok &= ~zero
     flat = np.flatnonzero(ok.ravel())
     cands = [(int(i // (n * n)), int(i // n % n), int(i % n)) for i in ctx.pick(flat)]
     for r, a, b in cands:
