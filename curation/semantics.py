@@ -172,6 +172,8 @@ def codes_from(description: str) -> tuple[tuple[str, str], ...]:
     """"(0 = V-shaped, 1 = straight)" -> (("0", "V-shaped"), ("1", "straight"))."""
     pairs = re.findall(r"(?<![\w.])(-?\d+)\s*=\s*([A-Za-z][^,;()=]*?)\s*(?=[,;)]|$|\s+(?:and|or)\s+-?\d+\s*=)",
                         description)
+    if len(pairs) < 2:  # "Hospital: 1-The Ohio State University, 2-Alferd, 3-St. Vincent": a dash, two or more times
+        pairs = re.findall(r"(?<![\w.-])(\d+)\s*-\s*([A-Z][^,;()=]*?)\s*(?=[,;)]|$|\s+\d+\s*-\s*[A-Z])", description)
     codes: dict[str, str] = {}
     for value, meaning in pairs:
         meaning = meaning.strip().rstrip(".")

@@ -3,6 +3,8 @@ the question generator may therefore ask of it."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -503,3 +505,44 @@ def test_document_numbers_versions_and_things_numbered_one_to_n_are_not_measured
                      "pump": [1, 2, 3, 4, 5, 6], "deaths": [12.0, 3.0, 0.0, 7.0, 1.0, 2.0]})
     assert roles(Table(name="t", body=body)) == {"docno": sem.IDENTIFIER, "Rversion": sem.IDENTIFIER,
                                                  "pump": sem.IDENTIFIER, "deaths": sem.MEASURE}
+
+
+def test_a_square_block_equal_to_its_transpose_is_a_matrix_whatever_its_rows_are_called():
+    rows = ["Social functioning", "Difficulty reasoning", "Slow reactions", "Concentration"]
+    loadings = [[0.644, 0.205, 0.16, 0.22], [0.205, 0.667, 0.37, 0.505], [0.16, 0.37, 0.634, 0.4], [0.22, 0.505, 0.4, 0.7]]
+    chen = Table(name="Chen", body=pa.table({"name": rows, **{c: [r[j] for r in loadings]
+                                                              for j, c in enumerate(["soc", "diff", "slo", "con"])}}))
+    samples, _, stats = generate(chen, ["tco", "da", "tu.cell_lookup"])
+    assert not samples and "matrix_not_data" in stats.rejected["DA/correlation_analysis"]
+
+
+def test_codes_written_with_a_dash_are_codes():
+    doc = "Hospital: 1-The Ohio State University, 2-Alferd , 3-St. Vincent, 4-Hahnemann"
+    assert sem.codes_from(doc) == (("1", "The Ohio State University"), ("2", "Alferd"), ("3", "St. Vincent"),
+                                   ("4", "Hahnemann"))
+    assert sem.codes_from("ages 10-19, in 1995-2000") == ()
+    table = Table(name="bmt", body=pa.table({"z9": [1, 2, 3, 4] * 5, "z7": [float(10 + 7 * i % 30) for i in range(20)]}),
+                  semantics=(sem.documented("z9", doc), sem.documented("z7", "Waiting Time to Transplant In Days")))
+    assert roles(table)["z9"] == sem.CODE
+
+
+def test_a_row_is_named_by_its_name_not_by_its_code():
+    from generators.rules.profile import TableProfile
+
+    table = Table(name="DCE12", body=pa.table({"iso2c": ["GH", "KE", "CV", "ML", "TD"],
+                                              "country": ["Ghana", "Kenya", "Cape Verde", "Mali", "Chad"],
+                                              "riots": [3, 0, 1, 7, 2]}))
+    assert TableProfile(table).key == "country"
+
+
+def test_a_value_repeated_on_each_of_a_subjects_rows_is_not_averaged_over_the_rows():
+    frail = [2.3, 1.9, 1.2, 0.5, 1.5, 1.1, 3.0, 0.4, 0.9, 1.6]
+    subject = [i // 2 + 1 for i in range(20)] + [3, 6, 9]  # two rows per patient, three for some
+    table = Table(name="kidney", body=pa.table({
+        "id": subject, "days": [float(8 + (i * 37) % 500) for i in range(23)],
+        "age": [float(28 + (i * 13) % 40) for i in range(23)], "frail": [frail[s - 1] for s in subject]}))
+    samples, _, stats = generate(table, ["tco.mean", "tco.max", "da.skewness", "da.normality"])
+    asked = [s.question for s in samples]
+    assert not any(re.search(r"(average|skew|normal).*frail", q) for q in asked), asked
+    assert any("frail" in q for q in asked) and any("average age" in q for q in asked)
+    assert stats.rejected["DA/distribution_testing"]["one_value_per_subject"] >= 2

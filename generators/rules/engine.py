@@ -435,9 +435,9 @@ def op_fact(ctx: Context) -> None:
             ok = (ms.values("count") >= 2) & ~ms.own
             ctx.reject("condition_on_same_column", int(ms.own.sum()) * len(aggs))
             for a, agg in enumerate(aggs):
-                valid = ok & ~np.isnan(ms.values(agg)) & (p.additive_numeric[None, :] if agg == "sum" else True)
-                if agg != "sum":  # the median of a frequency table's counts
-                    valid &= ~p.cell_counts[None, :]
+                # a total only of amounts; of a frequency table's counts only the total; of a subject's repeated value only extremes
+                meant = np.array([agg in p.aggregates(c, [agg]) for c in p.numeric], dtype=bool)
+                valid = ok & ~np.isnan(ms.values(agg)) & meant[None, :]
                 ctx.reject("empty_or_undefined", int((~valid & ~ms.own).sum()))
                 cands += [(which, a, int(g), int(j)) for g, j in zip(*np.nonzero(valid))]
     elif kind == "cell":
@@ -636,6 +636,10 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
     if agg not in ("sum", "count"):  # a frequency table's counts only add up
         ctx.reject("statistic_of_cell_counts", int((valid & p.cell_counts[None, :]).sum()))
         valid &= ~p.cell_counts[None, :]
+    if agg not in ("min", "max", "range", "count"):  # a patient's frailty once per row of that patient
+        subject = np.array([c in p.subject_level for c in p.numeric], dtype=bool)[None, :]
+        ctx.reject("one_value_per_subject", int((valid & subject).sum()))
+        valid &= ~subject
     if agg in ("skewness", "kurtosis"):  # the shape of a distribution, not of a series' climb through time
         trending = np.array([p.trending(c) for c in p.numeric], dtype=bool)[None, :]
         ctx.reject("trending_series", int((valid & trending).sum()))
@@ -1135,6 +1139,9 @@ def op_test(ctx: Context) -> None:
                 continue
             if p.trending(column):
                 ctx.reject("trending_series")  # a price index rising from 1960 to 1995 is no sample
+                continue
+            if column in p.subject_level:
+                ctx.reject("one_value_per_subject")  # each patient's frailty once per row of that patient
                 continue
             steps_list.append(({"column": column}, {"op": "test", "test": "shapiro", "column": column}))
     for idx in ctx.pick(list(range(len(steps_list)))):

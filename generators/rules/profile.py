@@ -201,9 +201,10 @@ class TableProfile:
 
     def _find_key(self) -> str | None:
         """The column that names rows as people do: a natural name, else a unique year or date."""
-        for c in self.usable:
-            if self.role.get(c) == sem.NAME and self._unique(c):
-                return c
+        names = [c for c in self.usable if self.role.get(c) == sem.NAME and self._unique(c)]
+        if names:  # "Ghana" over its code "GH", when a table holds both
+            codes = [c for c in names if all(len(str(v)) <= 3 and str(v).isupper() for v in self.frame[c].tolist())]
+            return next((c for c in names if c not in codes), names[0])
         for c in self.usable:
             if self.role.get(c) == sem.TIME and self._unique(c) and (c in self.date_columns or self.holds_years(c)):
                 return c
@@ -257,7 +258,14 @@ class TableProfile:
         return frozenset(out)
 
     def _is_matrix(self) -> bool:
-        """A correlation or distance matrix: rows named after the columns. Not data to ask about."""
+        """A correlation or distance matrix: rows named after the columns, or a square block of
+        numbers equal to its transpose (psych's Chen, whose rows are "Social_functioning" for `soc`).
+        Not data to ask about."""
+        block = [c for c in self.table.columns if c in self.frame and self.frame[c].dtype.kind in "if"]
+        if len(block) == self.n_rows >= 3:
+            square = np.column_stack([self.frame[c].astype(np.float64) for c in block])
+            if np.allclose(square, square.T, rtol=1e-6, atol=1e-9, equal_nan=True):
+                return True
         if not self.key or self.key not in self.text_columns:
             return False
         names = {c.casefold() for c in self.table.columns}
@@ -524,11 +532,33 @@ class TableProfile:
         """`numeric`'s order: True for a frequency table's count column, which is only ever added up."""
         return np.array([c in self.counts_cells for c in self.numeric], dtype=bool)
 
+    @cached_property
+    def subject_level(self) -> frozenset[str]:
+        """Measures that hold one value per subject, repeated on each of its rows (a patient's
+        frailty on both of its kidney rows): an average or a skewness over the rows counts each
+        subject as often as it has rows, so only their extremes are asked."""
+        out: set[str] = set()
+        for ids in self.table.columns:
+            if self.role.get(ids) != sem.IDENTIFIER or ids not in self.frame:
+                continue
+            subjects = self.frame[ids].tolist()
+            if len(set(subjects)) >= 0.9 * self.n_rows or None in subjects:
+                continue
+            for c in self.numeric:
+                seen: dict[Any, Any] = {}
+                if all(seen.setdefault(k, v) == v or (v != v and seen[k] != seen[k])
+                       for k, v in zip(subjects, self.frame[c].tolist())):
+                    out.add(c)
+        return frozenset(out)
+
     def aggregates(self, column: str, options: Iterable[str]) -> list[str]:
         """The options that mean something for the column: a total only of amounts, and of a
-        frequency table's counts nothing but their total (not the median of `Freq`)."""
+        frequency table's counts nothing but their total (not the median of `Freq`); of a value
+        repeated on each of a subject's rows, only its extremes."""
         if column in self.counts_cells:
             return ["sum"]
+        if column in self.subject_level:
+            return [a for a in options if a in ("min", "max")]
         return [a for a in options if a != "sum" or self.additive(column)]
 
     @cached_property
@@ -659,6 +689,8 @@ class TableProfile:
         every 10000 m race: the grouping decides the test)."""
         if any(self.crossed_by_design(by, other) for other in self.blocks if other != by):
             return "paired_or_blocked"
+        if column in self.subject_level:
+            return "one_value_per_subject"  # a patient's age on each of its rows: counted once per row
         if self.bins(by, column):
             return "grouping_bins_the_measure"  # wine's rating is its bitterness score in bands
         if self.censoring(by) and self.duration(column):
