@@ -137,6 +137,7 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.)\s", sentence)[0]
+    sentence = re.split(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:may|can|could|might|will|should|must)\s", sentence)[0]  # "scores may range from 1 - 36"
     # "number of cylinders between 4 and 8": the range the values take, which reads as a filter
     sentence = re.sub(r",?\s*\(?\b(between|from) -?\d+(\.\d+)? (and|to) -?\d+(\.\d+)?\)?$", "", sentence)
     # an aside in brackets ("(whoever that is)", "(see Details)") is no part of a name; a unit is

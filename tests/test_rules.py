@@ -586,3 +586,20 @@ def test_a_flattened_cross_tabulation_is_no_data_about_its_rows():
         "Certain.New Orleans": [5, 3, 2, 1], "Probable.New Orleans": [3, 11, 13, 2]}))
     samples, _, stats = generate(table, ["ada.retrieval", "tco.max", "tbo.select_one_condition"])
     assert not samples
+
+
+def test_a_false_claim_about_a_year_stays_a_year_a_reader_could_believe():
+    table = Table(name="codes", body=pa.table({"country": [f"land {c}" for c in "abcdefghij"],
+                                              "assigned": [1974 + (i * 7) % 30 for i in range(10)]}))
+    samples, _, _ = generate(table, ["tu.fact_cell"], scale=100.0)
+    claims = [int(m) for s in samples for m in re.findall(r"\b(\d{3,4})\b", s.question)]
+    assert claims and all(1900 <= c <= 2100 for c in claims), claims
+
+
+def test_anomalies_are_asked_only_where_the_column_has_no_tail_of_its_own():
+    conflict = [0.0] * 14 + [812.0, 1500.0, 5200.0, 7100.0, 9000.0, 12000.0]  # most countries none, a long tail
+    table = Table(name="conflict", body=pa.table({"country": [f"land {i}" for i in range(20)], "battle_deaths": conflict,
+                                                 "area": [float(100 + (i * 37) % 90) for i in range(20)]}))
+    samples, _, stats = generate(table, ["da.outliers"])
+    assert not any("battle_deaths" in s.question for s in samples)
+    assert stats.rejected["DA/anomaly_detection"]["many_values_beyond_the_fence"] == 1

@@ -546,3 +546,8 @@ def test_a_value_repeated_on_each_of_a_subjects_rows_is_not_averaged_over_the_ro
     assert not any(re.search(r"(average|skew|normal).*frail", q) for q in asked), asked
     assert any("frail" in q for q in asked) and any("average age" in q for q in asked)
     assert stats.rejected["DA/distribution_testing"]["one_value_per_subject"] >= 2
+
+
+def test_a_label_stops_where_the_documentation_starts_a_remark():
+    assert sem.label_from("ACT composite scores may range from 1 - 36") == "ACT composite scores"
+    assert sem.label_from("number of days that can be worked") == "number of days that can be worked"

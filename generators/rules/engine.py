@@ -412,6 +412,8 @@ def op_title_naming(ctx: Context) -> None:
 
 def _perturb_number(rng: np.random.Generator, value: float, integral: bool, rule: str) -> float:
     step = rng.uniform(0.1, 0.5) * (1 if rng.random() < 0.5 else -1)
+    if integral and 1000 <= value <= 2200:  # a year stays a year a reader could believe: 1974 -> 1966, not 1074
+        return int(value + (1 if step > 0 else -1) * int(rng.integers(3, 16)))
     if integral:
         return int(value + (1 if step > 0 else -1) * max(1, round(abs(value * step))))
     claim = value * (1 + step) if value != 0 else step * 10
@@ -1004,6 +1006,10 @@ def op_outliers(ctx: Context) -> None:
             continue
         if p.trending(column):
             ctx.reject("trending_series")  # a fence cuts off the real end of a rising series, not only planted values
+            continue
+        beyond = (present < q1 - fence * (q3 - q1)) | (present > q3 + fence * (q3 - q1))
+        if beyond.sum() > 2:  # zero-inflated or heavy-tailed: the answer would list the column's own tail
+            ctx.reject("many_values_beyond_the_fence")
             continue
         cands.append(j)
     for j in ctx.pick(cands):
