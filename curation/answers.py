@@ -12,6 +12,7 @@ import decimal
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -173,6 +174,55 @@ def normalize_answer(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [normalize_answer(v) for v in value]
     return normalize_answer(str(value))
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """When an answer counts as the reference answer: the one rule the vote, the judge and every
+    metric ask (`curate verify` asks a different question, whether a stored gold is a correct
+    rounding of a computed value: `answers_match`).
+
+    - both sides normalised (`normalize_answer`): "42", "42.00" and 42 are one number, "45%" is 45,
+      text folds case, spacing and surrounding punctuation, "yes"/"true" are True
+    - numbers within `rel_tol` of the reference, relative to the reference (TableBench's +-10% is
+      relative to the gold), plus `abs_tol`: at 1%, 0.95 is not 0.9405 (0.0095 > 0.009405)
+    - booleans only equal booleans
+    - text equal, or named together in `aliases`
+    - lists equal as multisets (order ignored) unless `ordered`; a single value is a list of one
+    """
+
+    rel_tol: float = 0.0
+    abs_tol: float = 1e-9
+    ordered: bool = False
+    aliases: tuple[tuple[str, ...], ...] = ()
+
+    def same(self, answer: Any, reference: Any) -> bool:
+        return self._same(normalize_answer(answer), normalize_answer(reference))
+
+    def _same(self, a: Any, r: Any) -> bool:
+        if isinstance(a, list) or isinstance(r, list):
+            a, r = (a if isinstance(a, list) else [a]), (r if isinstance(r, list) else [r])
+            if len(a) != len(r):
+                return False
+            if self.ordered:
+                return all(self._same(x, y) for x, y in zip(a, r))
+            rest = list(r)
+            for x in a:
+                match = next((i for i, y in enumerate(rest) if self._same(x, y)), None)
+                if match is None:
+                    return False
+                del rest[match]
+            return True
+        if isinstance(a, bool) or isinstance(r, bool):
+            return isinstance(a, bool) and isinstance(r, bool) and a == r
+        if isinstance(a, float) and isinstance(r, float):
+            return abs(a - r) <= self.rel_tol * abs(r) + self.abs_tol
+        if isinstance(a, str) and isinstance(r, str):
+            return a == r or any(a in group and r in group for group in self._alias_sets())
+        return a == r
+
+    def _alias_sets(self) -> list[set[Any]]:
+        return [{normalize_answer(x) for x in group} for group in self.aliases]
 
 
 _TYPED_NUMBER = re.compile(r"^[-+]?\d[\d,]*(\.\d+)?$")

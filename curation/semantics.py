@@ -36,12 +36,14 @@ GROUPINGS = (CATEGORY, CODE, FLAG)
 
 ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\.\.1|index)$", re.I)
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
+DOC_KIND = re.compile(r"^(the\s+)?(object|symbol|type|kind|category|class|brand|colou?r|shape|letter|item)s?\b", re.I)
+URL = re.compile(r"^(https?://|www\.)\S+$", re.I)
 VERSION_NAME = re.compile(r"(version|release)s?$|(^|[^a-z])ver$", re.I)
 COUNTER = re.compile(r"^(t|trend|index|idx|time|period|game|match|round|episode|race|trial)$", re.I)  # a counter 1..n
 # (a time step, the season's game 1..16; not years 1700..1988)
 ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
-                     r"specimen|sample|pair|obs|observation|unit|tag|band)$", re.I)
+                     r"specimen|sample|pair|obs|observation|unit|tag|band|quake|event|family|fam)$", re.I)
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
@@ -373,9 +375,14 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if pa.types.is_boolean(typ) or (numeric and set(values) <= {0, 1}):
             done(FLAG, "two values, 0/1 or true/false")
             continue
+        if id_name and integral and numeric and not unique:  # Quake 20, 16, 14 ...: which quake, not how strong
+            done(CODE, f"an id-like name ({name!r}) repeated over rows: it groups them")
+            continue
         if pa.types.is_string(typ):
             texts = [str(v) for v in values]
-            if unique and sum(_is_word(v) for v in texts) >= 0.8 * len(texts):
+            if sum(bool(URL.match(v)) for v in texts) >= 0.8 * len(texts):
+                done(IDENTIFIER, "web addresses")
+            elif unique and sum(_is_word(v) for v in texts) >= 0.8 * len(texts):
                 done(NAME, "distinct words, one per row")
             elif unique:
                 done(IDENTIFIER, "distinct codes, one per row")
@@ -389,6 +396,9 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             continue
         if integral and info.label and re.search(r"\bcodes?\b", info.label, re.I) and distinct > MAX_CODES:
             done(IDENTIFIER, "the documentation calls it a code, with many values")  # a country code, not a number
+            continue
+        if integral and distinct <= MAX_CODES and info.label and DOC_KIND.match(info.label):
+            done(CODE, f"the documentation says which thing it is ({info.label!r}): a code")
             continue
         if info.codes or (doc and DOC_CODE.search(doc) and integral and distinct <= MAX_CODES):
             done(CODE, "the documentation gives its codes" if info.codes else "the documentation calls it a factor or code")

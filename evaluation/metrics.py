@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from curation.answers import normalize_answer
+from curation.answers import Equivalence, normalize_answer
 from curation.registry import Registry
 
 
@@ -68,34 +68,9 @@ def _items(value: Any) -> list[Any]:
     return v if isinstance(v, list) else [v]
 
 
-def _same(prediction: Any, gold: Any, rel_tol: float = 0.0) -> bool:
-    """Numbers within `rel_tol` of the gold (relative to the gold, as TableBench's +-10%)."""
-    if isinstance(prediction, bool) or isinstance(gold, bool):
-        return prediction == gold and isinstance(prediction, bool) and isinstance(gold, bool)
-    if isinstance(prediction, float) and isinstance(gold, float):
-        return abs(prediction - gold) <= rel_tol * abs(gold) + 1e-9
-    return prediction == gold
-
-
-def _multiset_equal(pred: list[Any], gold: list[Any], rel_tol: float) -> bool:
-    if len(pred) != len(gold):
-        return False
-    rest = list(gold)
-    for p in pred:
-        for i, g in enumerate(rest):
-            if _same(p, g, rel_tol):
-                del rest[i]
-                break
-        else:
-            return False
-    return True
-
-
 def _matches(prediction: Any, gold: Any, rel_tol: float) -> bool:
-    p, g = normalize_answer(prediction), normalize_answer(gold)
-    if isinstance(p, list) or isinstance(g, list):
-        return _multiset_equal(p if isinstance(p, list) else [p], g if isinstance(g, list) else [g], rel_tol)
-    return _same(p, g, rel_tol)
+    """The one answer equivalence (`curation.answers.Equivalence`), numbers within `rel_tol` of the gold."""
+    return Equivalence(rel_tol=rel_tol).same(prediction, gold)
 
 
 def exact_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:

@@ -551,3 +551,31 @@ def test_a_value_repeated_on_each_of_a_subjects_rows_is_not_averaged_over_the_ro
 def test_a_label_stops_where_the_documentation_starts_a_remark():
     assert sem.label_from("ACT composite scores may range from 1 - 36") == "ACT composite scores"
     assert sem.label_from("number of days that can be worked") == "number of days that can be worked"
+
+
+def test_web_addresses_which_quake_and_which_object_are_not_numbers_to_compute_with():
+    body = pa.table({"url": [f"https://www.zillow.com/homedetails/{i}-Woodburn-Rd/" for i in range(6)],
+                     "Quake": [20, 20, 16, 16, 16, 14], "window1": [2, 0, 5, 1, 7, 0],
+                     "prize": [0.0, 2.5, 0.0, 10.0, 0.0, 80.0]})
+    table = Table(name="t", body=body, semantics=(sem.documented("window1", "object appearing in the first window."),))
+    assert roles(table) == {"url": sem.IDENTIFIER, "Quake": sem.CODE, "window1": sem.CODE, "prize": sem.MEASURE}
+
+
+def test_a_familys_value_on_each_childs_row_is_not_averaged_over_the_children():
+    family = [1, 1, 1, 1, 2, 2, 3, 3, 3, 4, 5, 5, 6, 6, 6, 6, 6, 7, 8, 8]
+    kids = {1: 4, 2: 2, 3: 3, 4: 1, 5: 2, 6: 5, 7: 1, 8: 2}
+    table = Table(name="Galton", body=pa.table({
+        "family": [str(f) for f in family], "height": [60.0 + (i * 7) % 15 for i in range(20)],
+        "children": [kids[f] for f in family]}))
+    samples, _, stats = generate(table, ["tco.mean", "tco.coefficient_of_variation", "tco.max"])
+    asked = [s.question for s in samples]
+    assert not any(re.search(r"(average|coefficient of variation).*children", q) for q in asked), asked
+    assert any("children" in q for q in asked)
+
+
+def test_a_false_claim_about_a_flag_names_its_other_value():
+    table = Table(name="tfr", body=pa.table({"year": list(range(1930, 1950)), "us_data": [0] * 10 + [1] * 10,
+                                            "births": [float(2000 + (i * 37) % 400) for i in range(20)]}))
+    samples, _, _ = generate(table, ["tu.fact_cell"], scale=100.0)
+    flags = [s for s in samples if "us_data" in s.question]
+    assert flags and all(not re.search(r"\bis [2-9]\b", s.question) for s in flags), [s.question for s in flags]

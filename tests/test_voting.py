@@ -76,6 +76,16 @@ def test_the_judges_numeric_tolerance_aliases_and_unordered_lists():
     assert not judge.same("United States", "USA")
 
 
+@pytest.mark.parametrize("answer, gold", [(0.95, 0.9405), (0.9405, 0.95), (100.0, 101.0), (101.0, 100.0),
+                                          (0.947, 0.95), (["a", 2.0], [1.99, "a"]), ("Yes", True), ("1", True)])
+def test_the_vote_and_every_metric_ask_one_equivalence(answer, gold):
+    """The vote's rule judge and numeric_match agree at the 1% boundary: the tolerance is relative to the gold."""
+    from evaluation.metrics import score
+
+    assert judge.same(answer, gold) == (score("numeric_match", answer, gold, {"rel_tol": 0.01}).value == 1.0)
+    assert judge.same(0.9405 * 1.01, 0.9405) and not judge.same(0.95, 0.9405)
+
+
 def test_quality_is_high_for_rule_based_human_annotated_or_unanimous_only():
     assert quality_of("rule-based", None) == HIGH and quality_of("human-annotated", None) == HIGH
     assert quality_of("llm", vote(1, ["1", "1", "1"], judge.same)) == HIGH

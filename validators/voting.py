@@ -18,11 +18,10 @@ LLM judge, when configured, decides only what the rule cannot (free text that di
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from curation.answers import final_answer
+from curation.answers import Equivalence, final_answer
 from curation.answers import normalize_answer as normalize
 from curation.pipeline.stage import Plan, Stage
 
@@ -34,49 +33,13 @@ HIGH_QUALITY_ORIGINS = ("rule-based", "executed", "human-annotated", "unanimous"
 
 
 @dataclass(frozen=True)
-class RuleJudge:
-    """Match two answers by rule.
-
-    - numbers within `rel_tol` relative (or `abs_tol` absolute) of each other: 0.947 ~ 0.95 at 1%
-    - "42", "42.0", "42.00" and 42 are one number; "1,234" is 1234; "45%" is 45
-    - text equal after case, spacing and surrounding punctuation are ignored, or listed as aliases
-    - lists equal as multisets (order ignored) unless `ordered`
-    - "yes"/"true" and "no"/"false" are booleans
-    """
+class RuleJudge(Equivalence):
+    """Match a candidate's answer against a reference (the gold, or the answer most candidates
+    gave) by `curation.answers.Equivalence`, the rule every metric applies too: numbers within 1%
+    of the reference, text, booleans and lists as it says."""
 
     rel_tol: float = 0.01
     abs_tol: float = 1e-6
-    aliases: tuple[tuple[str, ...], ...] = ()
-    ordered: bool = False
-
-    def same(self, a: Any, b: Any) -> bool:
-        a, b = normalize(a), normalize(b)
-        if isinstance(a, list) or isinstance(b, list):
-            a = a if isinstance(a, list) else [a]
-            b = b if isinstance(b, list) else [b]
-            if len(a) != len(b):
-                return False
-            if self.ordered:
-                return all(self.same(x, y) for x, y in zip(a, b))
-            rest = list(b)
-            for x in a:
-                for i, y in enumerate(rest):
-                    if self.same(x, y):
-                        del rest[i]
-                        break
-                else:
-                    return False
-            return True
-        if isinstance(a, bool) or isinstance(b, bool):
-            return a == b and isinstance(a, bool) and isinstance(b, bool)
-        if isinstance(a, float) and isinstance(b, float):
-            return math.isclose(a, b, rel_tol=self.rel_tol, abs_tol=self.abs_tol)
-        if isinstance(a, str) and isinstance(b, str):
-            return a == b or any(a in group and b in group for group in self._alias_sets())
-        return False
-
-    def _alias_sets(self) -> list[set[str]]:
-        return [{normalize(x) for x in group} for group in self.aliases]
 
 
 # ------------------------------------------------------------------------------ the vote

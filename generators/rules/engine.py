@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from curation import semantics as sem
 from curation.answers import format_answer, plain, round_number
 from curation.pipeline.rng import record_rng
 from curation.sources.grid import column_letter
@@ -511,8 +512,8 @@ def _claim(ctx: Context, kind: str, spec: dict[str, Any], value: Any, integral: 
     """The value a statement claims: the true one (rounded), or a clearly different one."""
     if truth:
         return value if (integral or kind == "cell") else format_answer(value, rule)
-    if isinstance(value, str):
-        column = spec["column"]
+    column = spec.get("column")
+    if isinstance(value, str) or ctx.profile.role.get(column) in sem.GROUPINGS:  # a flag is 0 or 1, never 2
         others = [v for v, _ in ctx.profile.categories(column) if v != value] if column in ctx.profile.categorical else []
         return others[int(ctx.rng.integers(len(others)))] if others else None
     inner_rule = "exact" if kind == "cell" else rule

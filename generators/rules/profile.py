@@ -535,11 +535,11 @@ class TableProfile:
     @cached_property
     def subject_level(self) -> frozenset[str]:
         """Measures that hold one value per subject, repeated on each of its rows (a patient's
-        frailty on both of its kidney rows): an average or a skewness over the rows counts each
+        frailty on both of its kidney rows, a family's number of children on each child's row): an average or a skewness over the rows counts each
         subject as often as it has rows, so only their extremes are asked."""
         out: set[str] = set()
-        for ids in self.table.columns:
-            if self.role.get(ids) != sem.IDENTIFIER or ids not in self.frame:
+        for ids in self.blocks:  # patients, families, quakes: any column that several rows share a value of
+            if ids not in self.frame:
                 continue
             subjects = self.frame[ids].tolist()
             if len(set(subjects)) >= 0.9 * self.n_rows or None in subjects:
