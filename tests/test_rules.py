@@ -603,3 +603,14 @@ def test_anomalies_are_asked_only_where_the_column_has_no_tail_of_its_own():
     samples, _, stats = generate(table, ["da.outliers"])
     assert not any("battle_deaths" in s.question for s in samples)
     assert stats.rejected["DA/anomaly_detection"]["many_values_beyond_the_fence"] == 1
+
+
+def test_every_answer_has_the_type_its_gold_is():
+    years = Table(name="sea", body=pa.table({"year": list(range(1990, 2010)),
+                                            "ozone": [float(280 + (i * 13) % 50) for i in range(20)],
+                                            "rain": [float(600 + (i * 37) % 200) for i in range(20)]}))
+    samples, _, _ = generate(years, ["ada", "tco", "tbo", "tu", "da"])
+    kinds = {"number": (int, float), "text": (str,), "bool": (bool,), "list": (list,)}
+    wrong = [(s.template, s.answer_type, s.answer) for s in samples if s.answer_type in kinds
+             and (not isinstance(s.answer, kinds[s.answer_type]) or (s.answer_type == "number" and isinstance(s.answer, bool)))]
+    assert samples and not wrong, wrong[:5]

@@ -1181,7 +1181,8 @@ def op_chain(ctx: Context) -> None:
             ctx.reject(result)
             continue
         steps, slots, answer = result
-        ctx.emit(slots, answer, program=("chain", json.dumps(steps, ensure_ascii=False)))
+        typed = value_type(p, p.key) if shape == "retrieval" and p.key else None  # a year is a number
+        ctx.emit(slots, answer, program=("chain", json.dumps(steps, ensure_ascii=False)), answer_type=typed)
         made += 1
         if made == ctx.cap:
             break
