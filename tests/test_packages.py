@@ -37,3 +37,44 @@ def test_cli_help_imports_no_heavy_package():
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_no_module_imports_a_module_that_imports_it_back():
+    """No import cycles among this repository's modules: imports at the top or inside functions,
+    read from the source (imports only for type checking do not run, so they do not count)."""
+    import ast
+
+    from curation.pipeline.code import module_file
+
+    def imports(name: str) -> set[str]:
+        path = module_file(name)
+        tree = ast.parse(path.read_text())
+        guarded = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
+                   for n in ast.walk(node)}
+        out = set()
+        for node in ast.walk(tree):
+            if id(node) in guarded:
+                continue
+            if isinstance(node, ast.Import):
+                out |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                out |= {f"{node.module}.{a.name}" if module_file(f"{node.module}.{a.name}") else node.module
+                        for a in node.names}
+        return {m for m in out if module_file(m) is not None and m != name}
+
+    modules = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                     for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+    graph = {m: imports(m) for m in modules}
+
+    def reachable(start: str) -> set[str]:
+        seen, frontier = set(), [start]
+        while frontier:
+            for m in graph.get(frontier.pop(), ()):
+                if m not in seen:
+                    seen.add(m)
+                    frontier.append(m)
+        return seen
+
+    cycles = sorted(f"{a} -> {b} -> ... -> {a}" for a in graph for b in graph[a] if a in reachable(b))
+    assert cycles == []

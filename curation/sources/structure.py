@@ -321,38 +321,3 @@ def sheet_structures(parts: list[Part]) -> list[Structure]:
 
 def categories(structures: list[Structure]) -> list[str]:
     return sorted({s.realhitbench_category for s in structures})
-
-
-def compare_with_labels(folder: str, labels_file: str) -> dict[str, Any]:
-    """Precision and recall per RealHiTBench category: the structures detected in each spreadsheet
-    of `folder` (its `_swap` variants left out) against the category the authors gave it
-    (`CompStrucCata` of the questions in `labels_file`, RealHiTBench's QA JSON)."""
-    import json
-    from pathlib import Path
-
-    from curation.sources.xlsx import sheet_structures
-
-    data = json.loads(Path(labels_file).read_text())
-    questions = next(iter(data.values())) if isinstance(data, dict) else data
-    if not isinstance(questions, list) or not all(isinstance(q, dict) and "FileName" in q and "CompStrucCata" in q
-                                                  for q in questions):
-        raise ValueError(f"{labels_file}: expected RealHiTBench's questions, each with FileName and CompStrucCata")
-    gold = {q["FileName"]: q["CompStrucCata"] for q in questions}
-    detected: dict[str, list[str]] = {}
-    for path in sorted(Path(folder).glob("*.xlsx")):
-        if path.stem in gold:
-            detected[path.stem] = sorted({s["realhitbench_category"] for sheet in sheet_structures(str(path))
-                                          for s in sheet["structures"]})
-    if not detected:
-        raise ValueError(f"{folder}: no spreadsheet named in {labels_file}")
-    out: dict[str, Any] = {}
-    for category in REALHITBENCH_CATEGORIES:
-        labelled = [t for t in detected if gold[t] == category]
-        found = [t for t in detected if category in detected[t]]
-        hits = [t for t in labelled if category in detected[t]]
-        out[category] = {"labelled": len(labelled), "detected": len(found), "hits": len(hits),
-                         "precision": len(hits) / len(found) if found else None,
-                         "recall": len(hits) / len(labelled) if labelled else None,
-                         "missed": sorted(set(labelled) - set(hits))}
-    return {"folder": folder, "labels": labels_file, "tables": len(detected), "categories": out,
-            "detected": detected}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from curation.body import cell_text
 from curation.sources.errors import SourceError
@@ -146,3 +146,37 @@ def sheet_structures(path: str) -> list[dict]:
         parts = [Part(grid, table) for grid, table in tables if not isinstance(table, NoGrid)]
         out.append({"sheet": sheet, "structures": [s.as_dict() for s in detect(parts)] if parts else []})
     return out
+
+
+def compare_with_labels(folder: str, labels_file: str) -> dict[str, Any]:
+    """Precision and recall per RealHiTBench category: the structures detected in each spreadsheet
+    of `folder` (its `_swap` variants left out) against the category the authors gave it
+    (`CompStrucCata` of the questions in `labels_file`, RealHiTBench's QA JSON)."""
+    import json
+
+    from curation.sources.structure import REALHITBENCH_CATEGORIES
+
+    data = json.loads(Path(labels_file).read_text())
+    questions = next(iter(data.values())) if isinstance(data, dict) else data
+    if not isinstance(questions, list) or not all(isinstance(q, dict) and "FileName" in q and "CompStrucCata" in q
+                                                  for q in questions):
+        raise ValueError(f"{labels_file}: expected RealHiTBench's questions, each with FileName and CompStrucCata")
+    gold = {q["FileName"]: q["CompStrucCata"] for q in questions}
+    detected: dict[str, list[str]] = {}
+    for path in sorted(Path(folder).glob("*.xlsx")):
+        if path.stem in gold:
+            detected[path.stem] = sorted({s["realhitbench_category"] for sheet in sheet_structures(str(path))
+                                          for s in sheet["structures"]})
+    if not detected:
+        raise ValueError(f"{folder}: no spreadsheet named in {labels_file}")
+    out: dict[str, Any] = {}
+    for category in REALHITBENCH_CATEGORIES:
+        labelled = [t for t in detected if gold[t] == category]
+        found = [t for t in detected if category in detected[t]]
+        hits = [t for t in labelled if category in detected[t]]
+        out[category] = {"labelled": len(labelled), "detected": len(found), "hits": len(hits),
+                         "precision": len(hits) / len(found) if found else None,
+                         "recall": len(hits) / len(labelled) if labelled else None,
+                         "missed": sorted(set(labelled) - set(hits))}
+    return {"folder": folder, "labels": labels_file, "tables": len(detected), "categories": out,
+            "detected": detected}
