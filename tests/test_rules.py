@@ -62,6 +62,24 @@ def test_a_template_with_an_unknown_task_is_a_clear_error(tmp_path):
         load_templates(tmp_path)
 
 
+def test_a_misspelled_template_setting_is_a_clear_error_naming_the_ones_the_op_takes(tmp_path):
+    (tmp_path / "bad.toml").write_text('[[template]]\nid = "x"\ntask = "DA/anomaly_detection"\nop = "outliers"\n'
+                                       'fense = 2.0\nphrasings = ["?"]\n')
+    with pytest.raises(ValueError, match=r"bad.toml.*unknown setting 'fense' for op 'outliers'; it takes .*fence"):
+        load_templates(tmp_path)
+
+
+def test_every_setting_an_op_reads_is_declared():
+    import inspect
+
+    from generators.rules.engine import OP_PARAMS, OPS
+
+    assert set(OP_PARAMS) == set(OPS)
+    for name, op in OPS.items():
+        read = set(re.findall(r'params(?:\.get\(|\[)"(\w+)"', inspect.getsource(op)))
+        assert read <= OP_PARAMS[name], (name, read - OP_PARAMS[name])
+
+
 # ---------------------------------------------------------------------------- TU
 
 def test_cell_lookup_reads_the_cell_named_by_row_key_and_column():

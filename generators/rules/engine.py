@@ -26,7 +26,7 @@ from curation.taxonomy import task as taxonomy_task
 from generators.rules.emit import SampleColumns
 from generators.rules.profile import Condition, TableProfile, show
 from generators.rules.specs import spec_sql
-from generators.rules.tree_ops import TREE_OPS
+from generators.rules.tree_ops import TREE_OP_PARAMS, TREE_OPS
 
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
@@ -57,6 +57,11 @@ class Template:
         entry = dict(entry)
         known = {"id", "task", "op", "phrasings", "short", "cap", "answer"}
         task = taxonomy_task(entry["task"])  # unknown task: a clear error at load time
+        allowed = OP_PARAMS.get(entry["op"], set()) | COMMON_PARAMS
+        unknown = sorted(k for k in entry if k not in known and k not in allowed)
+        if unknown:  # "fense = 2" would otherwise leave the fence at its default without a word
+            raise KeyError(f"unknown setting {', '.join(map(repr, unknown))} for op {entry['op']!r}; "
+                           f"it takes {', '.join(sorted(allowed | known - {'id', 'task', 'op'}))}")
         return cls(id=entry["id"], task=entry["task"], op=entry["op"], phrasings=list(entry["phrasings"]),
                    short=list(entry.get("short", [])), cap=int(entry.get("cap", 10)),
                    answer=entry.get("answer", task.format),
@@ -1197,6 +1202,17 @@ OPS: dict[str, Callable[[Context], None]] = {
     "test": op_test, "chain": op_chain, "date": op_date,
     **TREE_OPS,  # RealHiTBench's hierarchical track: questions that navigate the header tree
 }
+# the settings each op reads from its template entry: any other key is a load error, not a silent default
+OP_PARAMS: dict[str, set[str]] = {
+    "lookup": set(), "column_naming": set(), "title_naming": set(), "fact": {"statement", "aggs", "number_format"},
+    "reverse_lookup": set(), "fuzzy_lookup": set(), "select": {"conditions", "max_rows"},
+    "aggregate": {"agg", "conditions", "min_rows", "p"}, "count": {"conditions"}, "argext": {"conditions", "direction"},
+    "rank": {"direction"}, "topk": {"direction", "k"}, "group_extreme": {"agg", "direction"},
+    "compare_rows": {"func"}, "share": set(), "growth": {"formula"}, "row_ratio": set(), "outliers": {"fence"},
+    "correlation": {"method"}, "test": {"test", "alpha"}, "chain": {"shape"}, "date": {"question"},
+    **TREE_OP_PARAMS,
+}
+COMMON_PARAMS = {"opt_in"}  # a template left out of the default build unless named
 
 
 def generate_for_table(table: Table, templates: list[Template], seed: int, out: SampleColumns,

@@ -552,3 +552,5 @@ def op_tree_swap(ctx: "Context") -> None:
 
 TREE_OPS = {"tree_sum": op_tree_sum, "tree_total_check": op_tree_total_check, "tree_fact": op_tree_fact,
             "tree_chart": op_tree_chart, "tree_swap": op_tree_swap}
+TREE_OP_PARAMS = {"tree_sum": {"axis"}, "tree_total_check": {"axis"}, "tree_fact": set(), "tree_chart": {"chart"},
+                  "tree_swap": {"ask"}}
