@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 from pathlib import Path
 
 TAXONOMY_FILE = Path(__file__).with_name("taxonomy.toml")
@@ -21,6 +22,7 @@ class Task:
     origin: str
     description: str = ""
     answer_types: tuple[str, ...] = ()  # every type a gold answer may have (default: answer_type alone)
+    metric_settings: tuple[tuple[str, Any], ...] = ()  # the metric's context: retrieval's k, a tolerance
 
     def allows(self, answer_type: str) -> bool:
         return answer_type in (self.answer_types or (self.answer_type,))
@@ -29,7 +31,8 @@ class Task:
 @lru_cache(maxsize=1)
 def tasks() -> dict[str, Task]:
     data = tomllib.loads(TAXONOMY_FILE.read_text())
-    return {key: Task(key=key, **{**entry, "answer_types": tuple(entry.get("answer_types", ()))})
+    return {key: Task(key=key, **{**entry, "answer_types": tuple(entry.get("answer_types", ())),
+                                  "metric_settings": tuple(sorted(entry.get("metric_settings", {}).items()))})
             for key, entry in data["tasks"].items()}
 
 

@@ -66,7 +66,7 @@ def score_predictions(data: ReleaseData, rows: list[dict[str, Any]], samples: li
         elif metric in JUDGED_METRICS:
             value, details = 0.0, {"unextracted": True}
         elif metric in METRICS:
-            context: dict[str, Any] = {"rel_tol": rel_tol}
+            context: dict[str, Any] = {"rel_tol": rel_tol, **dict(task.metric_settings if task else ())}
             if metric == "execution_match":
                 context.update(_execution_context(data, sample, row["config"]))
             result = score(metric, answer, sample.answer, context)

@@ -319,3 +319,19 @@ def test_an_answer_that_holds_commas_is_given_back_as_json_and_read_as_one_value
         read = final_answer(f"Final Answer: {written(gold)}")
         assert normalize_answer(read) == normalize_answer(gold), (gold, written(gold), read)
     assert final_answer("Final Answer: Reading, Berkshire") == ["Reading", "Berkshire"]  # unquoted: two values
+
+
+def test_a_tasks_metric_settings_come_from_the_taxonomy():
+    """MMQA retrieval is scored at the k the taxonomy names, not a k written into the metric."""
+    from curation.taxonomy import tasks
+    from evaluation.dataset import EvalSample
+    from evaluation.scoring import score_predictions
+
+    k = dict(tasks()["MMQA/multi_table_retrieval"].metric_settings)["k"]
+    gold = ["t1", "t2"]
+    ranked = [f"x{i}" for i in range(k - 1)] + ["t1", "t2"]  # t1 is the k-th answer, t2 the (k+1)-th
+    sample = EvalSample("s1", "MMQA/multi_table_retrieval", "?", gold, "list", (), None, "test")
+    row = {"sample_id": "s1", "answer": json.dumps(ranked), "config": "markdown:none", "mode": "tcot", "method": "final",
+           "program": "", "error": "", "turns": "[]", "prompt_tokens": 0, "completion_tokens": 0}
+    result = score_predictions(None, [row], [sample], "m")[0]
+    assert json.loads(result["details"])["k"] == k and json.loads(result["details"])["recall"] == 0.5
