@@ -41,7 +41,8 @@ URL = re.compile(r"^(https?://|www\.)\S+$", re.I)
 VERSION_NAME = re.compile(r"(version|release)s?$|(^|[^a-z])ver$", re.I)
 COUNTER = re.compile(r"^(t|trend|index|idx|time|period|game|match|round|episode|race|trial)$", re.I)  # a counter 1..n
 # (a time step, the season's game 1..16; not years 1700..1988)
-ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
+ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)"
+                     r"(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
                      r"specimen|sample|pair|obs|observation|unit|tag|band|quake|event|family|fam)$", re.I)
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
@@ -139,7 +140,8 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.)\s", sentence)[0]
-    sentence = re.split(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:may|can|could|might|will|should|must)\s", sentence)[0]  # "scores may range from 1 - 36"
+    # "scores may range from 1 - 36": the documentation's remark, not the name
+    sentence = re.split(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:may|can|could|might|will|should|must)\s", sentence)[0]
     # "number of cylinders between 4 and 8": the range the values take, which reads as a filter
     sentence = re.sub(r",?\s*\(?\b(between|from) -?\d+(\.\d+)? (and|to) -?\d+(\.\d+)?\)?$", "", sentence)
     # an aside in brackets ("(whoever that is)", "(see Details)") is no part of a name; a unit is

@@ -140,7 +140,8 @@ class Context:
         slots = {k: self.profile.label(v) if k in COLUMN_SLOTS and isinstance(v, str) and v in labels else v
                  for k, v in slots.items()}
         agg = slots.get("agg")
-        if agg in AGG_SYNONYM and any(str(slots.get(k, "")).casefold().startswith(f"{agg} ") for k in ("column", "target")):
+        if agg in AGG_SYNONYM and any(str(slots.get(k, "")).casefold().startswith(f"{agg} ")
+                                      for k in ("column", "target")):
             slots["agg"] = AGG_SYNONYM[agg]
         slots.setdefault("entity", self.profile.entity)  # what one row is: "county", "year"
         slots.setdefault("entities", self.profile.entities)
@@ -443,7 +444,8 @@ def op_fact(ctx: Context) -> None:
             ok = (ms.values("count") >= 2) & ~ms.own
             ctx.reject("condition_on_same_column", int(ms.own.sum()) * len(aggs))
             for a, agg in enumerate(aggs):
-                # a total only of amounts; of a frequency table's counts only the total; of a subject's repeated value only extremes
+                # a total only of amounts; of a frequency table's counts only the total; of a value
+                # repeated on each of a subject's rows only its extremes
                 meant = np.array([agg in p.aggregates(c, [agg]) for c in p.numeric], dtype=bool)
                 valid = ok & ~np.isnan(ms.values(agg)) & meant[None, :]
                 ctx.reject("empty_or_undefined", int((~valid & ~ms.own).sum()))

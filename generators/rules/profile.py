@@ -535,8 +535,9 @@ class TableProfile:
     @cached_property
     def subject_level(self) -> frozenset[str]:
         """Measures that hold one value per subject, repeated on each of its rows (a patient's
-        frailty on both of its kidney rows, a family's number of children on each child's row): an average or a skewness over the rows counts each
-        subject as often as it has rows, so only their extremes are asked."""
+        frailty on both of its kidney rows, a family's number of children on each child's row): an
+        average or a skewness over the rows counts each subject as often as it has rows, so only
+        their extremes are asked."""
         out: set[str] = set()
         for ids in self.blocks:  # patients, families, quakes: any column that several rows share a value of
             if ids not in self.frame:
@@ -688,13 +689,13 @@ class TableProfile:
         values in both (t = 0, p = 1 by design), or one value throughout a group (10.0 km for
         every 10000 m race: the grouping decides the test)."""
         if any(self.crossed_by_design(by, other) for other in self.blocks if other != by):
-            return "paired_or_blocked"
+            return "paired_or_blocked"  # every subject (or block) in both groups: an unpaired test ignores it
         if column in self.subject_level:
             return "one_value_per_subject"  # a patient's age on each of its rows: counted once per row
         if self.bins(by, column):
             return "grouping_bins_the_measure"  # wine's rating is its bitterness score in bands
         if self.censoring(by) and self.duration(column):
-            return "censoring_splits_follow_up"  # censored times are when follow-up ended, not when the event came  # every subject (or block) in both groups: an unpaired test ignores it
+            return "censoring_splits_follow_up"  # censored times are when follow-up ended, not when the event came
         keep = self.present(column) if rows is None else rows & self.present(column)
         a, b = (np.sort(self.frame[column][keep & self.mask(by, "==", g)]) for g in groups)
         if _shares(a) == _shares(b):  # the same values in the same proportions: a schedule, not a result
