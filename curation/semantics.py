@@ -38,6 +38,7 @@ ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
 DOC_KIND = re.compile(r"^(the\s+)?(object|symbol|type|kind|category|class|brand|colou?r|shape|letter|item)s?\b", re.I)
 URL = re.compile(r"^(https?://|www\.)\S+$", re.I)
+ABBREVIATION = re.compile(r"\b(abbreviat\w*|abbrev|acronym|initials?|postal code|two[- ]letter)\b", re.I)
 VERSION_NAME = re.compile(r"(version|release)s?$|(^|[^a-z])ver$", re.I)
 COUNTER = re.compile(r"^(t|trend|index|idx|time|period|game|match|round|episode|race|trial)$", re.I)  # a counter 1..n
 # (a time step, the season's game 1..16; not years 1700..1988)
@@ -329,6 +330,9 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         def done(role: str, reason: str) -> None:
             out.append(replace(info, role=role, evidence=reason))
 
+        if info.label and ABBREVIATION.search(info.label) and pa.types.is_string(typ) and values \
+                and sum(len(str(v)) for v in values) > 6 * len(values):  # "state abbreviation" over full names
+            info = replace(info, label="")
         if not values or distinct == 1:
             done(EMPTY, "no values" if not values else "one value throughout")
             continue

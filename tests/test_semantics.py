@@ -579,3 +579,31 @@ def test_a_false_claim_about_a_flag_names_its_other_value():
     samples, _, _ = generate(table, ["tu.fact_cell"], scale=100.0)
     flags = [s for s in samples if "us_data" in s.question]
     assert flags and all(not re.search(r"\bis [2-9]\b", s.question) for s in flags), [s.question for s in flags]
+
+
+def test_a_label_that_promises_abbreviations_over_full_names_is_dropped():
+    body = pa.table({"state": ["New Jersey", "North Dakota", "Washington", "Ohio", "Texas", "Utah"],
+                     "votes": [1.5, 2.0, 0.5, 3.0, 2.5, 1.0]})
+    table = Table(name="t", body=body, semantics=(sem.documented("state", "the state abbreviation"),))
+    assert {i.name: i.label for i in sem.infer(table)}["state"] == ""
+
+
+def test_a_column_that_is_the_key_plus_a_constant_is_not_looked_up():
+    table = Table(name="seasons", body=pa.table({"SeasonStart": list(range(1905, 1925)),
+                                                "SeasonEnd": list(range(1906, 1926)),
+                                                "goals": [float(40 + (i * 7) % 30) for i in range(20)]}),
+                  semantics=(sem.documented("SeasonStart", "Year the season started"),
+                             sem.documented("SeasonEnd", "Year the season ended")))
+    samples, _, stats = generate(table, ["tu.cell_lookup"])
+    assert samples and not any("SeasonEnd" in s.question for s in samples)
+    assert stats.rejected["TU/table_retrieval"]["restates_the_key"] == 20
+
+
+def test_an_undocumented_flag_or_sex_code_is_said_in_words():
+    from generators.rules.profile import TableProfile
+
+    table = Table(name="t", body=pa.table({"gender": ["m", "f"] * 5, "TrumpWin": [0, 1, 1, 0, 1] * 2,
+                                          "votes": [float(i) for i in range(10)]}))
+    p = TableProfile(table)
+    assert p.condition("gender", "==", "m").phrase() == "gender is m (male)"
+    assert p.condition("TrumpWin", "==", 0).phrase() == "TrumpWin is 0 (no)"

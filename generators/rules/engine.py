@@ -345,6 +345,9 @@ def op_lookup(ctx: Context) -> None:
     if not p.key:
         return ctx.reject("no_key_column")
     cols = [c for c in p.usable if c != p.key]
+    restating = [c for c in cols if p.restates_key(c)]  # SeasonEnd of the season that starts in 1910
+    ctx.reject("restates_the_key", len(restating) * p.n_rows)
+    cols = [c for c in cols if c not in restating]
     if not cols:
         return ctx.reject("no_value_column")
     present = np.column_stack([p.present(c) for c in cols])

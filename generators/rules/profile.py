@@ -203,12 +203,22 @@ class TableProfile:
         """The column that names rows as people do: a natural name, else a unique year or date."""
         names = [c for c in self.usable if self.role.get(c) == sem.NAME and self._unique(c)]
         if names:  # "Ghana" over its code "GH", when a table holds both
-            codes = [c for c in names if all(len(str(v)) <= 3 and str(v).isupper() for v in self.frame[c].tolist())]
+            codes = [c for c in names if all(len(str(v)) <= 5 and str(v).isupper() and " " not in str(v)
+                                             for v in self.frame[c].tolist())]
             return next((c for c in names if c not in codes), names[0])
         for c in self.usable:
             if self.role.get(c) == sem.TIME and self._unique(c) and (c in self.date_columns or self.holds_years(c)):
                 return c
         return None
+
+    def restates_key(self, column: str) -> bool:
+        """Whether a column is the key plus a constant (`SeasonEnd` = `SeasonStart` + 1): reading it
+        off a row named by the key tells nothing."""
+        if not self.key or self.frame[self.key].dtype.kind not in "if" or self.frame[column].dtype.kind not in "if":
+            return False
+        keep = self.present(column) & self.present(self.key)
+        diff = self.frame[column][keep].astype(np.float64) - self.frame[self.key][keep].astype(np.float64)
+        return bool(len(diff) >= 2 and np.ptp(diff) == 0)
 
     def holds_years(self, column: str) -> bool:
         v = self.frame[column]
@@ -574,10 +584,16 @@ class TableProfile:
         return f"{show(value)} ({meaning})" if meaning else show(value)
 
     def meaning(self, column: str, value: Any) -> str:
+        """What a code's value stands for: its documented meaning, else "male" for a sex of "m",
+        and "yes" or "no" for a 0/1 flag ("TrumpWin is 0 (no)")."""
         info = self.info.get(column)
-        if info is None or not info.codes:
-            return ""
-        return dict(info.codes).get(show(value), "")
+        if info is not None and info.codes:
+            return dict(info.codes).get(show(value), "")
+        if re.fullmatch(r"(sex|gender)", column, re.I) and str(value).casefold() in ("m", "f"):
+            return {"m": "male", "f": "female"}[str(value).casefold()]
+        if self.role.get(column) == sem.FLAG and not isinstance(value, bool) and show(value) in ("0", "1"):
+            return "yes" if show(value) == "1" else "no"
+        return ""
 
     def _find_time(self) -> str | None:
         for c in self.usable:
