@@ -115,7 +115,8 @@ def _profile(table: str, body: "pa.Table") -> list[_Column]:
     return out
 
 
-def _id_like(name: str) -> bool:
+def id_like(name: str) -> bool:
+    """Does the name say the column identifies things (`id`, `*_code`, `iso3c`, `state`)?"""
     n = _norm(name)
     return (n == "id" or n.endswith(("id", "code", "key")) or n in GENERIC_ENTITIES or n in ("faa", "tailnum", "carrier")
             or (n.endswith(("nr", "num", "no", "number")) and n not in ("nr", "num", "no", "number")))  # `No`: a count
@@ -134,7 +135,7 @@ def _key_like(c: _Column, others: list[_Column]) -> bool:
     if _norm(c.name) in ROW_NUMBER_NAMES or c.measure_text:
         return False
     if c.kind == "int":
-        return _id_like(c.name) or c.time or any(_describes(o, [c]) for o in others)
+        return id_like(c.name) or c.time or any(_describes(o, [c]) for o in others)
     return True
 
 
@@ -143,7 +144,7 @@ def _pk_score(c: _Column, others: list[_Column]) -> float:
     score = 0.5
     if c.time:
         score -= 0.2  # a time series' date is its key only when nothing names the rows
-    if _id_like(c.name):
+    if id_like(c.name):
         score += 0.3
     table = _singular(c.table)
     if n in ("id", table + "id") or (len(table) >= 4 and n.startswith(table[:4]) and n.endswith("id")):
@@ -198,6 +199,21 @@ def _composite_key(table: str, body: "pa.Table", cols: list[_Column]) -> tuple[s
     return best[1] if best else None
 
 
+def key_candidates(body: "pa.Table") -> list[tuple[str, ...]]:
+    """Every key a reader could defend from the data alone: each unique key-like column, or, when
+    there is none, each unique pair of key-like columns. A key question whose table has more than
+    one has no single right answer."""
+    cols = _profile("", body)
+    single = [(c.name,) for c in cols if c.unique and _key_like(c, cols)]
+    if single or body.num_rows < 2 or body.num_rows > MAX_COMPOSITE_ROWS:
+        return single
+    eligible = [c for c in cols if _key_like(c, cols) and len(c.distinct) >= 2
+                and body.column(c.name).null_count == 0][:MAX_COMPOSITE_COLUMNS]
+    return [(a.name, b.name) for a, b in combinations(eligible, 2)
+            if len(a.distinct) * len(b.distinct) >= body.num_rows
+            and body.select([a.name, b.name]).group_by([a.name, b.name]).aggregate([]).num_rows == body.num_rows]
+
+
 def infer_keys(bodies: dict[str, "pa.Table"], declared_pks: dict[str, tuple[str, ...]] | None = None
                ) -> tuple[list[PrimaryKey], list[ForeignKey]]:
     """Primary keys (tables without a declared one) and foreign keys between the given tables."""
@@ -234,7 +250,7 @@ def infer_keys(bodies: dict[str, "pa.Table"], declared_pks: dict[str, tuple[str,
                     if pk.kind != c.kind or pk is c:
                         continue
                     named = _names_match(c, pk)
-                    if c.kind == "int" and not (named and (_id_like(pk.name) or _id_like(c.name))):
+                    if c.kind == "int" and not (named and (id_like(pk.name) or id_like(c.name))):
                         continue  # integer ranges (ages, counts) overlap by chance everywhere
                     if pk.dense and not (_names_the_table(c, pk) or _same_long_name(c, pk)):
                         continue  # any numbers fall in a dense range (1..n): only a name says they are its rows

@@ -1,0 +1,70 @@
+"""MMQA's task samples over a database's keys (issue 24): complete key golds, named from the data.
+
+A primary-key question names only tables whose key is the one key their data allows, and its gold
+holds that whole key (composite keys in full); measures are never keys.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from curation.database import Database, ForeignKey, PrimaryKey
+from curation.keys import infer_keys
+from generators.sql.schema import SchemaGraph
+from generators.sql.tasks import FK_SELECTION, PK_SELECTION, key_samples
+
+STATES = [f"State {i}" for i in range(12)]
+
+
+def graph_of(bodies, declared=None):
+    if declared:
+        pks, fks = declared
+    else:
+        pks, fks = infer_keys(bodies)
+    db = Database("panel", tuple((n, f"tbl-{n}") for n in bodies), tuple(pks), tuple(fks))
+    return db, SchemaGraph(db, bodies)
+
+
+def test_every_table_asked_about_has_its_whole_key_in_the_gold_and_composites_come_in_full():
+    states = pa.table({"state": STATES, "region": ["N", "S", "E"] * 4})
+    votes = pa.table({"state": STATES * 2, "year": [1990] * 12 + [1994] * 12,
+                      "turnout": [float(i) for i in range(24)], "count": list(range(100, 124))})
+    db, graph = graph_of({"states": states, "votes": votes})
+    (pk,) = [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in ("states", "votes")}) if s.task == PK_SELECTION]
+    assert pk.answer == ["states.state", "votes.state", "votes.year"]
+    asked = json.loads(pk.provenance["tables"])
+    assert asked == ["states", "votes"] and all(f'"{t}"' in pk.question for t in asked)
+    assert "count" not in " ".join(pk.answer)  # a measure unique by chance is no key
+
+
+def test_a_table_with_two_possible_keys_or_none_is_not_asked_about():
+    """customer_id and customer_code both identify a customer: either is a right answer, so neither is asked."""
+    customers = pa.table({"customer_id": [1, 2, 3, 4], "customer_code": ["A", "B", "C", "D"],
+                          "spend": [1.0, 2.0, 3.0, 4.0]})
+    orders = pa.table({"order_id": [10, 11, 12, 13, 14], "customer_id": [1, 1, 2, 4, 4]})
+    notes = pa.table({"customer_id": [1, 1, 2], "note": ["x", "x", "y"]})  # no key at all
+    pks = [PrimaryKey("customers", ("customer_id",)), PrimaryKey("orders", ("order_id",))]
+    fks = [ForeignKey("orders", ("customer_id",), "customers", ("customer_id",)),
+           ForeignKey("notes", ("customer_id",), "customers", ("customer_id",))]
+    bodies = {"customers": customers, "orders": orders, "notes": notes}
+    db, graph = graph_of(bodies, (pks, fks))
+    samples = key_samples(db, graph, {n: f"tbl-{n}" for n in bodies})
+    primary = [s for s in samples if s.task == PK_SELECTION]
+    assert [s.answer for s in primary] == [["orders.order_id"]]  # customers has two keys, notes none
+    assert [json.loads(s.provenance["tables"]) for s in primary] == [["orders"]]
+    assert len(primary[0].table_ids) == 1
+    foreign = [s for s in samples if s.task == FK_SELECTION]
+    assert sorted({a for s in foreign for a in s.answer}) == ["notes.customer_id -> customers.customer_id",
+                                                            "orders.customer_id -> customers.customer_id"]
+
+
+def test_an_id_beside_a_unique_name_is_still_one_key():
+    teachers = pa.table({"teacher_id": [1, 2, 3], "full_name": ["Ann Li", "Bo Ek", "Cy Ma"]})
+    courses = pa.table({"course_id": [1, 2, 3, 4], "teacher_id": [1, 1, 2, 3], "level": ["a", "b", "a", "b"]})
+    bodies = {"teachers": teachers, "courses": courses}
+    db, graph = graph_of(bodies, ([PrimaryKey("teachers", ("teacher_id",)), PrimaryKey("courses", ("course_id",))],
+                                  [ForeignKey("courses", ("teacher_id",), "teachers", ("teacher_id",))]))
+    (pk,) = [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in bodies}) if s.task == PK_SELECTION]
+    assert pk.answer == ["courses.course_id", "teachers.teacher_id"]
