@@ -68,3 +68,30 @@ def test_an_id_beside_a_unique_name_is_still_one_key():
                                   [ForeignKey("courses", ("teacher_id",), "teachers", ("teacher_id",))]))
     (pk,) = [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in bodies}) if s.task == PK_SELECTION]
     assert pk.answer == ["courses.course_id", "teachers.teacher_id"]
+
+
+def test_questions_over_a_table_the_release_does_not_serialize_need_no_contents(tmp_path):
+    """schüler (120 rows x 6 columns = 720 cells) is over a limit of 500: its queries are released only
+    as text-to-SQL, which is written from the schema; tables under the limit keep all three tasks."""
+    from tests.test_cli import invoke
+    from tests.test_sql_synthesis import _samples, school_sqlite
+
+    ws = tmp_path / "ws"
+    assert invoke("ingest", school_sqlite(tmp_path / "schule.sqlite"), "-w", ws, "-q").exit_code == 0
+    assert invoke("clean", "-w", ws, "-q").exit_code == 0
+    config = tmp_path / "build.toml"
+    config.write_text("[generate.sql]\nmax_visible_cells = 500\n")
+    out = invoke("generate", "sql", "-w", ws, "--config", config, "--json", "-q")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    samples = _samples(ws)
+    by_task: dict[str, list] = {}
+    for s in samples:
+        by_task.setdefault(s.task, []).append(s)
+    over_schueler = lambda s: "schüler" in json.loads(s.provenance["tables"])  # noqa: E731
+    assert not any(over_schueler(s) for t in ("MMQA/multi_table_qa", "MMQA/multi_table_retrieval")
+                   for s in by_task[t])
+    hidden = [s for s in by_task["MMQA/text_to_sql"] if over_schueler(s)]
+    assert hidden and all(json.loads(s.provenance["not_serialized"]) == ["schüler"] for s in hidden)
+    assert report["queries_over_unserialized_tables"] == len(hidden)
+    assert by_task["MMQA/multi_table_qa"]  # the small tables still give every task

@@ -50,6 +50,9 @@ DEFAULTS: dict[str, Any] = {
     "max_list": 20,  # longest list answer
     "sqlite_check_rows": 5_000,  # paths of up to this many rows are checked in SQLite too (else DuckDB only)
     "max_join_rows": 1_000_000,  # a path whose join is larger is skipped (flights x weather by airport)
+    # a table of more cells is not serialized in a release ([release] max_serialized_cells, which a build
+    # passes on): questions over it are released only as text-to-SQL and key selection, which need no contents
+    "max_visible_cells": 50_000,
 }
 
 
@@ -108,7 +111,7 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     from curation.config import with_defaults
 
     out = with_defaults("generate.sql", config, DEFAULTS)
-    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows"):
+    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows", "max_visible_cells"):
         if not isinstance(out[name], int) or isinstance(out[name], bool) or out[name] < 0:
             raise ValueError(f"[generate.sql] {name} must be a non-negative integer, got {out[name]!r}")
     return out

@@ -3,7 +3,8 @@
 Each kept query becomes three samples sharing its question: multi-table QA (gold: the executed
 answer), text-to-SQL (gold: the same result, which any correct SQL reproduces; the reference SQL
 is the program) and multi-table retrieval (gold: the tables the SQL uses, out of the pool of all
-tables in the corpus). Each join path also gives one primary-key and one foreign-key selection
+tables in the corpus). A query over a table too large to be serialized in a release gives only its
+text-to-SQL sample (the model writes SQL from the schema; it never sees the rows). Each join path also gives one primary-key and one foreign-key selection
 sample over its tables: the primary-key question names only the tables whose key is the one key
 their data allows (so the gold is complete: every table asked about has its whole key in it).
 """
@@ -49,7 +50,9 @@ def _answer_type(value: Any) -> str:
 
 
 def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery", table_ids: dict[str, str],
-                  pool: dict[str, Any]) -> list[Sample]:
+                  pool: dict[str, Any], hidden: frozenset[str] = frozenset()) -> list[Sample]:
+    """QA, text-to-SQL and retrieval samples of one query; over a `hidden` table (too large to be
+    serialized in a release) only text-to-SQL, whose SQL is written from the schema."""
     from generators.sql.synth import NUMBER_FORMAT
 
     tables = query.orientation.tables
@@ -65,6 +68,11 @@ def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery",
     common = {"question": query.question, "question_short": query.short, "table_ids": ids, "origin": "sql",
               "template": query.template.id, "quality": "executed"}
     retrieval = {**provenance, "format": "list:exact", "pool_size": str(pool["size"]), "pool": pool["hash"]}
+    unseen = sorted(t for t in tables if t in hidden)
+    if unseen:
+        provenance["not_serialized"] = json.dumps(unseen, ensure_ascii=False)
+        return [Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
+                       provenance=provenance, **common)]
     return [
         Sample(task=QA, answer=query.answer, answer_type=_answer_type(query.answer), program=program,
                provenance=provenance, **common),
