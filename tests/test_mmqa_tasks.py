@@ -95,3 +95,67 @@ def test_questions_over_a_table_the_release_does_not_serialize_need_no_contents(
     assert hidden and all(json.loads(s.provenance["not_serialized"]) == ["schüler"] for s in hidden)
     assert report["queries_over_unserialized_tables"] == len(hidden)
     assert by_task["MMQA/multi_table_qa"]  # the small tables still give every task
+
+
+# ---------------------------------------------------------------------------- joins a question names
+
+def _synth(bodies, pks, fks, templates):
+    from curation.table import Provenance, Table
+    from generators.sql.synth import Stats, Synthesizer
+    from generators.sql.templates import build_template
+
+    tables = {n: Table(name=n, body=b, provenance=Provenance(source="test", database="toy")) for n, b in bodies.items()}
+    db = Database("toy", tuple((n, t.id) for n, t in tables.items()), tuple(pks), tuple(fks))
+    synth = Synthesizer(db, tables, {"attempts": 6, "per_path": 6})
+    stats = Stats()
+    built = [build_template({"id": f"t.{i}", "tables": 2, "sql": sql, "question": q}, "t", category)
+             for i, (sql, q, category) in enumerate(templates)]
+    try:
+        return synth.synthesize(built, stats), stats
+    finally:
+        synth.close()
+
+
+AIRPORTS = pa.table({"faa": ["JFK", "LGA", "EWR", "BOS"], "name": ["Kennedy", "LaGuardia", "Newark", "Logan"],
+                     "zone": ["east", "east", "west", "west"]})
+FLIGHTS = pa.table({"flight_id": list(range(1, 13)), "origin": ["JFK", "LGA", "EWR"] * 4,
+                    "dest": ["BOS", "BOS", "JFK", "LGA"] * 3, "seats": [float(100 + 7 * i) for i in range(12)]})
+
+
+def test_when_two_keys_join_the_same_tables_the_question_names_the_one_it_uses():
+    fks = [ForeignKey("flights", ("origin",), "airports", ("faa",)), ForeignKey("flights", ("dest",), "airports", ("faa",))]
+    pks = [PrimaryKey("airports", ("faa",)), PrimaryKey("flights", ("flight_id",))]
+    kept, _ = _synth({"airports": AIRPORTS, "flights": FLIGHTS}, pks, fks, [(
+        "SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v",
+        "What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?", "numerical")])
+    by_key = {q.orientation.edges[0][0]: q for q in kept}
+    assert set(by_key) == {("origin",), ("dest",)}
+    assert by_key[("origin",)].question.endswith("(flights entries are linked to airports entries by their origin)?")
+    assert by_key[("dest",)].question.endswith("(flights entries are linked to airports entries by their dest)?")
+
+
+def test_one_key_between_two_tables_needs_no_words_for_the_join():
+    kept, _ = _synth({"airports": AIRPORTS, "flights": FLIGHTS}, [PrimaryKey("airports", ("faa",))],
+                     [ForeignKey("flights", ("origin",), "airports", ("faa",))], [(
+                         "SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v",
+                         "What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?", "numerical")])
+    assert kept and not any("linked" in q.question for q in kept)
+
+
+def test_no_aggregate_adds_up_a_row_the_join_repeats_and_no_grouping_of_one_to_one_rows():
+    states = pa.table({"state": ["A", "B", "C", "D"], "deaths": [10.0, 20.0, 30.0, 40.0], "region": ["n", "s", "n", "s"],
+                       "name": ["Alabama", "Boston", "Carolina", "Dakota"]})
+    murders = pa.table({"murder_id": list(range(1, 13)), "state": ["A", "B", "C", "D"] * 3,
+                        "kind": ["x", "y", "z"] * 4, "victims": [float(i) for i in range(12)]})
+    kept, stats = _synth({"states": states, "murders": murders}, [PrimaryKey("states", ("state",))],
+                         [ForeignKey("murders", ("state",), "states", ("state",))], [(
+                             "SELECT SUM(b.num) FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :v",
+                             "Summed over the {A} with {a.cat} {v}, what is the total {b.num} of their {B} entries?",
+                             "numerical")])
+    assert kept == [] and stats.rejected.get("counts_rows_twice") == 1  # each state once per murder record
+    twin = pa.table({"state": ["A", "B", "C", "D"], "income": [1.0, 2.0, 3.0, 4.0], "zone": ["n", "n", "s", "s"]})
+    kept, stats = _synth({"states": states, "income": twin}, [PrimaryKey("states", ("state",))],
+                         [ForeignKey("income", ("state",), "states", ("state",))], [(
+                             "SELECT b.label FROM A AS a JOIN B AS b ON :ab GROUP BY b.label ORDER BY AVG(a.num) DESC LIMIT 1",
+                             "Which {B} entry has the highest average {a.num} over its {A} entries?", "select")])
+    assert kept == [] and stats.rejected.get("counts_rows_twice") == 1  # one income row per state: groups of one
