@@ -159,3 +159,24 @@ def test_no_aggregate_adds_up_a_row_the_join_repeats_and_no_grouping_of_one_to_o
                              "SELECT b.label FROM A AS a JOIN B AS b ON :ab GROUP BY b.label ORDER BY AVG(a.num) DESC LIMIT 1",
                              "Which {B} entry has the highest average {a.num} over its {A} entries?", "select")])
     assert kept == [] and stats.rejected.get("counts_rows_twice") == 1  # one income row per state: groups of one
+
+
+def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tables():
+    from generators.sql.tasks import RETRIEVAL, query_samples
+
+    airports = pa.table({"faa": ["JFK", "LGA", "EWR", "BOS"], "name": ["Kennedy", "LaGuardia", "Newark", "Logan"],
+                         "zone": ["east", "east", "west", "west"]})
+    carriers = pa.table({"carrier": ["AA", "UA"], "fleet_name": ["American", "United"]})
+    bodies = {"airports": airports, "flights": FLIGHTS, "carriers": carriers}
+    pks, fks = [PrimaryKey("airports", ("faa",))], [ForeignKey("flights", ("origin",), "airports", ("faa",))]
+    kept, _ = _synth(bodies, pks, fks, [(
+        "SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v",
+        "What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?", "numerical")])
+    db = Database("toy", tuple((n, f"tbl-{n}") for n in bodies), tuple(pks), tuple(fks))
+    graph = SchemaGraph(db, bodies)
+    samples = query_samples(db, graph, kept[0], {n: f"tbl-{n}" for n in bodies}, {"size": 3, "hash": "h"})
+    (retrieval,) = [s for s in samples if s.task == RETRIEVAL]
+    assert retrieval.answer == ["toy.airports", "toy.flights"]
+    assert not any(name in retrieval.question.lower() for name in ("airport", "flight", "carrier"))
+    assert "seats" in retrieval.question and "zone" in retrieval.question and kept[0].values["v"] in retrieval.question
+    assert json.loads(retrieval.provenance["candidates"]) == ["toy.airports", "toy.carriers", "toy.flights"]

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.answers import answers_match, format_answer, plain
 from curation.pipeline.rng import record_rng
-from generators.sql.render import render
+from generators.sql.render import render, without_table_names
 from generators.sql.roles import column_roles
 from generators.sql.schema import SchemaGraph
 from generators.sql.templates import ALIASES, SqlTemplate
@@ -88,6 +88,7 @@ class SqlQuery:
     question: str
     short: str
     sqlite_checked: bool
+    unnamed: str = ""  # the question with its tables unnamed (multi-table retrieval)
 
 
 @dataclass
@@ -534,7 +535,8 @@ class Synthesizer:
                         template=template, orientation=orientation, columns=columns, values=values,
                         duckdb=duck, sqlite=lite, answer=gold, question=question,
                         short=render(template.short, names, columns, values) if template.short else "",
-                        sqlite_checked=in_sqlite))
+                        sqlite_checked=in_sqlite,
+                        unnamed=render(without_table_names(template.question), {}, columns, values)))
         return kept
 
 

@@ -1,12 +1,13 @@
 """MMQA's five tasks as Samples, from kept SQL queries and a database's keys.
 
-Each kept query becomes three samples sharing its question: multi-table QA (gold: the executed
-answer), text-to-SQL (gold: the same result, which any correct SQL reproduces; the reference SQL
-is the program) and multi-table retrieval (gold: the tables the SQL uses, out of the pool of all
-tables in the corpus). A query over a table too large to be serialized in a release gives only its
-text-to-SQL sample (the model writes SQL from the schema; it never sees the rows). Each join path also gives one primary-key and one foreign-key selection
-sample over its tables: the primary-key question names only the tables whose key is the one key
-their data allows (so the gold is complete: every table asked about has its whole key in it).
+Each kept query becomes three samples: multi-table QA (gold: the executed answer), text-to-SQL (the
+same question and result, which any correct SQL reproduces; the reference SQL is the program) and
+multi-table retrieval (gold: the tables the SQL uses; its question leaves them unnamed, and its
+distractors are the other tables of the database, `provenance.candidates`). A query over a table too
+large to be serialized in a release gives only its text-to-SQL sample (SQL is written from the
+schema; the rows are never needed). Each join path also gives one primary-key and one foreign-key
+selection sample: the primary-key question names only the tables whose key is the one key their
+data allows, so every table asked about has its whole key in the gold.
 """
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery",
     program = Program("sql", query.duckdb, "duckdb")
     common = {"question": query.question, "question_short": query.short, "table_ids": ids, "origin": "sql",
               "template": query.template.id, "quality": "executed"}
-    retrieval = {**provenance, "format": "list:exact", "pool_size": str(pool["size"]), "pool": pool["hash"]}
+    retrieval = {**provenance, "format": "list:exact", "pool_size": str(pool["size"]), "pool": pool["hash"],
+                 "candidates": json.dumps(sorted(qualified(database.name, t) for t in database.table_names),
+                                          ensure_ascii=False)}
     unseen = sorted(t for t in tables if t in hidden)
     if unseen:
         provenance["not_serialized"] = json.dumps(unseen, ensure_ascii=False)
@@ -79,8 +82,17 @@ def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery",
         Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
                provenance=provenance, **common),
         Sample(task=RETRIEVAL, answer=sorted(qualified(database.name, t) for t in tables), answer_type="list",
-               provenance=retrieval, **common),
+               provenance=retrieval, **{**common, **retrieval_question(database, query)}),
     ]
+
+
+def retrieval_question(database: "Database", query: "SqlQuery") -> dict[str, str]:
+    """MMQA's retrieval asks which tables a question needs without naming them: the question with
+    its tables unnamed, among the tables of its database (the distractors)."""
+    asked = query.unnamed or query.question
+    return {"question": f"Which tables of the {label(database.name)} database are needed to answer this question: "
+                        f"{asked}",
+            "question_short": f"tables for: {asked}"}
 
 
 def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str, str]) -> list[Sample]:
