@@ -660,8 +660,8 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         f"({len(configs.get('not_serialized', [])):,} here); they are in the typed records of "
         "`tables/tables.parquet`. A multi-table question that needs such a table is released only where the "
         "contents are not needed: as text-to-SQL (the SQL is written from the schema) and key selection; "
-        f"{reports.get('sql', {}).get('queries_over_unserialized_tables', 0):,} SQL queries here are of that kind "
-        "(`provenance.not_serialized` names the tables).", "",
+        f"{reports.get('sql', {}).get('queries_over_unserialized_tables', 0):,} of the generated SQL queries were of "
+        "that kind, before selection (`provenance.not_serialized` names the tables).", "",
         "## How answers are scored", "",
         "`curate evaluate` extracts the final answer and scores it with the task's metric (see the task table): "
         "`exact_match` (equal after normalisation: 42 = \"42.0\", case and spacing ignored, lists in any "
