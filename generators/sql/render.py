@@ -48,6 +48,20 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
     return out[:1].upper() + out[1:]
 
 
+UNNAMED_TABLES = {"A": ("record", "records"), "B": ("related record", "related records"),
+                  "C": ("record linked to those", "records linked to those")}
+
+
+def without_table_names(text: str) -> str:
+    """A template's question with its tables unnamed, as MMQA's retrieval questions read: "{A}
+    entries" -> "records", "{B} entry" -> "related record". The columns and values it names are what
+    point to the tables."""
+    for letter, (one, many) in UNNAMED_TABLES.items():
+        text = text.replace(f"{{{letter}}} entries", many).replace(f"{{{letter}}} entry", one)
+        text = text.replace(f"{{{letter}}}", many)
+    return text
+
+
 def _article(match: re.Match) -> str:
     """"a"/"an" by the sound of the next word's first letter (a filled label may change it)."""
     word = match.group(1)

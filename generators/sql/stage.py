@@ -89,13 +89,16 @@ class SqlStage(Stage):
         samples = []
         failed: list[dict[str, str]] = []
         stats = Stats()
+        queries, hidden = [], frozenset()
         try:
             queries, stats, graph, _ = synthesize_database(database, tables, templates, config)
             ids = {name: t.id for name, t in tables.items()}
+            hidden = frozenset(name for name, t in tables.items()
+                               if t.body.num_rows * t.body.num_columns > s["max_visible_cells"])
             if task["part"] == 0:
                 samples += key_samples(database, graph, ids)
             for query in queries:
-                samples += query_samples(database, graph, query, ids, shared["pool"])
+                samples += query_samples(database, graph, query, ids, shared["pool"], hidden)
         except Exception as e:  # noqa: BLE001 - one bad database must not stop the others
             samples = []
             failed.append({"database": database.name, "error": f"{type(e).__name__}: {e}"})
@@ -103,7 +106,9 @@ class SqlStage(Stage):
         for sample in samples:
             by_task[sample.task] = by_task.get(sample.task, 0) + 1
         out = samples_to_arrow(samples) if samples else SAMPLE_SCHEMA.empty_table()
+        schema_only = sum(1 for q in queries if any(t in hidden for t in q.orientation.tables)) if not failed else 0
         summary = {"databases": 1 if task["part"] == 0 else 0, "queries": stats.kept, "samples": len(samples),
+                   "queries_over_unserialized_tables": schema_only,
                    "by_task": by_task, **{k: v for k, v in stats.as_dict().items() if k != "kept"},
                    "by_database": {database.name: stats.kept}, "failed": failed,
                    "missing_tables": [f"{database.name}.{n}" for n in task["missing"]] if task["part"] == 0 else [],

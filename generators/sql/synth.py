@@ -16,7 +16,12 @@ it survives every check, and each rejection is counted by its reason:
 - `too_large`: a list longer than `max_list`;
 - `ties`: one answer asked, but the top of the ORDER BY is tied or several values match;
 - `join_adds_nothing`: dropping an end table of the path leaves the answer unchanged;
+- `counts_rows_twice`: a SUM, AVG or COUNT over a table whose rows the join repeats (a state's
+  value summed once per murder record), or a grouping over a one-to-one join (groups of one);
 - `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer.
+
+When two tables are joined by more than one key (flights' origin and dest both name an airport),
+the question says which: "... (flights entries are linked to airports entries by their dest)?".
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.answers import answers_match, format_answer, plain
 from curation.pipeline.rng import record_rng
-from generators.sql.render import render
+from generators.sql.render import render, without_table_names
 from generators.sql.roles import column_roles
 from generators.sql.schema import SchemaGraph
 from generators.sql.templates import ALIASES, SqlTemplate
@@ -40,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from curation.table import Table
 
 REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
-              "join_adds_nothing", "dialects_disagree")
+              "join_adds_nothing", "counts_rows_twice", "dialects_disagree")
 NUMBER_FORMAT = "round:4"
 MAX_VALUES = 5000  # distinct values fetched per column to draw from
 DEFAULTS: dict[str, Any] = {
@@ -50,6 +55,9 @@ DEFAULTS: dict[str, Any] = {
     "max_list": 20,  # longest list answer
     "sqlite_check_rows": 5_000,  # paths of up to this many rows are checked in SQLite too (else DuckDB only)
     "max_join_rows": 1_000_000,  # a path whose join is larger is skipped (flights x weather by airport)
+    # a table of more cells is not serialized in a release ([release] max_serialized_cells, which a build
+    # passes on): questions over it are released only as text-to-SQL and key selection, which need no contents
+    "max_visible_cells": 50_000,
 }
 
 
@@ -80,6 +88,7 @@ class SqlQuery:
     question: str
     short: str
     sqlite_checked: bool
+    unnamed: str = ""  # the question with its tables unnamed (multi-table retrieval)
 
 
 @dataclass
@@ -108,7 +117,7 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     from curation.config import with_defaults
 
     out = with_defaults("generate.sql", config, DEFAULTS)
-    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows"):
+    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows", "max_visible_cells"):
         if not isinstance(out[name], int) or isinstance(out[name], bool) or out[name] < 0:
             raise ValueError(f"[generate.sql] {name} must be a non-negative integer, got {out[name]!r}")
     return out
@@ -173,11 +182,61 @@ class Synthesizer:
         self.sqlite = sqlite_copy(small, indexes=keys) if small else None
         self._values: dict[tuple, list[Any]] = {}
         self._joins: dict[tuple, Any] = {}
+        self._unique: dict[tuple[str, tuple[str, ...]], bool] = {}
+        self.keys_between: dict[frozenset[str], int] = {}  # how many keys join each pair of tables
+        for edge in self.graph.edges:
+            pair = frozenset(edge.tables)
+            self.keys_between[pair] = self.keys_between.get(pair, 0) + 1
 
     def close(self) -> None:
         self.runner.close()
         if self.sqlite is not None:
             self.sqlite.close()
+
+    # ------------------------------------------------------------------ join shape
+
+    def unique(self, table: str, columns: tuple[str, ...]) -> bool:
+        """Do these columns hold each value once (no NULLs) in the table?"""
+        key = (table, tuple(columns))
+        if key not in self._unique:
+            view = self.views[table].select(list(columns))
+            self._unique[key] = (all(view.column(c).null_count == 0 for c in columns)
+                                 and view.group_by(list(columns)).aggregate([]).num_rows == view.num_rows)
+        return self._unique[key]
+
+    def rows_kept_once(self, orientation: Orientation, alias: str) -> bool:
+        """Does each row of this alias's table appear at most once in the path's join? It does when
+        every join step away from it reaches a unique key (many-to-one)."""
+        k = "abc".index(alias)
+        for i, (left, right) in enumerate(orientation.edges):
+            if i >= k and not self.unique(orientation.tables[i + 1], right):
+                return False
+            if i < k and not self.unique(orientation.tables[i], left):
+                return False
+        return True
+
+    def counts_rows_twice(self, template: SqlTemplate, orientation: Orientation) -> bool:
+        """Would the template add up a row more than once, or group a one-to-one join?"""
+        if any(not self.rows_kept_once(orientation, alias) for alias in template.aggregated):
+            return True
+        one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
+        return template.groups and one_to_one
+
+    def join_words(self, orientation: Orientation) -> str:
+        """Which key joins two tables, in words, when more than one could: "(flights entries are linked
+        to airports entries by their dest)"; "" when each pair of tables shares one key."""
+        from generators.sql.render import label
+
+        parts = []
+        for i, (left, right) in enumerate(orientation.edges):
+            first, second = orientation.tables[i], orientation.tables[i + 1]
+            if self.keys_between.get(frozenset((first, second)), 0) < 2:
+                continue
+            key = next(e.key for e in self.graph.edges if set(e.tables) == {first, second}
+                       and {tuple(e.key.columns), tuple(e.key.ref_columns)} == {tuple(left), tuple(right)})
+            columns = " and ".join(label(c) for c in key.columns)
+            parts.append(f"{label(key.table)} entries are linked to {label(key.ref_table)} entries by their {columns}")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     # ------------------------------------------------------------------ binding
 
@@ -419,6 +478,10 @@ class Synthesizer:
                     columns = self._bind(template, orientation, rng)
                     if columns is None:
                         break  # no attempt can bind it: not a rejection, the path just lacks the roles
+                    if self.counts_rows_twice(template, orientation):
+                        stats.candidates += 1
+                        stats.reject("counts_rows_twice")
+                        break  # the path's shape, not the draw: no attempt can do better
                     if orientation.key not in too_large:
                         too_large[orientation.key] = self.join_too_large(orientation)
                         stats.paths += 1
@@ -454,6 +517,8 @@ class Synthesizer:
                                                     "sqlite_answer": checked})
                     names = dict(zip("ABC", orientation.tables))
                     question = render(template.question, names, columns, values) if not reason else ""
+                    if question:
+                        question = _with_join_words(question, self.join_words(orientation))
                     said = (tuple(sorted(orientation.tables)), _normalized(question))
                     if not reason and said in asked:
                         reason = "same_question"
@@ -470,8 +535,18 @@ class Synthesizer:
                         template=template, orientation=orientation, columns=columns, values=values,
                         duckdb=duck, sqlite=lite, answer=gold, question=question,
                         short=render(template.short, names, columns, values) if template.short else "",
-                        sqlite_checked=in_sqlite))
+                        sqlite_checked=in_sqlite,
+                        unnamed=render(without_table_names(template.question), {}, columns, values)))
         return kept
+
+
+def _with_join_words(question: str, words: str) -> str:
+    """The join named before the question's closing mark: "...? (flights ... by their dest)" reads
+    as "... (flights ... by their dest)?"."""
+    if not words:
+        return question
+    end = question[-1] if question[-1] in "?." else ""
+    return question[: len(question) - len(end)] + words + end
 
 
 def _normalized(question: str) -> str:

@@ -1,10 +1,13 @@
 """MMQA's five tasks as Samples, from kept SQL queries and a database's keys.
 
-Each kept query becomes three samples sharing its question: multi-table QA (gold: the executed
-answer), text-to-SQL (gold: the same result, which any correct SQL reproduces; the reference SQL
-is the program) and multi-table retrieval (gold: the tables the SQL uses, out of the pool of all
-tables in the corpus). Each join path also gives one primary-key and one foreign-key selection
-sample over its tables.
+Each kept query becomes three samples: multi-table QA (gold: the executed answer), text-to-SQL (the
+same question and result, which any correct SQL reproduces; the reference SQL is the program) and
+multi-table retrieval (gold: the tables the SQL uses; its question leaves them unnamed, and its
+distractors are the other tables of the database, `provenance.candidates`). A query over a table too
+large to be serialized in a release gives only its text-to-SQL sample (SQL is written from the
+schema; the rows are never needed). Each join path also gives one primary-key and one foreign-key
+selection sample: the primary-key question names only the tables whose key is the one key their
+data allows, so every table asked about has its whole key in the gold.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ def _answer_type(value: Any) -> str:
 
 
 def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery", table_ids: dict[str, str],
-                  pool: dict[str, Any]) -> list[Sample]:
+                  pool: dict[str, Any], hidden: frozenset[str] = frozenset()) -> list[Sample]:
+    """QA, text-to-SQL and retrieval samples of one query; over a `hidden` table (too large to be
+    serialized in a release) only text-to-SQL, whose SQL is written from the schema."""
     from generators.sql.synth import NUMBER_FORMAT
 
     tables = query.orientation.tables
@@ -63,15 +68,31 @@ def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery",
     program = Program("sql", query.duckdb, "duckdb")
     common = {"question": query.question, "question_short": query.short, "table_ids": ids, "origin": "sql",
               "template": query.template.id, "quality": "executed"}
-    retrieval = {**provenance, "format": "list:exact", "pool_size": str(pool["size"]), "pool": pool["hash"]}
+    retrieval = {**provenance, "format": "list:exact", "pool_size": str(pool["size"]), "pool": pool["hash"],
+                 "candidates": json.dumps(sorted(qualified(database.name, t) for t in database.table_names),
+                                          ensure_ascii=False)}
+    unseen = sorted(t for t in tables if t in hidden)
+    if unseen:
+        provenance["not_serialized"] = json.dumps(unseen, ensure_ascii=False)
+        return [Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
+                       provenance=provenance, **common)]
     return [
         Sample(task=QA, answer=query.answer, answer_type=_answer_type(query.answer), program=program,
                provenance=provenance, **common),
         Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
                provenance=provenance, **common),
         Sample(task=RETRIEVAL, answer=sorted(qualified(database.name, t) for t in tables), answer_type="list",
-               provenance=retrieval, **common),
+               provenance=retrieval, **{**common, **retrieval_question(database, query)}),
     ]
+
+
+def retrieval_question(database: "Database", query: "SqlQuery") -> dict[str, str]:
+    """MMQA's retrieval asks which tables a question needs without naming them: the question with
+    its tables unnamed, among the tables of its database (the distractors)."""
+    asked = query.unnamed or query.question
+    return {"question": f"Which tables of the {label(database.name)} database are needed to answer this question: "
+                        f"{asked}",
+            "question_short": f"tables for: {asked}"}
 
 
 def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str, str]) -> list[Sample]:
@@ -80,6 +101,8 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
     seen: set[tuple[str, ...]] = set()
     declared = all(k.origin == "declared" for k in graph.primary_keys + graph.foreign_keys)
     quality = "declared-keys" if declared else "inferred-keys"
+    unambiguous = unambiguous_primary_keys(graph)
+    seen_primary: set[tuple[str, ...]] = set()
     for tables, _ in graph.join_paths():
         chosen = tuple(sorted(tables))
         if chosen in seen:
@@ -91,14 +114,23 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
         provenance = {"database": database.name, "tables": json.dumps(list(chosen), ensure_ascii=False),
                       "keys": json.dumps(keys, ensure_ascii=False, sort_keys=True), "format": "list:exact",
                       "key_origin": "declared" if declared else "inferred"}
-        primary = sorted(f"{t}.{c}" for t, cols in keys["primary_keys"].items() for c in cols)
-        if primary:
+        asked = tuple(t for t in chosen if t in unambiguous)
+        if asked and asked not in seen_primary:
+            seen_primary.add(asked)
+            asked_keys = {t: keys["primary_keys"][t] for t in asked}
+            primary = sorted(f"{t}.{c}" for t, cols in asked_keys.items() for c in cols)
+            named = _listing(asked)
+            tables_word = "the table" if len(asked) == 1 else "each of the tables"
             samples.append(Sample(
-                task=PK_SELECTION, answer=primary, answer_type="list", table_ids=ids, origin="sql",
-                template="sql.keys.primary", quality=quality, provenance=provenance,
-                question=f"In the {label(database.name)} database, which columns form the primary key of each of "
-                         f"the tables {listed}? Answer with table.column for every key column.",
-                question_short=f"primary keys of {listed}?"))
+                task=PK_SELECTION, answer=primary, answer_type="list", table_ids=tuple(table_ids[t] for t in asked),
+                origin="sql", template="sql.keys.primary", quality=quality,
+                provenance={**provenance, "tables": json.dumps(list(asked), ensure_ascii=False),
+                            "keys": json.dumps({"primary_keys": asked_keys, "foreign_keys": []}, ensure_ascii=False,
+                                               sort_keys=True)},
+                question=f"In the {label(database.name)} database, which columns form the primary key of "
+                         f"{tables_word} {named}? A key may be one column or several together; answer with "
+                         "table.column for every key column.",
+                question_short=f"primary keys of {named}?"))
         foreign = sorted(f"{a} -> {b}" for a, b in keys["foreign_keys"])
         if foreign:
             samples.append(Sample(
@@ -108,6 +140,24 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                          "Answer each as table.column -> referenced_table.column.",
                 question_short=f"foreign keys between {listed}?"))
     return samples
+
+
+def unambiguous_primary_keys(graph: "SchemaGraph") -> set[str]:
+    """Tables whose primary key is the one key a reader would pick from the data: a table with two
+    unique identifiers (`customer_id`, `customer_code`), two unique names, or no unique key has no
+    single gold. An id beside a unique name is still one answer (the id is the key, the name a label)."""
+    from curation.keys import id_like, key_candidates
+
+    out = set()
+    for key in graph.primary_keys:
+        body = graph.bodies.get(key.table)
+        if body is None:
+            continue
+        candidates = {frozenset(c): all(id_like(x) for x in c) for c in key_candidates(body)}
+        mine = frozenset(key.columns)
+        if mine in candidates and not any(kind == candidates[mine] for c, kind in candidates.items() if c != mine):
+            out.add(key.table)
+    return out
 
 
 def _listing(names: tuple[str, ...]) -> str:

@@ -65,6 +65,8 @@ class SqlTemplate:
     values: dict[str, ValueSpec] = field(default_factory=dict)
     drops: dict[str, Any] = field(default_factory=dict)  # end table letter -> skeleton without it
     tie_query: Any = None  # counts the answers that share the top of the ORDER BY
+    aggregated: frozenset[str] = frozenset()  # aliases whose rows a SUM/AVG/COUNT over a join adds up
+    groups: bool = False  # GROUP BY: a grouping of one table's rows by another's
 
     @property
     def answer(self) -> str:
@@ -144,7 +146,29 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
             template.drops[letter] = dropped
     if template.answer == "one":
         template.tie_query = _tie_query(skeleton)
+    template.aggregated = _aggregated_aliases(skeleton)
+    template.groups = skeleton.find(exp.Group) is not None
     return template
+
+
+def _aggregated_aliases(skeleton: Any) -> frozenset[str]:
+    """The tables whose rows an aggregate over a join adds up: SUM, AVG and COUNT(column) read their
+    column's table, COUNT(*) the path's first table (the "{A} entries" a question counts). MAX, MIN
+    and COUNT(DISTINCT) do not change when a row repeats, so they need nothing."""
+    from sqlglot import exp
+
+    out: set[str] = set()
+    for select in skeleton.find_all(exp.Select):
+        if not select.args.get("joins"):
+            continue
+        for node in select.find_all(exp.Sum, exp.Avg, exp.Count):
+            if node.find_ancestor(exp.Select) is not select or isinstance(node.this, exp.Distinct):
+                continue
+            if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
+                out.add("a")
+            else:
+                out.update(c.table for c in node.find_all(exp.Column) if c.table in ALIASES.values())
+    return frozenset(out)
 
 
 def _slot(alias: str, name: str) -> Slot:

@@ -1,0 +1,182 @@
+"""MMQA's task samples over a database's keys (issue 24): complete key golds, named from the data.
+
+A primary-key question names only tables whose key is the one key their data allows, and its gold
+holds that whole key (composite keys in full); measures are never keys.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from curation.database import Database, ForeignKey, PrimaryKey
+from curation.keys import infer_keys
+from generators.sql.schema import SchemaGraph
+from generators.sql.tasks import FK_SELECTION, PK_SELECTION, key_samples
+
+STATES = [f"State {i}" for i in range(12)]
+
+
+def graph_of(bodies, declared=None):
+    if declared:
+        pks, fks = declared
+    else:
+        pks, fks = infer_keys(bodies)
+    db = Database("panel", tuple((n, f"tbl-{n}") for n in bodies), tuple(pks), tuple(fks))
+    return db, SchemaGraph(db, bodies)
+
+
+def test_every_table_asked_about_has_its_whole_key_in_the_gold_and_composites_come_in_full():
+    states = pa.table({"state": STATES, "region": ["N", "S", "E"] * 4})
+    votes = pa.table({"state": STATES * 2, "year": [1990] * 12 + [1994] * 12,
+                      "turnout": [float(i) for i in range(24)], "count": list(range(100, 124))})
+    db, graph = graph_of({"states": states, "votes": votes})
+    (pk,) = [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in ("states", "votes")}) if s.task == PK_SELECTION]
+    assert pk.answer == ["states.state", "votes.state", "votes.year"]
+    asked = json.loads(pk.provenance["tables"])
+    assert asked == ["states", "votes"] and all(f'"{t}"' in pk.question for t in asked)
+    assert "count" not in " ".join(pk.answer)  # a measure unique by chance is no key
+
+
+def test_a_table_with_two_possible_keys_or_none_is_not_asked_about():
+    """customer_id and customer_code both identify a customer: either is a right answer, so neither is asked."""
+    customers = pa.table({"customer_id": [1, 2, 3, 4], "customer_code": ["A", "B", "C", "D"],
+                          "spend": [1.0, 2.0, 3.0, 4.0]})
+    orders = pa.table({"order_id": [10, 11, 12, 13, 14], "customer_id": [1, 1, 2, 4, 4]})
+    notes = pa.table({"customer_id": [1, 1, 2], "note": ["x", "x", "y"]})  # no key at all
+    pks = [PrimaryKey("customers", ("customer_id",)), PrimaryKey("orders", ("order_id",))]
+    fks = [ForeignKey("orders", ("customer_id",), "customers", ("customer_id",)),
+           ForeignKey("notes", ("customer_id",), "customers", ("customer_id",))]
+    bodies = {"customers": customers, "orders": orders, "notes": notes}
+    db, graph = graph_of(bodies, (pks, fks))
+    samples = key_samples(db, graph, {n: f"tbl-{n}" for n in bodies})
+    primary = [s for s in samples if s.task == PK_SELECTION]
+    assert [s.answer for s in primary] == [["orders.order_id"]]  # customers has two keys, notes none
+    assert [json.loads(s.provenance["tables"]) for s in primary] == [["orders"]]
+    assert len(primary[0].table_ids) == 1
+    foreign = [s for s in samples if s.task == FK_SELECTION]
+    assert sorted({a for s in foreign for a in s.answer}) == ["notes.customer_id -> customers.customer_id",
+                                                            "orders.customer_id -> customers.customer_id"]
+
+
+def test_an_id_beside_a_unique_name_is_still_one_key():
+    teachers = pa.table({"teacher_id": [1, 2, 3], "full_name": ["Ann Li", "Bo Ek", "Cy Ma"]})
+    courses = pa.table({"course_id": [1, 2, 3, 4], "teacher_id": [1, 1, 2, 3], "level": ["a", "b", "a", "b"]})
+    bodies = {"teachers": teachers, "courses": courses}
+    db, graph = graph_of(bodies, ([PrimaryKey("teachers", ("teacher_id",)), PrimaryKey("courses", ("course_id",))],
+                                  [ForeignKey("courses", ("teacher_id",), "teachers", ("teacher_id",))]))
+    (pk,) = [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in bodies}) if s.task == PK_SELECTION]
+    assert pk.answer == ["courses.course_id", "teachers.teacher_id"]
+
+
+def test_questions_over_a_table_the_release_does_not_serialize_need_no_contents(tmp_path):
+    """schüler (120 rows x 6 columns = 720 cells) is over a limit of 500: its queries are released only
+    as text-to-SQL, which is written from the schema; tables under the limit keep all three tasks."""
+    from tests.test_cli import invoke
+    from tests.test_sql_synthesis import _samples, school_sqlite
+
+    ws = tmp_path / "ws"
+    assert invoke("ingest", school_sqlite(tmp_path / "schule.sqlite"), "-w", ws, "-q").exit_code == 0
+    assert invoke("clean", "-w", ws, "-q").exit_code == 0
+    config = tmp_path / "build.toml"
+    config.write_text("[generate.sql]\nmax_visible_cells = 500\n")
+    out = invoke("generate", "sql", "-w", ws, "--config", config, "--json", "-q")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    samples = _samples(ws)
+    by_task: dict[str, list] = {}
+    for s in samples:
+        by_task.setdefault(s.task, []).append(s)
+    over_schueler = lambda s: "schüler" in json.loads(s.provenance["tables"])  # noqa: E731
+    assert not any(over_schueler(s) for t in ("MMQA/multi_table_qa", "MMQA/multi_table_retrieval")
+                   for s in by_task[t])
+    hidden = [s for s in by_task["MMQA/text_to_sql"] if over_schueler(s)]
+    assert hidden and all(json.loads(s.provenance["not_serialized"]) == ["schüler"] for s in hidden)
+    assert report["queries_over_unserialized_tables"] == len(hidden)
+    assert by_task["MMQA/multi_table_qa"]  # the small tables still give every task
+
+
+# ---------------------------------------------------------------------------- joins a question names
+
+def _synth(bodies, pks, fks, templates):
+    from curation.table import Provenance, Table
+    from generators.sql.synth import Stats, Synthesizer
+    from generators.sql.templates import build_template
+
+    tables = {n: Table(name=n, body=b, provenance=Provenance(source="test", database="toy")) for n, b in bodies.items()}
+    db = Database("toy", tuple((n, t.id) for n, t in tables.items()), tuple(pks), tuple(fks))
+    synth = Synthesizer(db, tables, {"attempts": 6, "per_path": 6})
+    stats = Stats()
+    built = [build_template({"id": f"t.{i}", "tables": 2, "sql": sql, "question": q}, "t", category)
+             for i, (sql, q, category) in enumerate(templates)]
+    try:
+        return synth.synthesize(built, stats), stats
+    finally:
+        synth.close()
+
+
+AIRPORTS = pa.table({"faa": ["JFK", "LGA", "EWR", "BOS"], "name": ["Kennedy", "LaGuardia", "Newark", "Logan"],
+                     "zone": ["east", "east", "west", "west"]})
+FLIGHTS = pa.table({"flight_id": list(range(1, 13)), "origin": ["JFK", "LGA", "EWR"] * 4,
+                    "dest": ["BOS", "BOS", "JFK", "LGA"] * 3, "seats": [float(100 + 7 * i) for i in range(12)]})
+
+
+def test_when_two_keys_join_the_same_tables_the_question_names_the_one_it_uses():
+    fks = [ForeignKey("flights", ("origin",), "airports", ("faa",)), ForeignKey("flights", ("dest",), "airports", ("faa",))]
+    pks = [PrimaryKey("airports", ("faa",)), PrimaryKey("flights", ("flight_id",))]
+    kept, _ = _synth({"airports": AIRPORTS, "flights": FLIGHTS}, pks, fks, [(
+        "SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v",
+        "What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?", "numerical")])
+    by_key = {q.orientation.edges[0][0]: q for q in kept}
+    assert set(by_key) == {("origin",), ("dest",)}
+    assert by_key[("origin",)].question.endswith("(flights entries are linked to airports entries by their origin)?")
+    assert by_key[("dest",)].question.endswith("(flights entries are linked to airports entries by their dest)?")
+
+
+def test_one_key_between_two_tables_needs_no_words_for_the_join():
+    kept, _ = _synth({"airports": AIRPORTS, "flights": FLIGHTS}, [PrimaryKey("airports", ("faa",))],
+                     [ForeignKey("flights", ("origin",), "airports", ("faa",))], [(
+                         "SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v",
+                         "What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?", "numerical")])
+    assert kept and not any("linked" in q.question for q in kept)
+
+
+def test_no_aggregate_adds_up_a_row_the_join_repeats_and_no_grouping_of_one_to_one_rows():
+    states = pa.table({"state": ["A", "B", "C", "D"], "deaths": [10.0, 20.0, 30.0, 40.0], "region": ["n", "s", "n", "s"],
+                       "name": ["Alabama", "Boston", "Carolina", "Dakota"]})
+    murders = pa.table({"murder_id": list(range(1, 13)), "state": ["A", "B", "C", "D"] * 3,
+                        "kind": ["x", "y", "z"] * 4, "victims": [float(i) for i in range(12)]})
+    kept, stats = _synth({"states": states, "murders": murders}, [PrimaryKey("states", ("state",))],
+                         [ForeignKey("murders", ("state",), "states", ("state",))], [(
+                             "SELECT SUM(b.num) FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :v",
+                             "Summed over the {A} with {a.cat} {v}, what is the total {b.num} of their {B} entries?",
+                             "numerical")])
+    assert kept == [] and stats.rejected.get("counts_rows_twice") == 1  # each state once per murder record
+    twin = pa.table({"state": ["A", "B", "C", "D"], "income": [1.0, 2.0, 3.0, 4.0], "zone": ["n", "n", "s", "s"]})
+    kept, stats = _synth({"states": states, "income": twin}, [PrimaryKey("states", ("state",))],
+                         [ForeignKey("income", ("state",), "states", ("state",))], [(
+                             "SELECT b.label FROM A AS a JOIN B AS b ON :ab GROUP BY b.label ORDER BY AVG(a.num) DESC LIMIT 1",
+                             "Which {B} entry has the highest average {a.num} over its {A} entries?", "select")])
+    assert kept == [] and stats.rejected.get("counts_rows_twice") == 1  # one income row per state: groups of one
+
+
+def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tables():
+    from generators.sql.tasks import RETRIEVAL, query_samples
+
+    airports = pa.table({"faa": ["JFK", "LGA", "EWR", "BOS"], "name": ["Kennedy", "LaGuardia", "Newark", "Logan"],
+                         "zone": ["east", "east", "west", "west"]})
+    carriers = pa.table({"carrier": ["AA", "UA"], "fleet_name": ["American", "United"]})
+    bodies = {"airports": airports, "flights": FLIGHTS, "carriers": carriers}
+    pks, fks = [PrimaryKey("airports", ("faa",))], [ForeignKey("flights", ("origin",), "airports", ("faa",))]
+    kept, _ = _synth(bodies, pks, fks, [(
+        "SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v",
+        "What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?", "numerical")])
+    db = Database("toy", tuple((n, f"tbl-{n}") for n in bodies), tuple(pks), tuple(fks))
+    graph = SchemaGraph(db, bodies)
+    samples = query_samples(db, graph, kept[0], {n: f"tbl-{n}" for n in bodies}, {"size": 3, "hash": "h"})
+    (retrieval,) = [s for s in samples if s.task == RETRIEVAL]
+    assert retrieval.answer == ["toy.airports", "toy.flights"]
+    assert not any(name in retrieval.question.lower() for name in ("airport", "flight", "carrier"))
+    assert "seats" in retrieval.question and "zone" in retrieval.question and kept[0].values["v"] in retrieval.question
+    assert json.loads(retrieval.provenance["candidates"]) == ["toy.airports", "toy.carriers", "toy.flights"]
