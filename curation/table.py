@@ -170,3 +170,17 @@ def unique_names(names: list[Any]) -> list[str]:
         seen[name] = 0
         out.append(name)
     return out
+
+
+def shown_chars(table: "Table") -> int:
+    """About how long the table is as a model sees it (markdown: every cell's text, "| " around
+    each, the header and its rule): the cell text Arrow writes, plus the separators."""
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in table.body.columns:
+        text = pc.cast(column, "string", safe=False) if not column.type.equals("string") else column
+        total += int(pc.sum(pc.utf8_length(text.fill_null(""))).as_py() or 0)
+    cells = table.n_rows * max(1, table.n_cols)
+    header = sum(len(c) + 3 for c in table.columns) * 2
+    return total + 3 * cells + 2 * table.n_rows + header

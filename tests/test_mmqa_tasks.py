@@ -180,3 +180,13 @@ def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tab
     assert not any(name in retrieval.question.lower() for name in ("airport", "flight", "carrier"))
     assert "seats" in retrieval.question and "zone" in retrieval.question and kept[0].values["v"] in retrieval.question
     assert json.loads(retrieval.provenance["candidates"]) == ["toy.airports", "toy.carriers", "toy.flights"]
+
+
+def test_a_question_whose_gold_has_a_fraction_states_its_rounding():
+    from generators.sql.tasks import with_rounding
+
+    assert with_rounding("What is the average pop of the states?", 36.6667) == \
+        "What is the average pop of the states? Round to 4 decimals."
+    assert with_rounding("Which states ...?", [["Ohio", 1.25], ["Utah", 2.0]]).endswith("Round to 4 decimals.")
+    assert with_rounding("How many flights?", 12) == "How many flights?"
+    assert with_rounding("List the airports.", ["JFK", "LGA"]) == "List the airports."

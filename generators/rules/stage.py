@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
 from curation.hashing import content_hash
+from curation.table import shown_chars
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
@@ -30,20 +31,6 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(out["scale"], (int, float)) or out["scale"] <= 0:
         raise ValueError(f"[generate.rules] scale must be a positive number, got {out['scale']!r}")
     return out
-
-
-def shown_chars(table: Any) -> int:
-    """About how long the table is as a model sees it (markdown: every cell's text, "| " around
-    each, the header and its rule): the cell text Arrow writes, plus the separators."""
-    import pyarrow.compute as pc
-
-    total = 0
-    for column in table.body.columns:
-        text = pc.cast(column, "string", safe=False) if not column.type.equals("string") else column
-        total += int(pc.sum(pc.utf8_length(text.fill_null(""))).as_py() or 0)
-    cells = table.n_rows * max(1, table.n_cols)
-    header = sum(len(c) + 3 for c in table.columns) * 2
-    return total + 3 * cells + 2 * table.n_rows + header
 
 
 class RulesStage(Stage):

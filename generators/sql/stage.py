@@ -16,6 +16,7 @@ from curation.arrow_io import SAMPLE_SCHEMA, databases_from_arrow, read_cached, 
 from curation.hashing import content_hash
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
+from curation.table import shown_chars
 
 BIG_DATABASE_ROWS = 50_000
 BIG_DATABASE_PARTS = 4
@@ -91,7 +92,8 @@ class SqlStage(Stage):
             queries, stats, graph, _ = synthesize_database(database, tables, templates, config)
             ids = {name: t.id for name, t in tables.items()}
             hidden = frozenset(name for name, t in tables.items()
-                               if t.body.num_rows * t.body.num_columns > s["max_visible_cells"])
+                               if t.body.num_rows * t.body.num_columns > s["max_visible_cells"]
+                               or (s["max_table_chars"] and shown_chars(t) > s["max_table_chars"]))
             if task["part"] == 0:
                 samples += key_samples(database, graph, ids)
             for query in queries:

@@ -58,6 +58,8 @@ DEFAULTS: dict[str, Any] = {
     # a table of more cells is not serialized in a release ([release] max_serialized_cells, which a build
     # passes on): questions over it are released only as text-to-SQL and key selection, which need no contents
     "max_visible_cells": 50_000,
+    # nor one longer than `curate evaluate` puts in a prompt (its max_table_chars): the model sees its first rows only
+    "max_table_chars": 30_000,
 }
 
 
@@ -117,7 +119,8 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     from curation.config import with_defaults
 
     out = with_defaults("generate.sql", config, DEFAULTS)
-    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows", "max_visible_cells"):
+    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows", "max_visible_cells",
+                 "max_table_chars"):
         if not isinstance(out[name], int) or isinstance(out[name], bool) or out[name] < 0:
             raise ValueError(f"[generate.sql] {name} must be a non-negative integer, got {out[name]!r}")
     return out

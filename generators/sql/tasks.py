@@ -76,14 +76,27 @@ def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery",
         provenance["not_serialized"] = json.dumps(unseen, ensure_ascii=False)
         return [Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
                        provenance=provenance, **common)]
+    qa = {**common, "question": with_rounding(query.question, query.answer)}
     return [
         Sample(task=QA, answer=query.answer, answer_type=_answer_type(query.answer), program=program,
-               provenance=provenance, **common),
+               provenance=provenance, **qa),
         Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
                provenance=provenance, **common),
         Sample(task=RETRIEVAL, answer=sorted(qualified(database.name, t) for t in tables), answer_type="list",
                provenance=retrieval, **{**common, **retrieval_question(database, query)}),
     ]
+
+
+def with_rounding(question: str, answer: Any) -> str:
+    """The question with the rounding its gold was given ("Round to 4 decimals."), where the
+    answer holds a number with a fraction: 36.6667, not 36.666666666666664."""
+    from generators.sql.synth import NUMBER_FORMAT
+
+    values = answer if isinstance(answer, list) else [answer]
+    flat = [v for x in values for v in (x if isinstance(x, list) else [x])]
+    if any(isinstance(v, float) and not v.is_integer() for v in flat):
+        return f"{question.rstrip()} Round to {NUMBER_FORMAT.split(':')[1]} decimals."
+    return question
 
 
 def retrieval_question(database: "Database", query: "SqlQuery") -> dict[str, str]:
