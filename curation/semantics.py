@@ -139,6 +139,9 @@ def label_from(description: str, name: str = "") -> str:
                       flags=re.I)  # a type tag, not a name
     sentence = re.sub(r"^\(?\d\s*/\s*\d\)?\s*|^\d+\s*=\s*", "", sentence)  # "(1/0) Severe ..", "1=anterior .."
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
+    # "number cones stripped by squirrels": the documentation's shorthand for "number of cones ..."
+    sentence = re.sub(r"^(number|count)\s+(?!of\b|per\b|in\b)(?=[A-Za-z])", r"\1 of ", sentence,
+                      flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.)\s", sentence)[0]
     # "scores may range from 1 - 36": the documentation's remark, not the name

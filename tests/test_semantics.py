@@ -303,6 +303,8 @@ def test_a_conditional_comparison_sets_a_group_against_its_counterpart():
     ("Ted Cruz' county-level vote share in the 2016 party primary", "Ted Cruz' county-level vote share in the 2016 party primary"),
     ("Gross National Product (1954 dollars)", "Gross National Product (1954 dollars)"),  # title case, unit kept
     ("Weight (1000 lbs)", "weight (1000 lbs)"),
+    ("number cones stripped by squirrels", "number of cones stripped by squirrels"),  # the docs' shorthand
+    ("total revenue", "total revenue"),
 ])
 def test_labels_are_noun_phrases_without_asides(description, label):
     assert sem.label_from(description) == label

@@ -517,6 +517,8 @@ class TableProfile:
         """How a question names a column: its documented label with the header the model sees,
         "per capita crime rate (`crim`)", or the header alone when nothing says more."""
         info = self.info.get(column)
+        if (info is None or not info.label) and column == self.weights:
+            return f"number of cases (`{column}`)"  # a frequency table's weight: "the total Freq" says nothing
         if info is None or not info.label:
             return column
         if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
