@@ -24,7 +24,7 @@ from curation.sources.grid import column_letter
 from curation.table import Table, flat_header
 from curation.taxonomy import task as taxonomy_task
 from generators.rules.emit import SampleColumns
-from generators.rules.profile import Condition, TableProfile, show
+from generators.rules.profile import ORDER_STATISTICS, Condition, TableProfile, show
 from generators.rules.specs import spec_sql
 from generators.rules.tree_ops import TREE_OP_PARAMS, TREE_OPS
 
@@ -649,7 +649,7 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
     if agg not in ("sum", "count"):  # a frequency table's counts only add up
         ctx.reject("statistic_of_cell_counts", int((valid & p.cell_counts[None, :]).sum()))
         valid &= ~p.cell_counts[None, :]
-    if agg not in ("min", "max", "range", "count"):  # a patient's frailty once per row of that patient
+    if agg not in ORDER_STATISTICS:  # a patient's frailty once per row of that patient
         subject = np.array([c in p.subject_level for c in p.numeric], dtype=bool)[None, :]
         ctx.reject("one_value_per_subject", int((valid & subject).sum()))
         valid &= ~subject

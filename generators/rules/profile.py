@@ -65,6 +65,7 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
                       r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|children|"
                       r"people|persons|patients|students|members|trips|calls)\b", re.I)
 SAYS_NOTHING = frozenset({"no", "nr", "num", "na", "var", "val", "col", "field", "item", "other", "misc"})  # "the total no"
+ORDER_STATISTICS = ("min", "max", "range", "count")  # what a value repeated per subject's row still answers right
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
 HAVE = {"==": "equal to", "!=": "other than", ">": "above", ">=": "of at least", "<": "below", "<=": "of at most"}
@@ -571,7 +572,7 @@ class TableProfile:
         if column in self.counts_cells:
             return ["sum"]
         if column in self.subject_level:
-            return [a for a in options if a in ("min", "max")]
+            return [a for a in options if a in ORDER_STATISTICS]
         return [a for a in options if a != "sum" or self.additive(column)]
 
     @cached_property
