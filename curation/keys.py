@@ -13,6 +13,12 @@ rate, a float, a colour) is no key. A foreign key needs all three of:
   that entity (`state.info`, `usa_states`); otherwise every country panel of a package would join
   every other through a shared column.
 
+Two versions of one dataset are not two related tables, and no key joins them: tables documented
+on one page (the same title: tidyr's `table1` .. `table5`, one study's `aidssi` and `aidssi2`), and
+a table that copies another's columns (`bakers_raw` and `bakers`, `complete` and `surveys`: at least
+`COPIED_COLUMNS` shared columns besides the join column, most of them equal on `COPY_AGREEMENT`
+of the joined rows). A question joining them asks of one table twice.
+
 Two tables that each include the other's values (1:1) keep one direction: the referenced table is
 the one the column is named after, else the one with fewer unmatched values, else the larger one.
 Each inferred key carries its evidence and a confidence, so a user (and `curate keys`) sees why.
@@ -34,6 +40,8 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_UNMATCHED = 5  # distinct values of a foreign key that may be missing from the referenced key...
 MAX_UNMATCHED_SHARE = 0.05  # ...and at most this share of its distinct values (so 0 below 20 values)
 MAX_DISTINCT = 200_000
+COPIED_COLUMNS = 2  # shared columns (besides the join column) before two tables may be one table's copies...
+COPY_AGREEMENT = 0.9  # ...when most of them hold the same value on at least this share of the joined rows
 MAX_COMPOSITE_ROWS = 500_000  # composite keys are looked for in tables up to this size...
 MAX_COMPOSITE_COLUMNS = 8  # ...among their first key-like columns
 ROW_NUMBER_NAMES = {"rownames", "rowid", "rownumber", "index", "unnamed0", "x", "obs", "n"}
@@ -214,10 +222,37 @@ def key_candidates(body: "pa.Table") -> list[tuple[str, ...]]:
             and body.select([a.name, b.name]).group_by([a.name, b.name]).aggregate([]).num_rows == body.num_rows]
 
 
-def infer_keys(bodies: dict[str, "pa.Table"], declared_pks: dict[str, tuple[str, ...]] | None = None
-               ) -> tuple[list[PrimaryKey], list[ForeignKey]]:
-    """Primary keys (tables without a declared one) and foreign keys between the given tables."""
+def copies(a: "pa.Table", b: "pa.Table", column: str, ref_column: str) -> bool:
+    """Does `a` copy `b`'s columns, joined on `column` = `ref_column`: at least `COPIED_COLUMNS`
+    shared column names, most of them equal (as text, nulls alike) on `COPY_AGREEMENT` of the rows?"""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    shared = [c for c in a.column_names if c in b.column_names and c not in (column, ref_column)]
+    if len(shared) < COPIED_COLUMNS:
+        return False
+
+    def side(body: "pa.Table", key: str, tag: str) -> "pa.Table":
+        cols = {"__key": pc.cast(body.column(key), pa.string())}
+        cols.update({f"{tag}{i}": pc.fill_null(pc.cast(body.column(c), pa.string()), "\0")
+                     for i, c in enumerate(shared)})
+        return pa.table(cols).drop_null()
+
+    joined = side(a, column, "a").join(side(b, ref_column, "b"), "__key", join_type="inner")
+    if joined.num_rows == 0:
+        return False
+    agreeing = sum(pc.mean(pc.cast(pc.equal(joined.column(f"a{i}"), joined.column(f"b{i}")), pa.int8())).as_py()
+                   >= COPY_AGREEMENT for i in range(len(shared)))
+    return agreeing * 2 > len(shared)
+
+
+def infer_keys(bodies: dict[str, "pa.Table"], declared_pks: dict[str, tuple[str, ...]] | None = None,
+               titles: dict[str, str] | None = None) -> tuple[list[PrimaryKey], list[ForeignKey]]:
+    """Primary keys (tables without a declared one) and foreign keys between the given tables.
+    `titles` (a table's documentation title) says which tables one page documents: versions of one
+    dataset, which no key joins."""
     declared_pks = declared_pks or {}
+    titles = {t: title.strip() for t, title in (titles or {}).items() if title and title.strip()}
     profiles = {t: _profile(t, body) for t, body in bodies.items()}
     pks: list[PrimaryKey] = []
     candidates: dict[str, list[_Column]] = {}  # columns another table may reference: unique, key-like, no time
@@ -244,8 +279,9 @@ def infer_keys(bodies: dict[str, "pa.Table"], declared_pks: dict[str, tuple[str,
                 continue  # a bare "id" names its own rows; dates and measures relate nothing
             best: tuple[float, _Column, list, bool] | None = None
             for ref_table, keys in candidates.items():
-                if ref_table == table or bodies[ref_table].equals(bodies[table]):
-                    continue  # a copy of a table is no other table
+                if (ref_table == table or bodies[ref_table].equals(bodies[table])
+                        or titles.get(table, table) == titles.get(ref_table, ref_table)):
+                    continue  # a copy of a table, or another of one page's versions, is no other table
                 for pk in keys:
                     if pk.kind != c.kind or pk is c:
                         continue
@@ -264,6 +300,8 @@ def infer_keys(bodies: dict[str, "pa.Table"], declared_pks: dict[str, tuple[str,
                     unmatched = sorted(c.distinct - pk.distinct, key=str)
                     if len(unmatched) > min(MAX_UNMATCHED, MAX_UNMATCHED_SHARE * len(c.distinct)):
                         continue
+                    if copies(bodies[table], bodies[ref_table], c.name, pk.name):
+                        continue  # one table's copy (raw and cleaned, a subset): a join asks of it twice
                     confidence = (1 - len(unmatched) / len(c.distinct)) * (1.0 if named else 0.75)
                     if best is None or confidence > best[0]:
                         best = (confidence, pk, unmatched, named)

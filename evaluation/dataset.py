@@ -115,10 +115,12 @@ class ReleaseData:
         return _table_names(str(self.path))[table_id]
 
     @property
-    def retrieval_pool(self) -> list[str]:
-        """The names MMQA's retrieval task chooses among (tables/retrieval_pool.json)."""
+    def retrieval_pool(self) -> dict[str, list[str]]:
+        """The tables MMQA's retrieval task chooses among, each with its columns
+        (tables/retrieval_pool.json; a release written before columns were kept lists names only)."""
         path = self.path / "tables" / "retrieval_pool.json"
-        return json.loads(path.read_text()) if path.exists() else []
+        pool = json.loads(path.read_text()) if path.exists() else {}
+        return {name: [] for name in pool} if isinstance(pool, list) else pool
 
     def has_table(self, table_id: str) -> bool:
         return table_id in _release_index(str(self.path))

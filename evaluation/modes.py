@@ -25,7 +25,7 @@ from __future__ import annotations
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 MODES = ("tcot", "pot", "icot", "treethinker")
 # what a (mode, task) runs as: the modes, and "chart" for chart-generation tasks in any mode
@@ -140,13 +140,14 @@ def frame_names(names: list[str]) -> str:
 
 
 def prompt(mode: str, question: str, names: list[str], texts: list[str], task: str = "",
-           pool: list[str] | None = None, trees: list[str] | None = None) -> str:
+           pool: Mapping[str, Sequence[str]] | None = None, trees: list[str] | None = None) -> str:
     """The first user message. `trees` (treethinker): each table's header tuples."""
     rules = task_rules(task)
     if rules.get("answer") == "chart":
         mode = "chart"
     if rules.get("tables") == "pool" and pool:
-        names, texts = ["(candidates)"], ["\n".join(f"- {name}" for name in pool)]
+        names, texts = ["(candidates)"], ["\n".join(f"- {name}" + (f" (columns: {', '.join(columns)})" if columns else "")
+                                                    for name, columns in pool.items())]
         mode = "tcot"  # nothing to compute: a choice among names
     several = len(texts) > 1
     if rules.get("instruction"):

@@ -8,7 +8,7 @@
     samples/<task>/<split>.jsonl     the same samples as JSON Lines (answers as JSON values)
     tables/tables.parquet            every table the samples use, typed bodies included
     tables/<format>.parquet          each table serialized (ToRR's seven formats plus LaTeX)
-    tables/retrieval_pool.json       every database.table name retrieval samples choose from
+    tables/retrieval_pool.json       every database.table retrieval samples choose from, with its columns
     diff.json                        samples added, removed and changed against the parent, by id
     SHA256SUMS                       the SHA-256 of every other file (`sha256sum -c` reads it)
 
@@ -123,7 +123,7 @@ class ReleaseInputs:
     sample_files: list[str]
     table_files: list[str]  # in pipeline order: a later copy of a table wins
     derived_table_files: list[str] = field(default_factory=list)  # those of them a generator made (the card counts them)
-    retrieval_pool: list[str] = field(default_factory=list)
+    retrieval_pool: dict[str, list[str]] = field(default_factory=dict)  # database.table -> its columns
     build: dict[str, Any] = field(default_factory=dict)  # config, seed, signature, stages, models
     reports: dict[str, Any] = field(default_factory=dict)  # stage name -> report, for the card
 
@@ -307,7 +307,8 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
     too_large = [t for r in done for t in r["too_large"]]
     failed = [f for r in done for f in r["failed"]]
     if inputs.retrieval_pool:
-        (folder / "retrieval_pool.json").write_text(json.dumps(sorted(inputs.retrieval_pool), indent=1) + "\n")
+        (folder / "retrieval_pool.json").write_text(json.dumps(dict(sorted(inputs.retrieval_pool.items())),
+                                                               indent=1, ensure_ascii=False) + "\n")
     sources: dict[tuple[str, str], int] = {}
     packages: dict[str, int] = {}
     roles: dict[str, int] = {}
@@ -659,7 +660,8 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         f"Tables over {configs.get('max_serialized_cells', 0):,} cells are not serialized in the release "
         f"({len(configs.get('not_serialized', [])):,} here); they are in the typed records of "
         "`tables/tables.parquet`. A multi-table question that needs such a table is released only where the "
-        "contents are not needed: as text-to-SQL (the SQL is written from the schema) and key selection; "
+        "contents are not needed: as text-to-SQL (the SQL is written from the schema) and selection of declared "
+        "keys (inferred keys are asked only of tables shown whole: uniqueness is a property of every row); "
         f"{reports.get('sql', {}).get('queries_over_unserialized_tables', 0):,} of the generated SQL queries were of "
         "that kind, before selection (`provenance.not_serialized` names the tables).", "",
         "## How answers are scored", "",

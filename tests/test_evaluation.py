@@ -335,3 +335,14 @@ def test_a_tasks_metric_settings_come_from_the_taxonomy():
            "program": "", "error": "", "turns": "[]", "prompt_tokens": 0, "completion_tokens": 0}
     result = score_predictions(None, [row], [sample], "m")[0]
     assert json.loads(result["details"])["k"] == k and json.loads(result["details"])["recall"] == 0.5
+
+
+def test_a_retrieval_prompt_lists_every_candidate_table_with_its_columns():
+    """MMQA's retrieval questions name columns and values, never tables: the model chooses among
+    the pool's tables by what they hold."""
+    from evaluation.modes import prompt
+
+    pool = {"pscl.iraqVote": ["rollcall", "state.abb", "gorevote"], "pscl.state.info": ["state", "icpsr"]}
+    text = prompt("tcot", "How many states ...?", [], [], "MMQA/multi_table_retrieval", pool)
+    assert "- pscl.iraqVote (columns: rollcall, state.abb, gorevote)" in text
+    assert "- pscl.state.info (columns: state, icpsr)" in text

@@ -135,3 +135,29 @@ def test_key_inference_on_spider_and_mmqa_reaches_095_precision_and_recall():
     inferred = sum(p["foreign_keys"]["inferred"] for p in parts.values())
     declared = sum(p["foreign_keys"]["declared"] for p in parts.values())
     assert agree / inferred >= 0.95 and agree / declared >= 0.95, json.dumps(parts)
+
+
+def test_two_versions_of_one_dataset_are_joined_by_no_key():
+    """A raw and a cleaned copy (the same columns, the same values) or two tables one help page
+    documents (tidyr's reshapings of one dataset) are one table twice, not two related tables."""
+    names = [f"Baker {i}" for i in range(30)]
+    bakers = pa.table({"baker_full": names, "age": list(range(20, 50)), "hometown": [f"t{i}" for i in range(30)],
+                       "technical_winner": [i % 4 for i in range(30)]})
+    bakers_raw = pa.table({"baker_full": names[:20], "age": list(range(20, 40)), "hometown": [f"t{i}" for i in range(20)]})
+    assert infer_keys({"bakers": bakers, "bakers_raw": bakers_raw})[1] == []
+
+    school = pa.table({"school_id": list(range(1, 21)), "size": [100 + 7 * i for i in range(20)],
+                       "region": ["north", "south"] * 10})
+    student = pa.table({"school_id": [1 + i % 20 for i in range(200)], "score": [i % 97 for i in range(200)],
+                        "size": [3 * i for i in range(200)], "region": ["east"] * 200})  # same names, other values
+    assert fk_set(infer_keys({"school": school, "student": student})[1]) == {
+        ("student", ("school_id",), "school", ("school_id",))}
+
+    table1 = pa.table({"country": ["Afghanistan", "Brazil", "China"] * 2, "year": [1999] * 3 + [2000] * 3,
+                       "cases": [745, 37737, 212258, 2666, 80488, 213766]})
+    table4a = pa.table({"country": ["Afghanistan", "Brazil", "China"], "1999": [745, 37737, 212258],
+                        "2000": [2666, 80488, 213766]})
+    bodies = {"table1": table1, "table4a": table4a}
+    assert infer_keys(bodies)[1]  # on the data alone the countries match...
+    one_page = {"table1": "Example tabular representations", "table4a": "Example tabular representations"}
+    assert infer_keys(bodies, titles=one_page)[1] == []  # ...but one page documents both

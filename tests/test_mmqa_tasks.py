@@ -190,3 +190,19 @@ def test_a_question_whose_gold_has_a_fraction_states_its_rounding():
     assert with_rounding("Which states ...?", [["Ohio", 1.25], ["Utah", 2.0]]).endswith("Round to 4 decimals.")
     assert with_rounding("How many flights?", 12) == "How many flights?"
     assert with_rounding("List the airports.", ["JFK", "LGA"]) == "List the airports."
+
+
+def test_inferred_keys_are_asked_only_of_tables_the_model_sees_whole():
+    """Uniqueness and inclusion are properties of every row: a table cut short in the prompt gets
+    no inferred-key question (declared keys are the schema's and are asked of any table)."""
+    plots = pa.table({"plot_id": list(range(1, 25)), "plot_type": ["Control", "Rodent exclosure", "Krat"] * 8})
+    surveys = pa.table({"record_id": list(range(1, 201)), "plot_id": [1 + i % 24 for i in range(200)],
+                        "weight": [10 + i % 37 for i in range(200)]})
+    database = Database(name="ratdat", tables=(("plots", "p"), ("surveys", "s")))
+    graph = SchemaGraph(database, {"plots": plots, "surveys": surveys})
+    ids = {"plots": "p", "surveys": "s"}
+    asked = {(s.task, s.table_ids) for s in key_samples(database, graph, ids)}
+    assert (FK_SELECTION, ("p", "s")) in asked
+    cut_short = {(s.task, s.table_ids) for s in key_samples(database, graph, ids, frozenset({"surveys"}))}
+    assert all(task != FK_SELECTION and "s" not in tables for task, tables in cut_short)
+    assert (PK_SELECTION, ("p",)) in cut_short

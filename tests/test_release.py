@@ -93,6 +93,8 @@ def test_a_release_holds_manifest_samples_tables_card_and_checksums(built):
                  for line in p.read_text().splitlines()]
     assert retrieval and all(set(r["answer"]) <= set(pool) for r in retrieval)
     assert all(r["provenance"]["pool_size"] == str(len(pool)) for r in retrieval)
+    # each pool table with its columns: a retrieval question names columns and values, not tables
+    assert all(columns and all(isinstance(c, str) for c in columns) for columns in pool.values())
     # the card counts by skill, task, quality and origin, and names the sources and licences
     card = (path / "README.md").read_text()
     for heading in ("By skill", "By task", "By quality", "By origin", "Method", "Sources and licences"):

@@ -212,7 +212,8 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
         # R's row labels joined no tables before they were named; they still join none (a "name"
         # column in two tables of a package is rarely one relation)
         pks, fks = infer_keys({item: t.body.drop_columns([row_labels[item]]) if item in row_labels else t.body
-                               for item, t in tables.items()})
+                               for item, t in tables.items()},
+                              titles={item: t.caption for item, t in tables.items()})
         for component in _components([(f.table, f.ref_table) for f in fks]):
             name = package if not databases else f"{package} #{len(databases) + 1}"
             databases.append(Database(

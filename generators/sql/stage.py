@@ -95,7 +95,7 @@ class SqlStage(Stage):
                                if t.body.num_rows * t.body.num_columns > s["max_visible_cells"]
                                or (s["max_table_chars"] and shown_chars(t) > s["max_table_chars"]))
             if task["part"] == 0:
-                samples += key_samples(database, graph, ids)
+                samples += key_samples(database, graph, ids, hidden)
             for query in queries:
                 samples += query_samples(database, graph, query, ids, shared["pool"], hidden)
         except Exception as e:  # noqa: BLE001 - one bad database must not stop the others
@@ -111,8 +111,10 @@ class SqlStage(Stage):
                    "by_task": by_task, **{k: v for k, v in stats.as_dict().items() if k != "kept"},
                    "by_database": {database.name: stats.kept}, "failed": failed,
                    "missing_tables": [f"{database.name}.{n}" for n in task["missing"]] if task["part"] == 0 else [],
-                   "retrieval_pool": [qualified(database.name, n) for n, *_ in task["tables"]] if task["part"] == 0
-                   else [],
+                   # the pool retrieval chooses from, each table with its columns: the columns a
+                   # question names are what point to its tables (MMQA's questions name none)
+                   "retrieval_pool": {qualified(database.name, n): list(t.body.column_names)
+                                      for n, t in tables.items()} if task["part"] == 0 else {},
                    "generate_seconds": time.perf_counter() - started}
         return {"samples": out}, summary
 
@@ -124,7 +126,7 @@ class SqlStage(Stage):
         s = settings(config)
         report["settings"] = s
         report["disagreements"] = report.get("disagreements", [])[:10]
-        report["retrieval_pool"] = sorted(report.get("retrieval_pool", []))  # what retrieval samples choose from
+        report["retrieval_pool"] = dict(sorted(report.get("retrieval_pool", {}).items()))  # what retrieval chooses from
         names = [t.id for t in load_sql_templates(only=s["templates"] or None, exclude=s["exclude"])]
         report["templates"] = len(names)
         report["templates_without_samples"] = [n for n in names if n not in report.get("by_template", {})]

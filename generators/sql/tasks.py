@@ -108,8 +108,12 @@ def retrieval_question(database: "Database", query: "SqlQuery") -> dict[str, str
             "question_short": f"tables for: {asked}"}
 
 
-def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str, str]) -> list[Sample]:
-    """Primary- and foreign-key selection over the tables of each join path (once per table set)."""
+def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str, str],
+                hidden: frozenset[str] = frozenset()) -> list[Sample]:
+    """Primary- and foreign-key selection over the tables of each join path (once per table set).
+    Keys inferred from the data are asked only of tables the model sees whole (a `hidden` table is
+    shown cut short): whether a column is unique, or its values all found in another, is a
+    property of every row. Declared keys are the schema's, and are asked of any table."""
     samples: list[Sample] = []
     seen: set[tuple[str, ...]] = set()
     declared = all(k.origin == "declared" for k in graph.primary_keys + graph.foreign_keys)
@@ -127,7 +131,8 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
         provenance = {"database": database.name, "tables": json.dumps(list(chosen), ensure_ascii=False),
                       "keys": json.dumps(keys, ensure_ascii=False, sort_keys=True), "format": "list:exact",
                       "key_origin": "declared" if declared else "inferred"}
-        asked = tuple(t for t in chosen if t in unambiguous)
+        seen_whole = declared or not hidden.intersection(chosen)
+        asked = tuple(t for t in chosen if t in unambiguous and (declared or t not in hidden))
         if asked and asked not in seen_primary:
             seen_primary.add(asked)
             asked_keys = {t: keys["primary_keys"][t] for t in asked}
@@ -145,7 +150,7 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                          "table.column for every key column.",
                 question_short=f"primary keys of {named}?"))
         foreign = sorted(f"{a} -> {b}" for a, b in keys["foreign_keys"])
-        if foreign:
+        if foreign and seen_whole:
             samples.append(Sample(
                 task=FK_SELECTION, answer=foreign, answer_type="list", table_ids=ids, origin="sql",
                 template="sql.keys.foreign", quality=quality, provenance=provenance,
