@@ -130,8 +130,8 @@ def test_when_two_keys_join_the_same_tables_the_question_names_the_one_it_uses()
         "What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?", "numerical")])
     by_key = {q.orientation.edges[0][0]: q for q in kept}
     assert set(by_key) == {("origin",), ("dest",)}
-    assert by_key[("origin",)].question.endswith("(flights entries are linked to airports entries by their origin)?")
-    assert by_key[("dest",)].question.endswith("(flights entries are linked to airports entries by their dest)?")
+    assert by_key[("origin",)].question.endswith("(flights are linked to airports by their origin)?")
+    assert by_key[("dest",)].question.endswith("(flights are linked to airports by their dest)?")
 
 
 def test_one_key_between_two_tables_needs_no_words_for_the_join():
@@ -206,3 +206,32 @@ def test_inferred_keys_are_asked_only_of_tables_the_model_sees_whole():
     cut_short = {(s.task, s.table_ids) for s in key_samples(database, graph, ids, frozenset({"surveys"}))}
     assert all(task != FK_SELECTION and "s" not in tables for task, tables in cut_short)
     assert (PK_SELECTION, ("p",)) in cut_short
+
+
+def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_label():
+    from curation.semantics import ColumnInfo
+    from generators.sql.render import Noun, column_words, render, table_noun
+
+    documented = {"State": ColumnInfo("State", label="state name"),
+                  "countries_and_areas": ColumnInfo("countries_and_areas", label="country or area name"),
+                  "neighborhood": ColumnInfo("neighborhood", label="name of the neighborhood")}
+    assert table_noun("Election16", ["State"], documented) == Noun("state", "states", from_key=True)
+    assert table_noun("sowc_demographics", ["countries_and_areas"], documented).many == "countries"
+    assert table_noun("MplsDemo", ["neighborhood"], documented).one == "neighborhood"
+    assert table_noun("flights", [], {}) == Noun("flight", "flights")  # its own plural name
+    assert table_noun("MplsStops", [], {}) is None and table_noun("weather", ["origin", "time_hour"], {}) is None
+
+    income = ColumnInfo("Income", label="per capita income in the state")
+    assert column_words("Income", income) == "per capita income in the state"  # the label names the header
+    grads = ColumnInfo("HS", label="percent high school grads")
+    assert column_words("HS", grads) == "percent high school grads (`HS`)"
+    assert column_words("dep_delay", None) == "dep delay"
+
+    nouns = {"Election16": table_noun("Election16", ["State"], documented),
+             "Election08": table_noun("Election08", ["State"], documented)}
+    question = render("What is the average {a.num} of the {A} whose {B} entry has {b.cat} {v}?",
+                      {"A": "Election16", "B": "Election08"}, {"a.num": "HS", "b.cat": "ObamaWin"},
+                      {"v": 1}, nouns, {"a.num": column_words("HS", grads)})
+    # two tables whose rows are both states: the second keeps its name, so a reader tells them apart
+    assert question == ("What is the average percent high school grads (`HS`) of the states whose "
+                        "election08 entry has obama win 1?")

@@ -1,14 +1,21 @@
-"""Deterministic English for SQL questions: template phrasings filled with readable labels.
+"""Deterministic English for SQL questions: template phrasings filled with readable words.
 
-`customer_orders` reads "customer orders", `MplsStops` reads "mpls stops"; string values are
-quoted, numbers are written plainly. An LLM rephrasing step can replace this text later; this
-rendering is the default, and never shows SQL or raw identifiers.
+A table is named by what its rows are, where that is clear: the entity its key names (`State` ->
+"states", `countries_and_areas` -> "countries") or its own plural name (`flights` -> "flights");
+otherwise by its name as words with "entries" (`MplsStops` -> "mpls stops entries"). A column is
+named by its documented label with the header the model sees ("per capita income (`Income`)"), or
+its header as words. String values are quoted, numbers written plainly. An LLM rephrasing step can
+replace this text later; this rendering is the default, and never shows SQL.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover
+    from curation.semantics import ColumnInfo
 
 _PLACEHOLDER = re.compile(r"\{([^}]*)\}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
@@ -32,14 +39,98 @@ def value_text(value: Any) -> str:
     return f'"{value}"'
 
 
-def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any]) -> str:
-    """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value)."""
+@dataclass(frozen=True)
+class Noun:
+    """What one row of a table is: "state" / "states". `from_key`: the entity its key names, which
+    a retrieval question may say without naming the table ("the states whose ...")."""
+
+    one: str
+    many: str
+    from_key: bool = False
+
+
+# the words a key column's name or label may reduce to that name a kind of thing people ask about
+_ENTITY_WORDS = frozenset("""country nation state province county city district region neighborhood neighbourhood
+team player airline airport carrier school student teacher hospital patient company firm bank store species
+plot site station party candidate senator author book movie film song artist singer""".split())
+_KEY_SUFFIX = re.compile(r"(?:[ _.]?(?:name|names|full|id|code|abb|abbr|abbreviation|label))+$", re.I)
+_NAME_OF = re.compile(r"^(?:the )?(?:name|names) of (?:the |each |a )?([a-z]+)$", re.I)
+
+
+def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"] | None = None) -> Noun | None:
+    """What one row of `table` is, when its key or its name says it; None when neither does (the
+    question then says "{table} entries")."""
+    from curation.semantics import is_word, plural
+
+    key = tuple(key)
+    if len(key) == 1:
+        info = (infos or {}).get(key[0])
+        said = [_KEY_SUFFIX.sub("", key[0]).replace("_", " ").replace(".", " ").strip().lower()]
+        if info is not None and info.label:
+            text = info.label.strip().lower()
+            named = _NAME_OF.match(text)
+            said.append(named.group(1) if named else _KEY_SUFFIX.sub("", text).strip())
+        for words in said:
+            first = words.split(" or ")[0].split(" and ")[0].strip()  # "countries and areas": countries
+            one = _singular(first)
+            if one in _ENTITY_WORDS:
+                return Noun(one, plural(one), from_key=True)
+    name = table.lower()
+    if re.fullmatch(r"[a-z]+", name) and name.endswith("s") and not re.search(r"(ss|us|is)$", name):
+        one = _singular(name)
+        if one != name and is_word(one) and is_word(name):
+            return Noun(one, name)  # "flights", "airlines", "surveys"
+    return None
+
+
+def _singular(word: str) -> str:
+    if word in ("species", "series"):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if re.search(r"(ches|shes|xes|sses)$", word):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def column_words(column: str, info: "ColumnInfo | None") -> str:
+    """How a question names a column: its documented label with the header the model sees, as the
+    rule questions do ("per capita income in the state (`Income`)"), or the header as words."""
+    if info is None or not info.label or len(info.label.split()) > 8:
+        return label(column)
+    if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
+        return info.label
+    return f"{info.label} (`{column}`)"
+
+
+def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any],
+           nouns: Mapping[str, Noun | None] | None = None, words: Mapping[str, str] | None = None) -> str:
+    """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value). `nouns` (by table)
+    names a table by what its rows are; `words` (by column slot) names a column. Two tables of one
+    question that are rows of the same thing keep their names, so a reader tells them apart."""
+    nouns = nouns or {}
+    words = words or {}
+    named = {ref: nouns.get(table) for ref, table in tables.items()}
+    seen: dict[str, str] = {}
+    for ref in sorted(named):
+        noun = named[ref]
+        if noun is not None and noun.one in seen:
+            named[ref] = None
+        elif noun is not None:
+            seen[noun.one] = ref
+    for ref, noun in named.items():
+        if noun is not None:
+            text = (text.replace(f"{{{ref}}} entries", noun.many).replace(f"{{{ref}}} entry", noun.one)
+                    .replace(f"{{{ref}}}", noun.many))
+
     def fill(match: re.Match) -> str:
         ref = match.group(1)
         if ref in tables:
             return label(tables[ref])
         if ref in columns:
-            return label(columns[ref])
+            return words.get(ref) or label(columns[ref])
         if ref in values:
             return value_text(values[ref])
         raise KeyError(ref)
@@ -52,10 +143,17 @@ UNNAMED_TABLES = {"A": ("record", "records"), "B": ("related record", "related r
                   "C": ("record linked to those", "records linked to those")}
 
 
-def without_table_names(text: str) -> str:
-    """A template's question with its tables unnamed, as MMQA's retrieval questions read: "{A}
-    entries" -> "records", "{B} entry" -> "related record". The columns and values it names are what
-    point to the tables."""
+def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = None) -> str:
+    """A template's question with its tables unnamed, as MMQA's retrieval questions read: a table
+    is the entity its key names ("states"), else "{A} entries" -> "records", "{B} entry" -> "related
+    record". The columns and values it names are what point to the tables."""
+    said: set[str] = set()
+    for letter in "ABC":
+        noun = (entities or {}).get(letter)
+        if noun is not None and noun.from_key and noun.one not in said:
+            said.add(noun.one)
+            text = (text.replace(f"{{{letter}}} entries", noun.many).replace(f"{{{letter}}} entry", noun.one)
+                    .replace(f"{{{letter}}}", noun.many))
     for letter, (one, many) in UNNAMED_TABLES.items():
         text = text.replace(f"{{{letter}}} entries", many).replace(f"{{{letter}}} entry", one)
         text = text.replace(f"{{{letter}}}", many)

@@ -21,7 +21,7 @@ it survives every check, and each rejection is counted by its reason:
 - `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer.
 
 When two tables are joined by more than one key (flights' origin and dest both name an airport),
-the question says which: "... (flights entries are linked to airports entries by their dest)?".
+the question says which: "... (flights are linked to airports by their dest)?".
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.answers import answers_match, format_answer, plain
 from curation.pipeline.rng import record_rng
-from generators.sql.render import render, without_table_names
+from generators.sql.render import column_words, render, table_noun, without_table_names
 from generators.sql.roles import column_roles
 from generators.sql.schema import SchemaGraph
 from generators.sql.templates import ALIASES, SqlTemplate
@@ -181,6 +181,9 @@ class Synthesizer:
             keys.get(fk.table, set()).update(fk.columns)
             keys.get(fk.ref_table, set()).update(fk.ref_columns)
         self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
+        self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
+        primary = {pk.table: pk.columns for pk in self.graph.primary_keys}
+        self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name]) for name in self.views}
         small = {n: v for n, v in self.views.items() if v.num_rows <= self.settings["sqlite_check_rows"]}
         self.sqlite = sqlite_copy(small, indexes=keys) if small else None
         self._values: dict[tuple, list[Any]] = {}
@@ -226,8 +229,8 @@ class Synthesizer:
         return template.groups and one_to_one
 
     def join_words(self, orientation: Orientation) -> str:
-        """Which key joins two tables, in words, when more than one could: "(flights entries are linked
-        to airports entries by their dest)"; "" when each pair of tables shares one key."""
+        """Which key joins two tables, in words, when more than one could: "(flights are linked to
+        airports by their dest)"; "" when each pair of tables shares one key."""
         from generators.sql.render import label
 
         parts = []
@@ -238,8 +241,15 @@ class Synthesizer:
             key = next(e.key for e in self.graph.edges if set(e.tables) == {first, second}
                        and {tuple(e.key.columns), tuple(e.key.ref_columns)} == {tuple(left), tuple(right)})
             columns = " and ".join(label(c) for c in key.columns)
-            parts.append(f"{label(key.table)} entries are linked to {label(key.ref_table)} entries by their {columns}")
+            parts.append(f"{self._many(key.table)} are linked to {self._many(key.ref_table)} by their {columns}")
         return f" ({'; '.join(parts)})" if parts else ""
+
+    def _many(self, table: str) -> str:
+        """A table's rows in a sentence: "flights", else "mpls stops entries"."""
+        from generators.sql.render import label
+
+        noun = self.nouns.get(table)
+        return noun.many if noun is not None else f"{label(table)} entries"
 
     # ------------------------------------------------------------------ binding
 
@@ -519,7 +529,9 @@ class Synthesizer:
                                                     "duckdb": duck, "sqlite": lite, "duckdb_answer": gold,
                                                     "sqlite_answer": checked})
                     names = dict(zip("ABC", orientation.tables))
-                    question = render(template.question, names, columns, values) if not reason else ""
+                    words = {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column))
+                             for slot, column in columns.items() if slot[:1].upper() in names}
+                    question = render(template.question, names, columns, values, self.nouns, words) if not reason else ""
                     if question:
                         question = _with_join_words(question, self.join_words(orientation))
                     said = (tuple(sorted(orientation.tables)), _normalized(question))
@@ -539,7 +551,9 @@ class Synthesizer:
                         duckdb=duck, sqlite=lite, answer=gold, question=question,
                         short=render(template.short, names, columns, values) if template.short else "",
                         sqlite_checked=in_sqlite,
-                        unnamed=render(without_table_names(template.question), {}, columns, values)))
+                        unnamed=render(without_table_names(template.question,
+                                                           {r: self.nouns[t] for r, t in names.items()}),
+                                       {}, columns, values, words=words)))
         return kept
 
 
