@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from curation.body import cell_text, infer_column, plain_array
 from curation.database import Database, ForeignKey, PrimaryKey
+from curation.semantics import ColumnInfo
 from curation.sources.errors import SourceError
 from curation.table import Provenance, Table, unique_names
 
@@ -38,6 +39,7 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
     except sqlite3.DatabaseError as e:
         raise SourceError(path, f"not a SQLite database ({e})") from None
     db_name = Path(path).stem
+    natural = _natural_names(tables_json, db_name, con) if tables_json else {}
     members: list[tuple[str, str]] = []
     pks: list[PrimaryKey] = []
     fks: list[ForeignKey] = []
@@ -49,7 +51,11 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
             rows = con.execute(f"SELECT * FROM {_quote(name)}").fetchall()
             arrays = [_column([r[j] for r in rows], any(t in col_type.upper() for t in TEXT_AFFINITY))
                       for j, col_type in enumerate(declared)]
-            table = Table(name=name, body=pa.table(arrays, names=unique_names(columns)),
+            table_name, column_names = natural.get(name, ("", {}))
+            table = Table(name=name, caption=table_name, body=pa.table(arrays, names=unique_names(columns)),
+                          semantics=tuple(ColumnInfo(name=c, label=column_names[c],
+                                                     evidence="the column's natural name in Spider's tables.json")
+                                          for c in columns if column_names.get(c)),
                           provenance=Provenance(source=source, path=path, sheet=name, database=db_name))
             members.append((name, table.id))
             yield table
@@ -79,6 +85,57 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
             warnings += [{"path": tables_json, "database": path, "reason": p} for p in problems]
     yield Database(name=db_name, tables=tuple(members), primary_keys=tuple(pks), foreign_keys=tuple(fks),
                    source=source, path=path)
+
+
+def _spider_schema(tables_json: str, db_id: str) -> dict[str, Any] | None:
+    try:
+        schemas = json.loads(Path(tables_json).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None  # said by _merge_spider_keys
+    if not isinstance(schemas, list):
+        return None
+    return next((s for s in schemas if isinstance(s, dict) and s.get("db_id") == db_id), None)
+
+
+_SPIDER_TYPES = {"number": ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC", "BOOL"), "text": TEXT_AFFINITY}
+
+
+def _natural_names(tables_json: str, db_id: str, con: sqlite3.Connection) -> dict[str, tuple[str, dict[str, str]]]:
+    """Each table's natural name and its columns' ("has pet"; "StuID" -> "student id") from Spider's
+    tables.json, so that questions speak one language. A database whose names were translated
+    (MachineSpider's `schüler` for `Student`) is matched table by table on its columns' number and
+    types in order; a table that matches no entry, or several, gets none."""
+    schema = _spider_schema(tables_json, db_id)
+    if schema is None:
+        return {}
+    try:
+        tables = [str(t) for t in schema["table_names_original"]]
+        natural_tables = [str(t) for t in schema["table_names"]]
+        columns: list[list[tuple[str, str, str]]] = [[] for _ in tables]
+        for (t, original), (_, said), kind in zip(schema["column_names_original"], schema["column_names"],
+                                                  schema["column_types"]):
+            if int(t) >= 0:
+                columns[int(t)].append((str(original), str(said), str(kind)))
+    except (KeyError, TypeError, ValueError, IndexError):
+        return {}
+    out: dict[str, tuple[str, dict[str, str]]] = {}
+    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+    for name in names:
+        info = con.execute(f"PRAGMA table_info({_quote(name)})").fetchall()
+        same = [i for i, t in enumerate(tables) if t.lower() == name.lower()]
+        if not same:
+            kinds = [_spider_kind(r[2] or "") for r in info]
+            same = [i for i, cols in enumerate(columns) if len(cols) == len(info)
+                    and all(k is None or k == c[2] for k, c in zip(kinds, cols))]
+        if len(same) == 1 and len(columns[same[0]]) == len(info):
+            i = same[0]
+            out[name] = (natural_tables[i], {r[1]: said for r, (_, said, _) in zip(info, columns[i])})
+    return out
+
+
+def _spider_kind(declared: str) -> str | None:
+    upper = declared.upper()
+    return next((kind for kind, marks in _SPIDER_TYPES.items() if any(m in upper for m in marks)), None)
 
 
 def _merge_spider_keys(tables_json: str, db_id: str, names: list[str], pks: list[PrimaryKey],

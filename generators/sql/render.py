@@ -57,30 +57,45 @@ _KEY_SUFFIX = re.compile(r"(?:[ _.]?(?:name|names|full|id|code|abb|abbr|abbrevia
 _NAME_OF = re.compile(r"^(?:the )?(?:name|names) of (?:the |each |a )?([a-z]+)$", re.I)
 
 
-def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"] | None = None) -> Noun | None:
-    """What one row of `table` is, when its key or its name says it; None when neither does (the
-    question then says "{table} entries")."""
+def natural_name(table: str, caption: str) -> str:
+    """A table's name in words: its natural name where the source gives one (Spider's tables.json:
+    "has pet" for `hat_haustier`; a short lower-case caption), else its identifier as words."""
+    if re.fullmatch(r"[a-z]+( [a-z]+){0,3}", caption.strip()):
+        return caption.strip()
+    return label(table)
+
+
+def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"] | None = None,
+               said: str = "") -> Noun | None:
+    """What one row of `table` is, when its key or its name (or its natural name `said`) says it;
+    None when none does (the question then says "{table} entries")."""
     from curation.semantics import is_word, plural
 
     key = tuple(key)
     if len(key) == 1:
         info = (infos or {}).get(key[0])
-        said = [_KEY_SUFFIX.sub("", key[0]).replace("_", " ").replace(".", " ").strip().lower()]
+        spoken = [_KEY_SUFFIX.sub("", key[0]).replace("_", " ").replace(".", " ").strip().lower()]
         if info is not None and info.label:
             text = info.label.strip().lower()
             named = _NAME_OF.match(text)
-            said.append(named.group(1) if named else _KEY_SUFFIX.sub("", text).strip())
-        for words in said:
+            spoken.append(named.group(1) if named else _KEY_SUFFIX.sub("", text).strip())
+        for words in spoken:
             first = words.split(" or ")[0].split(" and ")[0].strip()  # "countries and areas": countries
             one = _singular(first)
             if one in _ENTITY_WORDS:
                 return Noun(one, plural(one), from_key=True)
-    name = table.lower()
-    if re.fullmatch(r"[a-z]+", name) and name.endswith("s") and not re.search(r"(ss|us|is)$", name):
-        one = _singular(name)
+    for name, given in ((said.strip(), True), (table.lower(), False)):
+        if not re.fullmatch(r"[a-z]+", name):
+            continue
+        one = _singular(name) if not re.search(r"(ss|us|is)$", name) else name
         if one != name and is_word(one) and is_word(name):
             return Noun(one, name)  # "flights", "airlines", "surveys"
+        if given and one == name and is_word(name) and name not in _NOT_COUNTED:
+            return Noun(name, plural(name))  # a natural name said in the singular: "student", "city"
     return None
+
+
+_NOT_COUNTED = frozenset("staff data information equipment weather music software personnel".split())
 
 
 def _singular(word: str) -> str:
@@ -97,19 +112,24 @@ def _singular(word: str) -> str:
 
 def column_words(column: str, info: "ColumnInfo | None") -> str:
     """How a question names a column: its documented label with the header the model sees, as the
-    rule questions do ("per capita income in the state (`Income`)"), or the header as words."""
+    rule questions do ("per capita income in the state (`Income`)", "weight (`gewicht`)"), or the
+    header as words."""
     if info is None or not info.label or len(info.label.split()) > 8:
         return label(column)
+    if re.sub(r"[\W_]+", "", info.label.lower()) == re.sub(r"[\W_]+", "", column.lower()):
+        return label(column)  # "address id" for `address_id` says nothing more
     if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
         return info.label
     return f"{info.label} (`{column}`)"
 
 
 def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any],
-           nouns: Mapping[str, Noun | None] | None = None, words: Mapping[str, str] | None = None) -> str:
+           nouns: Mapping[str, Noun | None] | None = None, words: Mapping[str, str] | None = None,
+           names: Mapping[str, str] | None = None) -> str:
     """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value). `nouns` (by table)
-    names a table by what its rows are; `words` (by column slot) names a column. Two tables of one
-    question that are rows of the same thing keep their names, so a reader tells them apart."""
+    names a table by what its rows are; `words` (by column slot) names a column; `names` (by table)
+    a table without a noun ("has pet entries"). Two tables of one question that are rows of the same
+    thing keep their names, so a reader tells them apart."""
     nouns = nouns or {}
     words = words or {}
     named = {ref: nouns.get(table) for ref, table in tables.items()}
@@ -128,7 +148,7 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
     def fill(match: re.Match) -> str:
         ref = match.group(1)
         if ref in tables:
-            return label(tables[ref])
+            return (names or {}).get(tables[ref]) or label(tables[ref])
         if ref in columns:
             return words.get(ref) or label(columns[ref])
         if ref in values:

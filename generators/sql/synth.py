@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.answers import answers_match, format_answer, plain
 from curation.pipeline.rng import record_rng
-from generators.sql.render import column_words, render, table_noun, without_table_names
+from generators.sql.render import column_words, label, natural_name, render, table_noun, without_table_names
 from generators.sql.roles import column_roles
 from generators.sql.schema import SchemaGraph
 from generators.sql.templates import ALIASES, SqlTemplate
@@ -183,7 +183,10 @@ class Synthesizer:
         self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
         self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
         primary = {pk.table: pk.columns for pk in self.graph.primary_keys}
-        self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name]) for name in self.views}
+        self.names = {name: natural_name(name, t.caption) for name, t in tables.items()}
+        self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name],
+                                       self.names[name] if self.names[name] != label(name) else "")
+                      for name in self.views}
         small = {n: v for n, v in self.views.items() if v.num_rows <= self.settings["sqlite_check_rows"]}
         self.sqlite = sqlite_copy(small, indexes=keys) if small else None
         self._values: dict[tuple, list[Any]] = {}
@@ -231,8 +234,6 @@ class Synthesizer:
     def join_words(self, orientation: Orientation) -> str:
         """Which key joins two tables, in words, when more than one could: "(flights are linked to
         airports by their dest)"; "" when each pair of tables shares one key."""
-        from generators.sql.render import label
-
         parts = []
         for i, (left, right) in enumerate(orientation.edges):
             first, second = orientation.tables[i], orientation.tables[i + 1]
@@ -240,16 +241,14 @@ class Synthesizer:
                 continue
             key = next(e.key for e in self.graph.edges if set(e.tables) == {first, second}
                        and {tuple(e.key.columns), tuple(e.key.ref_columns)} == {tuple(left), tuple(right)})
-            columns = " and ".join(label(c) for c in key.columns)
+            columns = " and ".join(column_words(c, self.infos[key.table].get(c)) for c in key.columns)
             parts.append(f"{self._many(key.table)} are linked to {self._many(key.ref_table)} by their {columns}")
         return f" ({'; '.join(parts)})" if parts else ""
 
     def _many(self, table: str) -> str:
         """A table's rows in a sentence: "flights", else "mpls stops entries"."""
-        from generators.sql.render import label
-
         noun = self.nouns.get(table)
-        return noun.many if noun is not None else f"{label(table)} entries"
+        return noun.many if noun is not None else f"{self.names.get(table) or label(table)} entries"
 
     # ------------------------------------------------------------------ binding
 
@@ -531,7 +530,8 @@ class Synthesizer:
                     names = dict(zip("ABC", orientation.tables))
                     words = {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column))
                              for slot, column in columns.items() if slot[:1].upper() in names}
-                    question = render(template.question, names, columns, values, self.nouns, words) if not reason else ""
+                    question = (render(template.question, names, columns, values, self.nouns, words, self.names)
+                                if not reason else "")
                     if question:
                         question = _with_join_words(question, self.join_words(orientation))
                     said = (tuple(sorted(orientation.tables)), _normalized(question))
