@@ -235,3 +235,27 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     # two tables whose rows are both states: the second keeps its name, so a reader tells them apart
     assert question == ("What is the average percent high school grads (`HS`) of the states whose "
                         "election08 entry has obama win 1?")
+
+
+def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_tables():
+    from types import SimpleNamespace
+
+    from generators.sql.tasks import columns_point_to
+
+    states = [f"S{i}" for i in range(10)]
+    e08 = pa.table({"State": states, "BA": [20.0 + i for i in range(10)], "ObamaWin": [i % 2 for i in range(10)]})
+    e16 = pa.table({"State": states, "BA": [22.0 + i for i in range(10)], "Adv": [8.0 + i for i in range(10)]})
+    polls = pa.table({"State": states, "margin": [float(i) for i in range(10)]})
+    graph = SchemaGraph(Database(name="Stat2Data", tables=(("Election08", "a"), ("Election16", "b"), ("polls", "c"))),
+                        {"Election08": e08, "Election16": e16, "polls": polls})
+
+    def query(tables, columns):
+        return SimpleNamespace(orientation=SimpleNamespace(tables=tables), columns=columns)
+
+    # BA and ObamaWin are both Election08's: a reader would take that table alone
+    assert not columns_point_to(graph, query(("Election16", "Election08"), {"a.num": "BA", "b.cat": "ObamaWin"}))
+    # Adv is only Election16's and ObamaWin only Election08's: the two tables, and no others
+    assert columns_point_to(graph, query(("Election16", "Election08"), {"a.num": "Adv", "b.cat": "ObamaWin",
+                                                                      "a.key_ab": "State"}))
+    # margin is polls', but BA is also a column of a table the query does not use
+    assert not columns_point_to(graph, query(("polls", "Election16"), {"a.num": "margin", "b.num": "BA"}))

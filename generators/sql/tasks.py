@@ -77,14 +77,32 @@ def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery",
         return [Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
                        provenance=provenance, **common)]
     qa = {**common, "question": with_rounding(query.question, query.answer)}
-    return [
+    samples = [
         Sample(task=QA, answer=query.answer, answer_type=_answer_type(query.answer), program=program,
                provenance=provenance, **qa),
         Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
                provenance=provenance, **common),
-        Sample(task=RETRIEVAL, answer=sorted(qualified(database.name, t) for t in tables), answer_type="list",
-               provenance=retrieval, **{**common, **retrieval_question(database, query)}),
     ]
+    if columns_point_to(graph, query):
+        samples.append(Sample(task=RETRIEVAL, answer=sorted(qualified(database.name, t) for t in tables),
+                              answer_type="list", provenance=retrieval,
+                              **{**common, **retrieval_question(database, query)}))
+    return samples
+
+
+def columns_point_to(graph: "SchemaGraph", query: "SqlQuery") -> bool:
+    """Whether the columns a retrieval question names point to exactly its tables: none of them is
+    also a column of a table the query does not use, and no one of its tables holds them all (a
+    reader would take that table alone). Election08 and Election16 both have `BA` and `Income`:
+    "the average BA of the records whose state has ObamaWin 1" names no table set of its own."""
+    tables = set(query.orientation.tables)
+    named = {column for slot, column in query.columns.items() if not slot.split(".")[-1].startswith("key")}
+    if not named:
+        return False
+    holding = {t: set(body.column_names) for t, body in graph.bodies.items()}
+    if any(column in holding[t] for column in named for t in holding if t not in tables):
+        return False
+    return not any(named <= holding[t] for t in tables)
 
 
 def with_rounding(question: str, answer: Any) -> str:
