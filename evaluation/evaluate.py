@@ -593,7 +593,8 @@ class Evaluator:
             try:
                 record = json.loads(line)
                 if "sample_id" not in record and "source_id" in record:  # a benchmark's own id (imported releases)
-                    record["sample_id"] = self._sample_of_source(record["source_id"], by_source, number)
+                    record["sample_id"] = self._sample_of_source(record["source_id"], by_source, number,
+                                                                 record.get("task"))
                 sample_id, reply = record["sample_id"], record["reply"]
             except (json.JSONDecodeError, KeyError, TypeError) as e:
                 raise ReleaseError(f"{self.replay}:{number}: each line is {{\"sample_id\" or \"source_id\", "
@@ -633,14 +634,20 @@ class Evaluator:
         self._run_replayed_programs(to_run)
         return len(rows) + len(to_run)
 
-    def _sample_of_source(self, source_id: Any, by_source: dict[str, list[str]], number: int) -> str:
-        """The sample an imported benchmark's id names (`provenance.source_id`)."""
-        if not isinstance(source_id, str):
-            raise ReleaseError(f"{self.replay}:{number}: 'source_id' must be str, got {type(source_id).__name__}")
+    def _sample_of_source(self, source_id: Any, by_source: dict[str, list[str]], number: int,
+                          task: Any = None) -> str:
+        """The sample an imported benchmark's id names (`provenance.source_id`); `task` (a task
+        key or prefix) chooses among the samples one published item became (MMQA's QA and SQL)."""
+        if not isinstance(source_id, str) or not isinstance(task, (str, type(None))):
+            raise ReleaseError(f"{self.replay}:{number}: 'source_id' and 'task' must be str")
         found = by_source.get(source_id, [])
+        if task and len(found) > 1:
+            tasks = {s.id: s.task for s in self.data.samples()}
+            found = [i for i in found if tasks[i].startswith(task)]
         if len(found) != 1:
             raise ReleaseError(f"{self.replay}:{number}: source_id {source_id!r} names "
-                               + ("no sample" if not found else f"{len(found)} samples") + f" of {self.data.name}"
+                               + ("no sample" if not found else f"{len(found)} samples (name the \"task\" too)")
+                               + f" of {self.data.name}"
                                + ("" if found else " (only imported releases keep their benchmark's ids)"))
         return found[0]
 

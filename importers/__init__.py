@@ -59,6 +59,7 @@ class Imported:
     sources: list[SourceFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the card should say about this import
     settings: dict[str, Any] = field(default_factory=dict)  # what the evaluator needs (e.g. table_file)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # published samples left out, each with why
 
 
 def sha256_of(path: Path) -> str:
@@ -88,7 +89,8 @@ def write_import(fmt: str, paths: list[str], name: str | None = None, version: s
     sources = [s.__dict__ for s in imported.sources]
     record = {"format": fmt, "benchmark": imported.benchmark, "profile": imported.profile,
               "citation": imported.citation, "licence": imported.licence, "sources": sources,
-              "notes": imported.notes, "settings": imported.settings, "importer_version": IMPORT_VERSION}
+              "notes": imported.notes, "settings": imported.settings, "skipped": imported.skipped,
+              "importer_version": IMPORT_VERSION}
     # the same files read by the same importer are the same release: a rerun writes nothing
     signature = content_hash("import", IMPORT_VERSION, fmt, sorted(s["sha256"] for s in sources))[:16]
     release_name = name or f"{fmt}-import"
@@ -98,10 +100,17 @@ def write_import(fmt: str, paths: list[str], name: str | None = None, version: s
         samples_file, tables_file = Path(tmp) / "samples.parquet", Path(tmp) / "tables.parquet"
         unique = {t.id: t for t in imported.tables}
         write_parquet(tables_file, tables_to_arrow(unique[k] for k in sorted(unique)))
-        by_id = {s.id: s for s in imported.samples}
-        if len(by_id) != len(imported.samples):
-            raise BadInput(paths[0], "", "id", f"{len(imported.samples) - len(by_id)} samples repeat another's "
-                           "question over the same table: an import must not duplicate samples")
+        by_id: dict[str, Any] = {}
+        for sample in imported.samples:  # the same question, tables and program twice is one sample
+            first = by_id.setdefault(sample.id, sample)
+            if first is not sample:
+                imported.skipped.append({"source_id": sample.provenance.get("source_id", ""), "field": "question",
+                                         "reason": "repeats source_id "
+                                                   f"{first.provenance.get('source_id', '')} (same question, tables "
+                                                   "and program): one sample"})
+        if len(by_id) < len(imported.samples):
+            record["notes"] = [*imported.notes, f"{len(imported.samples) - len(by_id)} published samples repeat "
+                               "another's question, tables and program: each kept once (build.import.skipped)."]
         write_parquet(samples_file, samples_to_arrow(by_id[k] for k in sorted(by_id)))
         inputs = ReleaseInputs(sample_files=[str(samples_file)], table_files=[str(tables_file)],
                                build={"import": record, "signature": signature, "seed": 0, "config": {}},

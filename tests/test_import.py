@@ -174,3 +174,56 @@ def test_a_replayed_source_id_the_release_does_not_hold_is_named_with_its_line(o
     replay.write_text(json.dumps({"source_id": "no-such-id", "reply": "Final Answer: 1"}) + "\n")
     with pytest.raises(ReleaseError, match=r"replay.jsonl:1: source_id 'no-such-id' names no sample"):
         Evaluator(release["path"], tmp_path / "out", Settings(), replay=replay).run()
+
+
+def _gold_and_replay(tmp_path, fmt, source, name, replies, limit=None):
+    """Import, evaluate the gold (curate's metrics: 1.000) and a replay, with the profile beside."""
+    from click.testing import CliRunner
+
+    from curation.cli import main
+    from importers import write_import
+
+    release = write_import(fmt, [str(source)], name, None, tmp_path / "releases")
+    runner = CliRunner()
+    extra = ["--limit", str(limit)] if limit else []
+    gold = runner.invoke(main, ["evaluate", release["path"], "--backend", "gold", "--out", str(tmp_path / "gold"),
+                                "--json", *extra])
+    assert gold.exit_code == 0, gold.output
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(r) + "\n" for r in replies))
+    run = runner.invoke(main, ["evaluate", release["path"], "--backend", "replay", "--predictions", str(replay),
+                               "--out", str(tmp_path / "replay"), "--json"])
+    assert run.exit_code == 0, run.output
+    read = lambda folder, file: json.loads((tmp_path / folder / file).read_text())  # noqa: E731
+    return release, read("gold", "summary.json"), read("gold", "official.json"), read("replay", "official.json")
+
+
+def test_mmqa_imports_as_questions_and_text_to_sql_and_replays_by_source_id(tmp_path):
+    source = shared("mmqa", "mmqa_samples.json")
+    first = json.loads(source.read_text())[0]  # "Treasury, 115897"
+    replies = [{"source_id": "0", "task": "MMQA/multi_table_qa", "reply": "Final Answer: treasury, 115897"},
+               {"source_id": "0", "task": "MMQA/text_to_sql", "reply": f"```sql\n{first['SQL']}\n```"},
+               {"source_id": "1", "task": "MMQA/multi_table_qa", "reply": "Final Answer: nothing"}]
+    release, gold, official_gold, official = _gold_and_replay(tmp_path, "mmqa", source, "mmqa", replies)
+    assert release["counts"]["by_task"] == {"MMQA/multi_table_qa": 21, "MMQA/text_to_sql": 21}
+    assert [m["score"] for m in gold["models"].values()] == [1.0]
+    assert official_gold["runs"]["tcot:markdown:none"]["types"]["MMQA/text_to_sql"]["EX"] == 100.0
+    scores = official["runs"]["tcot:markdown:none"]["types"]
+    # the published SQL (SQLite) runs as its DuckDB transpilation; EM on the published answer text
+    assert scores["MMQA/text_to_sql"]["EX"] == 100.0 and scores["MMQA/multi_table_qa"]["EM"] == 50.0
+
+
+def test_spider_gold_is_its_sql_result_and_broken_gold_queries_are_listed_not_imported(tmp_path):
+    source = shared("spider", "dev_questions.json")
+    questions = json.loads(source.read_text())
+    replies = [{"source_id": "dev_questions:0", "reply": f"```sql\n{questions[0]['query']}\n```"},
+               {"source_id": "dev_questions:1", "reply": "```sql\nSELECT 1\n```"}]
+    release, gold, _, official = _gold_and_replay(tmp_path, "spider", source, "spider", replies, limit=40)
+    from exports.release import read_manifest
+
+    skipped = read_manifest(tmp_path / "releases" / "spider" / "1.0.0")["build"]["import"]["skipped"]
+    # MachineSpider translated "age" to "alter", an SQL keyword: 21 gold queries do not run
+    assert sum("gold SQL fails" in s["reason"] for s in skipped) == 21
+    assert release["counts"]["samples"] == 299 - len(skipped)
+    assert [m["score"] for m in gold["models"].values()] == [1.0]
+    assert official["runs"]["tcot:markdown:none"]["types"]["Spider"] == {"EX": 50.0, "total": 2}
