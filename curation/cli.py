@@ -464,6 +464,9 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 @click.option("--sandbox", "isolation", type=click.Choice(["bwrap", "none"]), default="bwrap", show_default=True,
               help="How model-written code is isolated: bubblewrap namespaces, or none (a warning in the report).")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per program.")
+@click.option("--prompt", "prompt_kind", type=click.Choice(["curate", "official"]), default="curate", show_default=True,
+              help="official: each imported sample's own instruction (TableBench's, by mode: tcot -> TCoT/SCoT/DP, "
+              "pot -> PoT) instead of curate's prompts.")
 @click.option("--profile", default=None, help="An official metric profile scored beside curate's metrics "
               "(tablebench, mmqa, spider; 'none': off). Default: the one an imported release names.")
 @json_option
@@ -473,8 +476,8 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
              retries: int, max_failures_in_a_row: int, engine_json: str,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
-             max_turns: int, sandbox_workers: int, isolation: str, timeout: float, profile: str | None,
-             as_json: bool, quiet: bool) -> None:
+             max_turns: int, sandbox_workers: int, isolation: str, timeout: float, prompt_kind: str,
+             profile: str | None, as_json: bool, quiet: bool) -> None:
     """Score a model on a release: every sample x mode x table configuration, predicted, extracted,
     scored by its task's metric; results.parquet, report.md and report.html in the results folder.
 
@@ -491,7 +494,7 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
                         tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
                         sandbox=isolation, timeout=timeout, max_failures_in_a_row=max_failures_in_a_row,
-                        profile=profile)
+                        profile=profile, prompt=prompt_kind)
     if isolation == "none":
         click.echo(f"warning: {resolve('evaluation.evaluate:NO_ISOLATION')}", err=True)
     client, params = None, {}

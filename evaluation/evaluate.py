@@ -67,6 +67,25 @@ class Settings:
     max_table_chars: int = 30000
     rel_tol: float = 0.01
     profile: str | None = None  # an official metric profile (evaluation.official); None: the release's, "none": off
+    prompt: str = "curate"  # "official": an imported sample's own instruction (TableBench's), where it has one
+
+
+# which of a published benchmark's prompt variants a mode sends with --prompt official
+OFFICIAL_VARIANTS = {"tcot": ("TCoT", "SCoT", "DP"), "pot": ("PoT",), "icot": ("PoT",), "treethinker": ("TCoT",)}
+
+
+def official_instruction(sample: EvalSample, mode: str) -> str:
+    """The benchmark's own prompt for this sample (TableBench ships one per variant, the table in
+    it), the variant the mode asks for, else the only one the sample has."""
+    kept = {k.removeprefix("instruction_"): v for k, v in sample.provenance.items() if k.startswith("instruction_")}
+    for variant in OFFICIAL_VARIANTS.get(mode, ()):
+        if kept.get(variant):
+            return kept[variant]
+    if len(kept) == 1:
+        return next(iter(kept.values()))
+    raise ReleaseError(f"sample {sample.id}: --prompt official needs the benchmark's own instruction for mode {mode} "
+                       f"({'/'.join(OFFICIAL_VARIANTS.get(mode, ()))}); it has "
+                       + (", ".join(sorted(kept)) or "none (only imported TableBench samples carry one)"))
 
 
 # ------------------------------------------------------------------------------ the prediction store
@@ -195,7 +214,9 @@ class Evaluator:
         if self.replay:
             return "replay:" + content_hash("replay", self.replay.read_bytes())[:16]
         identity = self.client.identity
-        return f"{identity['backend']}:{identity['model']}:" + content_hash(identity, self.params)[:12]
+        asked = (identity, self.params) if self.settings.prompt == "curate" else (identity, self.params,
+                                                                                   self.settings.prompt)
+        return f"{identity['backend']}:{identity['model']}:" + content_hash(*asked)[:12]
 
     @property
     def model_name(self) -> str:
@@ -394,6 +415,8 @@ class Evaluator:
     def _messages(self, item: Item) -> tuple[dict[str, str], ...]:
         from curation.llm.types import user
 
+        if self.settings.prompt == "official":
+            return user(official_instruction(item.sample, item.mode))
         rules = task_rules(item.sample.task)
         names, texts = ([], []) if rules.get("tables") == "pool" else self._texts(item.sample, item.config)
         trees = None

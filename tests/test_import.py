@@ -227,3 +227,20 @@ def test_spider_gold_is_its_sql_result_and_broken_gold_queries_are_listed_not_im
     assert release["counts"]["samples"] == 299 - len(skipped)
     assert [m["score"] for m in gold["models"].values()] == [1.0]
     assert official["runs"]["tcot:markdown:none"]["types"]["Spider"] == {"EX": 50.0, "total": 2}
+
+
+def test_prompt_official_sends_the_benchmarks_own_instruction(o3_mini, tmp_path):
+    from evaluation.dataset import ReleaseError
+    from evaluation.evaluate import Evaluator, Item, Settings, official_instruction
+
+    release, *_ = o3_mini
+    records = {json.loads(line)["id"]: json.loads(line)
+               for line in shared(*EXAMPLES, "o3-mini_DP_inference.jsonl").read_text().splitlines()}
+    replay = tmp_path / "none.jsonl"
+    replay.write_text("")
+    evaluator = Evaluator(release["path"], tmp_path / "out", Settings(prompt="official"), replay=replay)
+    sample = evaluator.data.samples()[0]
+    messages = evaluator._messages(Item(sample, "tcot", evaluator.data.default, "k"))
+    assert messages == ({"role": "user", "content": records[sample.provenance["source_id"]]["instruction"]},)
+    with pytest.raises(ReleaseError, match="needs the benchmark's own instruction"):
+        official_instruction(type(sample)(**{**sample.__dict__, "provenance": {}}), "pot")
