@@ -82,7 +82,7 @@ def main() -> None:
     curate check                      near-duplicate questions, leakage across splits
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
-    curate import FORMAT PATH...      a published benchmark as a release (tablebench, mmqa, spider)
+    curate import FORMAT PATH...      a published benchmark as a release (tablebench, realhitbench, mmqa, spider)
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes, header tree and structures
     curate render FILE.xlsx           a sheet as it looks: HTML, LaTeX or PNG, merges kept
@@ -323,7 +323,7 @@ def recheck(file: str, as_json: bool) -> None:
 
 
 @main.command(name="import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "mmqa", "spider"]))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "mmqa", "spider", "realhitbench"]))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--name", default=None, help="The release's name (default: FORMAT-import).")
 @click.option("--version", "version", default=None, help="MAJOR.MINOR.PATCH (default: 1.0.0, or the next after the latest).")

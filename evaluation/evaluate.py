@@ -204,6 +204,11 @@ class Evaluator:
         if (client is None) == (replay is None):
             raise ValueError("evaluate needs either a model client or a predictions file to replay")
         self.configs = [self.data.configuration(c) for c in (settings.configs or [None])]
+        from evaluation.official import PROFILES
+
+        profile = settings.profile or self.data.imported.get("profile")
+        if profile and profile != "none" and profile not in PROFILES:  # before any work, not after it
+            raise ReleaseError(f"unknown metric profile {profile!r}; known: {', '.join(PROFILES.names())}, none")
         self.store = PredictionStore(self.out / "predictions.sqlite")
         self.model = self._model_key()
         self._streak: tuple[str, int] = ("", 0)  # the kind of the last failures in a row, and how many

@@ -26,6 +26,7 @@ IMPORTERS = Registry("import format", {
     "tablebench": "importers.tablebench:read",
     "mmqa": "importers.mmqa:read",
     "spider": "importers.spider:read",
+    "realhitbench": "importers.realhitbench:read",
 })
 
 # bumped when an importer's reading of the same files changes (part of the release's signature)

@@ -244,3 +244,47 @@ def test_prompt_official_sends_the_benchmarks_own_instruction(o3_mini, tmp_path)
     assert messages == ({"role": "user", "content": records[sample.provenance["source_id"]]["instruction"]},)
     with pytest.raises(ReleaseError, match="needs the benchmark's own instruction"):
         official_instruction(type(sample)(**{**sample.__dict__, "provenance": {}}), "pot")
+
+
+def test_realhitbench_reads_its_spreadsheets_with_header_trees_and_lists_what_has_no_gold(tmp_path):
+    """A few questions over three spreadsheets (the whole file takes ~10 s to read): a chart, an
+    analysis, a fact check, and a Structure Comprehending question published without a gold."""
+    from evaluation.dataset import ReleaseData
+    from exports.release import read_manifest
+
+    queries = json.loads(shared("realhitbench", "QA_subset.json").read_text())["queries"]
+    files = {"employment-table09", "employment-table10", "injuries-table04"}
+    chosen, kinds = [], set()
+    for q in queries:
+        kind = (q["QuestionType"], q["SubQType"])
+        if q["FileName"] in files and kind not in kinds:
+            kinds.add(kind)
+            chosen.append(q)
+    assert ("Structure Comprehending", "Structure Comprehending") in kinds and any(k[0] == "Visualization" for k in kinds)
+    qa = tmp_path / "QA.json"
+    qa.write_text(json.dumps({"queries": chosen}))
+    fact = next(q for q in chosen if q["QuestionType"] == "Fact Checking")
+    replies = [{"source_id": str(fact["id"]), "reply": f"Final Answer: {fact['ProcessedAnswer']}"}]
+    from click.testing import CliRunner
+
+    from curation.cli import main
+
+    releases = tmp_path / "releases"
+    imported = CliRunner().invoke(main, ["import", "realhitbench", str(qa), str(shared("realhitbench", "tables")),
+                                         "--name", "rhb", "--releases", str(releases), "--json"])
+    assert imported.exit_code == 0, imported.output
+    path = releases / "rhb" / "1.0.0"
+    data = ReleaseData(path)
+    assert any(data.table(t).is_hierarchical for s in data.samples() for t in s.table_ids)
+    skipped = read_manifest(path)["build"]["import"]["skipped"]
+    assert skipped and all(s["reason"] == "the published gold answer is empty" for s in skipped)
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(r) + "\n" for r in replies))
+    for backend in (["--backend", "gold"], ["--backend", "replay", "--predictions", str(replay)]):
+        out = tmp_path / backend[1]
+        run = CliRunner().invoke(main, ["evaluate", str(path), *backend, "--out", str(out), "--sandbox", "none", "--json"])
+        assert run.exit_code == 0, run.output
+    gold = json.loads((tmp_path / "gold" / "summary.json").read_text())
+    assert [m["score"] for m in gold["models"].values()] == [1.0]
+    official = json.loads((tmp_path / "replay" / "official.json").read_text())["runs"]["tcot:markdown:none"]
+    assert official["types"]["Fact Checking"]["EM"] == 100.0

@@ -16,6 +16,7 @@ from curation.registry import Registry
 
 PROFILES = Registry("metric profile", {
     "tablebench": "evaluation.official.tablebench:score",
+    "realhitbench": "evaluation.official.realhitbench:score",
     "mmqa": "evaluation.official.execution:mmqa",
     "spider": "evaluation.official.execution:spider",
 })
