@@ -82,7 +82,7 @@ def main() -> None:
     curate check                      near-duplicate questions, leakage across splits
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
-    curate import FORMAT PATH...      a published benchmark as a release (tablebench, realhitbench, mmqa, spider)
+    curate import FORMAT PATH...      a published benchmark as a release (tablebench, realhitbench, mmqa, spider, jsonl)
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes, header tree and structures
     curate render FILE.xlsx           a sheet as it looks: HTML, LaTeX or PNG, merges kept
@@ -323,15 +323,17 @@ def recheck(file: str, as_json: bool) -> None:
 
 
 @main.command(name="import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "mmqa", "spider", "realhitbench"]))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "realhitbench", "mmqa", "spider", "jsonl"]))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--name", default=None, help="The release's name (default: FORMAT-import).")
 @click.option("--version", "version", default=None, help="MAJOR.MINOR.PATCH (default: 1.0.0, or the next after the latest).")
 @click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
               help="Folder that holds the releases (<name>/<version>/).")
+@click.option("--map", "field_map", default=None, help="jsonl: which field is which, e.g. "
+              "question=q,answer=a,table=t[,id=uid] (a table as {columns, data}, row objects, or rows under a header).")
 @json_option
 def import_(fmt: str, paths: tuple[str, ...], name: str | None, version: str | None, releases: str,
-            as_json: bool) -> None:
+            field_map: str | None, as_json: bool) -> None:
     """Import a published benchmark as a release (same layout, manifest, fingerprint and card as
     `curate build` writes): every sample keeps its benchmark id (provenance.source_id), the manifest
     and card the source files' sha256 and licence. `curate evaluate` then scores it with the
@@ -339,7 +341,7 @@ def import_(fmt: str, paths: tuple[str, ...], name: str | None, version: str | N
     from curation.registry import resolve
 
     try:
-        result = resolve("importers:write_import")(fmt, list(paths), name, version, releases)
+        result = resolve("importers:write_import")(fmt, list(paths), name, version, releases, None, field_map)
     except (ValueError, RuntimeError) as e:  # BadInput names the file, the line and the field
         raise click.ClickException(str(e)) from None
     _emit(result, as_json, lambda r: click.echo(

@@ -27,6 +27,7 @@ IMPORTERS = Registry("import format", {
     "mmqa": "importers.mmqa:read",
     "spider": "importers.spider:read",
     "realhitbench": "importers.realhitbench:read",
+    "jsonl": "importers.jsonl:reader",  # a reader made from --map (see read)
 })
 
 # bumped when an importer's reading of the same files changes (part of the release's signature)
@@ -71,20 +72,30 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def read(fmt: str, paths: list[str]) -> Imported:
-    """The benchmark in `paths`, read by the `fmt` importer (KeyError names the known formats)."""
+def read(fmt: str, paths: list[str], field_map: str | None = None) -> Imported:
+    """The benchmark in `paths`, read by the `fmt` importer (KeyError names the known formats);
+    `field_map` ("question=q,answer=a,table=t") for the `jsonl` format, which needs one."""
+    if fmt == "jsonl":
+        from importers.jsonl import parse_map, reader
+
+        if not field_map:
+            raise ValueError("jsonl needs --map question=FIELD,answer=FIELD,table=FIELD[,id=FIELD]")
+        return reader(parse_map(field_map))([Path(p) for p in paths])
+    if field_map:
+        raise ValueError(f"--map is for the jsonl format; {fmt} has its own fields")
     return IMPORTERS.get(fmt)([Path(p) for p in paths])
 
 
 def write_import(fmt: str, paths: list[str], name: str | None = None, version: str | None = None,
-                 releases: str | Path = "releases", progress: Any = None) -> dict[str, Any]:
+                 releases: str | Path = "releases", progress: Any = None, field_map: str | None = None
+                 ) -> dict[str, Any]:
     """Read the benchmark and write it as a release under `releases/<name>/<version>/`."""
     from curation.arrow_io import samples_to_arrow, tables_to_arrow
     from curation.hashing import content_hash
     from curation.pipeline.store import write_parquet
     from exports.release import ReleaseInputs, write_release
 
-    imported = read(fmt, paths)
+    imported = read(fmt, paths, field_map)
     if not imported.samples:
         raise BadInput(paths[0] if paths else "", "", "", "holds no samples to import")
     sources = [s.__dict__ for s in imported.sources]
@@ -93,7 +104,7 @@ def write_import(fmt: str, paths: list[str], name: str | None = None, version: s
               "notes": imported.notes, "settings": imported.settings, "skipped": imported.skipped,
               "importer_version": IMPORT_VERSION}
     # the same files read by the same importer are the same release: a rerun writes nothing
-    signature = content_hash("import", IMPORT_VERSION, fmt, sorted(s["sha256"] for s in sources))[:16]
+    signature = content_hash("import", IMPORT_VERSION, fmt, field_map or "", sorted(s["sha256"] for s in sources))[:16]
     release_name = name or f"{fmt}-import"
     config = {"name": release_name, "version": version or "",
               "description": f"{imported.benchmark}, imported by `curate import {fmt}` from its published files."}

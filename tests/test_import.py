@@ -288,3 +288,33 @@ def test_realhitbench_reads_its_spreadsheets_with_header_trees_and_lists_what_ha
     assert [m["score"] for m in gold["models"].values()] == [1.0]
     official = json.loads((tmp_path / "replay" / "official.json").read_text())["runs"]["tcot:markdown:none"]
     assert official["types"]["Fact Checking"]["EM"] == 100.0
+
+
+def test_any_jsonl_imports_by_a_field_mapping_and_names_the_bad_line(tmp_path):
+    from click.testing import CliRunner
+
+    from curation.cli import main
+    from evaluation.dataset import ReleaseData
+
+    lines = [{"uid": "a1", "q": "Which city is largest?", "a": "Oslo",
+              "t": [{"city": "Oslo", "people": 700000}, {"city": "Bergen", "people": 290000}]},
+             {"uid": "a2", "q": "How many cities?", "a": "2", "t": {"columns": ["city"], "data": [["Oslo"], ["Bergen"]]}}]
+    good = tmp_path / "bench.jsonl"
+    good.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    mapping = ["--map", "question=q,answer=a,table=t,id=uid"]
+    runner = CliRunner()
+    result = runner.invoke(main, ["import", "jsonl", str(good), *mapping, "--name", "b", "--releases",
+                                  str(tmp_path / "r"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = ReleaseData(tmp_path / "r" / "b" / "1.0.0")
+    assert sorted(s.provenance["source_id"] for s in data.samples()) == ["a1", "a2"]
+    gold = runner.invoke(main, ["evaluate", str(data.path), "--backend", "gold", "--out", str(tmp_path / "g"), "--json"])
+    assert gold.exit_code == 0, gold.output
+    assert [m["score"] for m in json.loads((tmp_path / "g" / "summary.json").read_text())["models"].values()] == [1.0]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(lines[0]) + "\n" + json.dumps({**lines[1], "t": {"columns": ["city"], "data": [["Oslo", 1]]}}))
+    result = runner.invoke(main, ["import", "jsonl", str(bad), *mapping, "--releases", str(tmp_path / "r2")])
+    assert result.exit_code != 0 and f"{bad}:line 2: field 't': every row needs 1 cells" in result.output
+    assert not (tmp_path / "r2").exists()
+    missing = runner.invoke(main, ["import", "jsonl", str(good), "--map", "question=q"])
+    assert missing.exit_code != 0 and "--map must name the field of answer, table" in missing.output
