@@ -82,7 +82,7 @@ def main() -> None:
     curate check                      near-duplicate questions, leakage across splits
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
-    curate import FORMAT PATH...      a published benchmark as a release (tablebench, realhitbench, mmqa, spider, jsonl)
+    curate import FORMAT PATH...      a published benchmark as a release (tablebench, realhitbench, mmqa, spider, bird, jsonl)
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes, header tree and structures
     curate render FILE.xlsx           a sheet as it looks: HTML, LaTeX or PNG, merges kept
@@ -323,7 +323,7 @@ def recheck(file: str, as_json: bool) -> None:
 
 
 @main.command(name="import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "realhitbench", "mmqa", "spider", "jsonl"]))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "realhitbench", "mmqa", "spider", "bird", "jsonl"]))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--name", default=None, help="The release's name (default: FORMAT-import).")
 @click.option("--version", "version", default=None, help="MAJOR.MINOR.PATCH (default: 1.0.0, or the next after the latest).")
@@ -470,7 +470,7 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
               help="official: each imported sample's own instruction (TableBench's, by mode: tcot -> TCoT/SCoT/DP, "
               "pot -> PoT) instead of curate's prompts.")
 @click.option("--profile", default=None, help="An official metric profile scored beside curate's metrics "
-              "(tablebench, mmqa, spider; 'none': off). Default: the one an imported release names.")
+              "(tablebench, realhitbench, mmqa, spider, bird; 'none': off). Default: the one an imported release names.")
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,

@@ -26,6 +26,7 @@ IMPORTERS = Registry("import format", {
     "tablebench": "importers.tablebench:read",
     "mmqa": "importers.mmqa:read",
     "spider": "importers.spider:read",
+    "bird": "importers.spider:read_bird",
     "realhitbench": "importers.realhitbench:read",
     "jsonl": "importers.jsonl:reader",  # a reader made from --map (see read)
 })

@@ -318,3 +318,31 @@ def test_any_jsonl_imports_by_a_field_mapping_and_names_the_bad_line(tmp_path):
     assert not (tmp_path / "r2").exists()
     missing = runner.invoke(main, ["import", "jsonl", str(good), "--map", "question=q"])
     assert missing.exit_code != 0 and "--map must name the field of answer, table" in missing.output
+
+
+def test_bird_scores_results_as_sets_of_rows_beside_curates_multisets(tmp_path):
+    """BIRD's format (SQL, evidence, question_id) over one of the shared SQLite databases: its
+    evaluator compares result sets, so a query that returns a row twice still counts."""
+    sqlite = shared("spider", "database", "department_store", "department_store.sqlite")
+    root = tmp_path / "bird"
+    (root / "dev_databases" / "department_store").mkdir(parents=True)
+    (root / "dev_databases" / "department_store" / "department_store.sqlite").write_bytes(sqlite.read_bytes())
+    questions = [{"question_id": 7, "db_id": "department_store", "question": "Which product types are there?",
+                  "evidence": "a type is product_type_code", "SQL": "SELECT DISTINCT product_type_code FROM products"}]
+    (root / "dev.json").write_text(json.dumps(questions))
+    from click.testing import CliRunner
+
+    from curation.cli import main
+
+    runner = CliRunner()
+    result = runner.invoke(main, ["import", "bird", str(root / "dev.json"), str(root), "--name", "bird",
+                                  "--releases", str(tmp_path / "r"), "--json"])
+    assert result.exit_code == 0, result.output
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text(json.dumps({"source_id": "7", "reply": "```sql\nSELECT product_type_code FROM products\n```"}))
+    run = runner.invoke(main, ["evaluate", str(tmp_path / "r" / "bird" / "1.0.0"), "--backend", "replay",
+                               "--predictions", str(replay), "--out", str(tmp_path / "out"), "--json"])
+    assert run.exit_code == 0, run.output
+    official = json.loads((tmp_path / "out" / "official.json").read_text())["runs"]["tcot:markdown:none"]
+    assert official["side_by_side"][0]["official"] == 100.0  # the same set of types
+    assert official["side_by_side"][0]["curate"] == 0.0  # not the same rows: repeats

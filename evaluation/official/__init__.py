@@ -19,6 +19,7 @@ PROFILES = Registry("metric profile", {
     "realhitbench": "evaluation.official.realhitbench:score",
     "mmqa": "evaluation.official.execution:mmqa",
     "spider": "evaluation.official.execution:spider",
+    "bird": "evaluation.official.execution:bird",
 })
 
 

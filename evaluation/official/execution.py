@@ -1,5 +1,10 @@
 """The execution-accuracy profiles of imported text-to-SQL and multi-table benchmarks.
 
+**bird**: BIRD's `evaluation.py` counts a prediction right when its result rows, as a set, equal the
+gold's (`set(predicted_res) == set(ground_truth_res)`): duplicates and row order are ignored, so a
+query that returns a row twice, or the rows of an ORDER BY in another order, still counts; curate's
+`execution_match` (multisets, ordered where the gold says ORDER BY) is reported beside it.
+
 **spider**: execution accuracy as the Spider test-suite evaluator (Zhong et al., 2020) defines it:
 the predicted and the gold query run on the database (here: a SQLite copy of its tables, as
 released), and they match when the result rows are the same multiset, in the same order where the
@@ -59,8 +64,28 @@ def _answer_sql(row: dict[str, Any]) -> str:
     return answer if isinstance(answer, str) else ""
 
 
+def same_sets(gold: list[tuple], predicted: list[tuple], ordered: bool) -> bool:
+    """BIRD's evaluator: `set(predicted_res) == set(ground_truth_res)`: duplicates and order ignored."""
+    return set(predicted) == set(gold)
+
+
+def bird(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
+         seed: int = 0, rerun: Any = None) -> dict[str, Any]:
+    """BIRD's execution accuracy (its `evaluation.py`): the two results equal as sets of rows."""
+    return _execution(data, samples, predictions, results, same_sets, "BIRD", "EX (BIRD: sets of rows)",
+                      "BIRD's execution accuracy compares the results as sets of rows (duplicates and order "
+                      "ignored); curate's execution_match compares multisets, ordered where the gold says ORDER BY")
+
+
 def spider(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
            seed: int = 0, rerun: Any = None) -> dict[str, Any]:
+    return _execution(data, samples, predictions, results, same_results, "Spider", "EX (test suite)",
+                      "Execution accuracy as the Spider test-suite evaluator defines it; Spider's original "
+                      "parser-based exec match is not reproduced")
+
+
+def _execution(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
+               same: Any, benchmark: str, metric: str, note: str) -> dict[str, Any]:
     from evaluation.metrics import sqlite_rows
     from evaluation.scoring import _execution_context
 
@@ -73,7 +98,7 @@ def spider(data: Any, samples: list[Any], predictions: list[dict[str, Any]], res
             predicted = _answer_sql(row).strip().rstrip(";")
             gold_rows, pred_rows = sqlite_rows(context["tables"], context["program"] or "", predicted or "SELECT")
             ok = (not isinstance(gold_rows, str) and not isinstance(pred_rows, str) and bool(predicted)
-                  and same_results(gold_rows, pred_rows, " order by " in (context["program"] or "").lower()))
+                  and same(gold_rows, pred_rows, " order by " in (context["program"] or "").lower()))
             official.append(float(ok))
             theirs = curate.get((sample.id, mode, config))
             if theirs is not None:
@@ -82,12 +107,10 @@ def spider(data: Any, samples: list[Any], predictions: list[dict[str, Any]], res
                     disagreements.append({"sample_id": sample.id, "source_id": sample.provenance.get("source_id", ""),
                                           "official": float(ok), "curate": theirs, "predicted": predicted[:300]})
         runs[f"{mode}:{config}"] = {
-            "types": {"Spider": {"EX": _pct(official), "total": len(official)}},
-            "side_by_side": [{"subtype": "Spider/text_to_sql", "metric": "EX (test suite)", "official": _pct(official),
+            "types": {benchmark: {"EX": _pct(official), "total": len(official)}},
+            "side_by_side": [{"subtype": f"{benchmark}/text_to_sql", "metric": metric, "official": _pct(official),
                               "curate": _pct(mine) if mine else None, "total": len(official)}],
-            "curate_overall": _pct(mine) if mine else None, "disagreements": disagreements,
-            "note": "Execution accuracy as the Spider test-suite evaluator defines it; Spider's original parser-based "
-                    "exec match is not reproduced"}
+            "curate_overall": _pct(mine) if mine else None, "disagreements": disagreements, "note": note}
     return {"runs": runs}
 
 
