@@ -5,8 +5,9 @@ add it) and the databases in `dev_databases/` (or `database/`).
 
 Every table of each database a question names is read from its SQLite file as stored (curate's
 SQLite reader, keys from `tables.json` where they agree); the gold answer is the gold SQL's result
-in SQLite, on the published file (read-only), and the SQL is the sample's program (dialect sqlite),
-which execution accuracy runs against the prediction.
+in SQLite over the released tables (what `curate release verify` recomputes; checked against the
+published file as a multiset of rows, any difference named in the card), and the SQL is the
+sample's program (dialect sqlite), which execution accuracy runs against the prediction.
 """
 
 from __future__ import annotations
@@ -52,6 +53,18 @@ BIRD_CITATION = ("Can LLM Already Serve as A Database Interface? A BIg Bench for
                  "Text-to-SQLs (Li et al., NeurIPS 2023)")
 
 
+def _same_rows(rows: list[list[Any]], value: Any) -> bool:
+    """The file's result rows and the released tables' result value hold the same rows."""
+    from collections import Counter
+
+    if value is None:
+        return not rows
+    as_rows = ([list(r) for r in value] if value and isinstance(value[0], list) else [[v] for v in value]
+               ) if isinstance(value, list) else [[value]]
+    key = lambda r: tuple(round(v, 9) if isinstance(v, float) else v for v in r)  # noqa: E731
+    return Counter(map(key, rows)) == Counter(map(key, as_rows))
+
+
 def read(paths: list[Path]) -> Imported:
     return _read(paths, bird=False)
 
@@ -65,6 +78,10 @@ def _read(paths: list[Path], bird: bool) -> Imported:
     from curation.sample import Program, Sample
     from curation.sources.sqlite import read_sqlite
 
+    from curation.programs import ProgramError
+    from curation.programs.sqlite import SqliteRunner
+
+    runner, differ = SqliteRunner(), []
     root, database_folder, files = _root_and_questions(paths)
     licence = BIRD_LICENCE if bird else LICENCE
     imported = Imported(benchmark="BIRD" if bird else "Spider", profile="bird" if bird else "spider",
@@ -102,6 +119,13 @@ def _read(paths: list[Path], bird: bool) -> Imported:
             database, tables = databases[db_id]
             try:
                 rows = gold_rows(database, query)
+                # the gold as every reader of the release recomputes it (`curate release verify`): the
+                # query over the released tables in SQLite; an unordered result's rows come in that order
+                answer = runner.run(query, tables)
+            except ProgramError as e:
+                imported.skipped.append({"source_id": f"{path.stem}:{n}", "where": f"{path}:{where}", "field": "query",
+                                         "reason": f"the gold SQL fails on the released tables: {e}"})
+                continue
             except sqlite3.Error as e:  # the benchmark's own gold is broken: left out, and listed
                 imported.skipped.append({"source_id": f"{path.stem}:{n}", "where": f"{path}:{where}",
                                          "field": "query", "reason": f"the gold SQL fails in SQLite on {db_id}: {e}"})
@@ -113,14 +137,21 @@ def _read(paths: list[Path], bird: bool) -> Imported:
                           **({"evidence": evidence} if evidence else {}),
                           **({"difficulty": q["difficulty"]} if isinstance(q.get("difficulty"), str) else {}),
                           **({"original_question": q["match"]} if isinstance(q.get("match"), str) else {})}
+            if not _same_rows(rows, answer):
+                differ.append(f"{path.stem}:{n}")
             question = f"{q['question']}\nExternal knowledge: {evidence}" if evidence else q["question"]
             imported.samples.append(Sample(task="BIRD/text_to_sql" if bird else "Spider/text_to_sql", question=question,
-                                           answer=rows, answer_type="table", table_ids=tuple(t.id for t in tables),
+                                           answer=answer, answer_type="table", table_ids=tuple(t.id for t in tables),
                                            program=Program("sql", query, "sqlite"), origin="import",
                                            quality="published", template="bird" if bird else "spider",
                                            provenance=provenance))
-    imported.notes.append(f"{len(imported.samples)} questions over {len(databases)} databases; gold: the gold SQL's "
-                          "result in SQLite on the published database file.")
+    imported.notes.append(f"{len(imported.samples)} questions read over {len(databases)} databases; gold: the gold "
+                          "SQL's result in SQLite over the released tables, checked against its result on the "
+                          "published database file (as multisets of rows).")
+    runner.close()
+    if differ:
+        imported.notes.append(f"{len(differ)} gold results differ between the published database file and its "
+                              f"released tables (as multisets of rows): {', '.join(differ[:20])}")
     if imported.skipped:
         imported.notes.append(f"{len(imported.skipped)} questions left out: their gold SQL does not run in SQLite "
                               "(listed with the reason in the manifest, build.import.skipped).")

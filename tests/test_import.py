@@ -346,3 +346,17 @@ def test_bird_scores_results_as_sets_of_rows_beside_curates_multisets(tmp_path):
     official = json.loads((tmp_path / "out" / "official.json").read_text())["runs"]["tcot:markdown:none"]
     assert official["side_by_side"][0]["official"] == 100.0  # the same set of types
     assert official["side_by_side"][0]["curate"] == 0.0  # not the same rows: repeats
+
+
+def test_imported_releases_pass_release_verify(tmp_path):
+    """First-class releases: checksums, fingerprint, and every program re-executed (Spider's gold SQL
+    in SQLite, MMQA's in DuckDB) to its stored gold."""
+    from exports.release import check_files
+    from importers import write_import
+    from validators.execution import run_verify
+
+    for fmt, source in (("spider", shared("spider", "dev_questions.json")), ("mmqa", shared("mmqa", "mmqa_samples.json"))):
+        release = write_import(fmt, [str(source)], fmt, None, tmp_path)
+        assert check_files(release["path"])["ok"], fmt
+        report = run_verify(release["path"])
+        assert (report["mismatch_count"], report["error_count"]) == (0, 0), (fmt, report["mismatches"][:2])
