@@ -6,6 +6,8 @@ import pytest
 
 from tests.conftest import shared
 
+pytestmark = pytest.mark.integration  # every test here reads ../shared/data (skipped when absent)
+
 # what the authors' script printed for o3-mini's DP replies (../shared/data/tablebench/eval_examples/)
 EXAMPLES = ("tablebench", "eval_examples")
 # the numbers that come from the ROUGE-L bootstrap, seeded from OS entropy in the authors' script:
@@ -360,3 +362,21 @@ def test_imported_releases_pass_release_verify(tmp_path):
         assert check_files(release["path"])["ok"], fmt
         report = run_verify(release["path"])
         assert (report["mismatch_count"], report["error_count"]) == (0, 0), (fmt, report["mismatches"][:2])
+
+
+def test_pot_replies_are_parsed_from_what_the_program_printed_with_ecr(o3_mini, tmp_path):
+    """PoT: their parser reads the program's output (its first Final Answer line, else all of it),
+    and ECR@1 joins every type's scores."""
+    from evaluation.evaluate import Evaluator, Settings
+
+    release, *_ = o3_mini
+    records = [json.loads(line) for line in shared(*EXAMPLES, "o3-mini_DP_inference.jsonl").read_text().splitlines()]
+    checks = [r for r in records if r["qtype"] == "FactChecking"][:2]
+    replay = tmp_path / "pot.jsonl"
+    replay.write_text("".join(json.dumps({"source_id": r["id"], "mode": "pot", "reply": "```python\nprint(1)\n```",
+                                          "program_output": out}) + "\n"
+                              for r, out in zip(checks, [f"Final Answer: {checks[0]['answer']}\n", "nothing useful\n"])))
+    run = Evaluator(release["path"], tmp_path / "out", Settings(modes=["pot"], tasks=["TableBench/FactChecking"]),
+                    replay=replay).run()
+    scores = run["official"]["runs"]["pot:markdown:none"]["types"]["FactChecking"]
+    assert (scores["EM"], scores["ECR@1"], scores["Parse@1"], scores["total"]) == (50.0, 100.0, 100.0, 2)

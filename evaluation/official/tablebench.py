@@ -246,8 +246,8 @@ def _parsed(sample: Any, row: dict[str, Any], program_mode: bool, rerun: dict[st
         passed = executed and chart_passes(p.get("chart_type", ""), sample.answer.get("series", sample.answer.get("y", [])),
                                            drawn)
         return {**item, "prediction": "", "parse": executed, "ecr": executed, "pass": passed}
-    if program_mode:
-        executed = bool(row.get("program")) and not row.get("error")
+    if program_mode:  # the program ran here, or a replay brought what it printed
+        executed = bool(row.get("program") or row.get("program_output")) and not row.get("error")
         prediction = parse_program_output(row.get("program_output") or "") if executed else ""
         return {**item, "prediction": prediction, "parse": prediction != "", "ecr": executed}
     prediction = parse_reply(row.get("reply") or "")
