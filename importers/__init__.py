@@ -76,12 +76,13 @@ def sha256_of(path: Path) -> str:
 def read(fmt: str, paths: list[str], field_map: str | None = None) -> Imported:
     """The benchmark in `paths`, read by the `fmt` importer (KeyError names the known formats);
     `field_map` ("question=q,answer=a,table=t") for the `jsonl` format, which needs one."""
-    if fmt == "jsonl":
-        from importers.jsonl import parse_map, reader
+    if fmt == "jsonl":  # a reader made from the mapping (reached through the registry, as every format)
+        from curation.registry import resolve
 
         if not field_map:
             raise ValueError("jsonl needs --map question=FIELD,answer=FIELD,table=FIELD[,id=FIELD]")
-        return reader(parse_map(field_map))([Path(p) for p in paths])
+        mapping = resolve("importers.jsonl:parse_map")(field_map)
+        return IMPORTERS.get("jsonl")(mapping)([Path(p) for p in paths])
     if field_map:
         raise ValueError(f"--map is for the jsonl format; {fmt} has its own fields")
     return IMPORTERS.get(fmt)([Path(p) for p in paths])
