@@ -63,6 +63,11 @@ class ReleaseData:
     def name(self) -> str:
         return f"{self.manifest.get('name')}/{self.manifest.get('version')}"
 
+    @property
+    def imported(self) -> dict[str, Any]:
+        """What `curate import` recorded (format, benchmark, official profile, source files); {} if built."""
+        return self.manifest.get("build", {}).get("import") or {}
+
     def configuration(self, name: str | None) -> Configuration:
         """"serialization:perturbation" (or a serialization alone: unperturbed), checked against the release."""
         if not name:
@@ -116,11 +121,6 @@ class ReleaseData:
     def table_name(self, table_id: str) -> str:
         """A table's name, without reading the table (one column of tables.parquet, read once)."""
         return _table_names(str(self.path))[table_id]
-
-    @property
-    def imported(self) -> dict[str, Any]:
-        """What `curate import` recorded (format, benchmark, official profile, source files); {} if built."""
-        return self.manifest.get("build", {}).get("import") or {}
 
     @property
     def retrieval_pool(self) -> list[str]:
