@@ -82,6 +82,7 @@ def main() -> None:
     curate check                      near-duplicate questions, leakage across splits
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
+    curate import FORMAT PATH...      a published benchmark as a release (tablebench, realhitbench, mmqa, spider, bird, jsonl)
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes, header tree and structures
     curate render FILE.xlsx           a sheet as it looks: HTML, LaTeX or PNG, merges kept
@@ -321,6 +322,33 @@ def recheck(file: str, as_json: bool) -> None:
         sys.exit(1)
 
 
+@main.command(name="import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "realhitbench", "mmqa", "spider", "bird", "jsonl"]))
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--name", default=None, help="The release's name (default: FORMAT-import).")
+@click.option("--version", "version", default=None, help="MAJOR.MINOR.PATCH (default: 1.0.0, or the next after the latest).")
+@click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
+              help="Folder that holds the releases (<name>/<version>/).")
+@click.option("--map", "field_map", default=None, help="jsonl: which field is which, e.g. "
+              "question=q,answer=a,table=t[,id=uid] (a table as {columns, data}, row objects, or rows under a header).")
+@json_option
+def import_(fmt: str, paths: tuple[str, ...], name: str | None, version: str | None, releases: str,
+            field_map: str | None, as_json: bool) -> None:
+    """Import a published benchmark as a release (same layout, manifest, fingerprint and card as
+    `curate build` writes): every sample keeps its benchmark id (provenance.source_id), the manifest
+    and card the source files' sha256 and licence. `curate evaluate` then scores it with the
+    benchmark's official metrics beside curate's."""
+    from curation.registry import resolve
+
+    try:
+        result = resolve("importers:write_import")(fmt, list(paths), name, version, releases, None, field_map)
+    except (ValueError, RuntimeError) as e:  # BadInput names the file, the line and the field
+        raise click.ClickException(str(e)) from None
+    _emit(result, as_json, lambda r: click.echo(
+        f"{r['name']} {r['version']} {r['status'].replace('_', ' ')}: {r['path']} "
+        f"({r['counts']['samples']:,} samples, {r['counts']['tables']:,} tables; fingerprint {r['fingerprint']})"))
+
+
 @main.command()
 @click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False))
 @workspace_option
@@ -438,6 +466,11 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 @click.option("--sandbox", "isolation", type=click.Choice(["bwrap", "none"]), default="bwrap", show_default=True,
               help="How model-written code is isolated: bubblewrap namespaces, or none (a warning in the report).")
 @click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per program.")
+@click.option("--prompt", "prompt_kind", type=click.Choice(["curate", "official"]), default="curate", show_default=True,
+              help="official: each imported sample's own instruction (TableBench's, by mode: tcot -> TCoT/SCoT/DP, "
+              "pot -> PoT) instead of curate's prompts.")
+@click.option("--profile", default=None, help="An official metric profile scored beside curate's metrics "
+              "(tablebench, realhitbench, mmqa, spider, bird; 'none': off). Default: the one an imported release names.")
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
@@ -445,8 +478,8 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
              retries: int, max_failures_in_a_row: int, engine_json: str,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
-             max_turns: int, sandbox_workers: int, isolation: str, timeout: float, as_json: bool,
-             quiet: bool) -> None:
+             max_turns: int, sandbox_workers: int, isolation: str, timeout: float, prompt_kind: str,
+             profile: str | None, as_json: bool, quiet: bool) -> None:
     """Score a model on a release: every sample x mode x table configuration, predicted, extracted,
     scored by its task's metric; results.parquet, report.md and report.html in the results folder.
 
@@ -462,7 +495,8 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
     split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
                         tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
-                        sandbox=isolation, timeout=timeout, max_failures_in_a_row=max_failures_in_a_row)
+                        sandbox=isolation, timeout=timeout, max_failures_in_a_row=max_failures_in_a_row,
+                        profile=profile, prompt=prompt_kind)
     if isolation == "none":
         click.echo(f"warning: {resolve('evaluation.evaluate:NO_ISOLATION')}", err=True)
     client, params = None, {}

@@ -9,6 +9,8 @@ from typing import Any
 from pathlib import Path
 
 TAXONOMY_FILE = Path(__file__).with_name("taxonomy.toml")
+# imported benchmarks' tasks (`curate import`), kept apart: the generating stages hash TAXONOMY_FILE
+IMPORTED_TAXONOMY_FILE = Path(__file__).with_name("taxonomy_imported.toml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +25,7 @@ class Task:
     description: str = ""
     answer_types: tuple[str, ...] = ()  # every type a gold answer may have (default: answer_type alone)
     metric_settings: tuple[tuple[str, Any], ...] = ()  # the metric's context: retrieval's k, a tolerance
+    imported: bool = False  # a task of a benchmark imported as published (taxonomy_imported.toml): never generated
 
     def allows(self, answer_type: str) -> bool:
         return answer_type in (self.answer_types or (self.answer_type,))
@@ -30,10 +33,15 @@ class Task:
 
 @lru_cache(maxsize=1)
 def tasks() -> dict[str, Task]:
-    data = tomllib.loads(TAXONOMY_FILE.read_text())
+    entries = dict(tomllib.loads(TAXONOMY_FILE.read_text())["tasks"])
+    imported = tomllib.loads(IMPORTED_TAXONOMY_FILE.read_text())["tasks"]
+    clash = sorted(set(entries) & set(imported))
+    if clash:
+        raise ValueError(f"{IMPORTED_TAXONOMY_FILE.name} repeats tasks of {TAXONOMY_FILE.name}: {', '.join(clash)}")
+    entries.update({key: {**entry, "imported": True} for key, entry in imported.items()})
     return {key: Task(key=key, **{**entry, "answer_types": tuple(entry.get("answer_types", ())),
                                   "metric_settings": tuple(sorted(entry.get("metric_settings", {}).items()))})
-            for key, entry in data["tasks"].items()}
+            for key, entry in entries.items()}
 
 
 def task(key: str) -> Task:

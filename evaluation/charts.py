@@ -18,8 +18,9 @@ from evaluation.metrics import Score
 
 NO_CHART = "the program drew no chart"
 
-_KINDS = {"bar": "bar", "barh": "bar", "column": "bar", "histogram": "bar", "line": "line", "pie": "pie",
-          "donut": "pie", "scatter": "scatter", "point": "scatter"}
+_KINDS = {"bar": "bar", "barh": "bar", "hbar": "bar", "column": "bar", "histogram": "bar", "waterfall": "bar",
+          "line": "line", "area": "line", "radar": "line", "pie": "pie", "donut": "pie", "scatter": "scatter",
+          "point": "scatter"}  # TableBench's chart types too (hbar, waterfall, area, radar)
 
 
 def chart_kind(name: Any) -> str:

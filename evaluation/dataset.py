@@ -10,7 +10,7 @@ evaluation of a release sees the same tables.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ class EvalSample:
     table_ids: tuple[str, ...]
     program: dict[str, str] | None
     split: str
+    provenance: dict[str, str] = field(default_factory=dict)  # an imported sample's source id, type, verbatim gold
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ class ReleaseData:
     def name(self) -> str:
         return f"{self.manifest.get('name')}/{self.manifest.get('version')}"
 
+    @property
+    def imported(self) -> dict[str, Any]:
+        """What `curate import` recorded (format, benchmark, official profile, source files); {} if built."""
+        return self.manifest.get("build", {}).get("import") or {}
+
     def configuration(self, name: str | None) -> Configuration:
         """"serialization:perturbation" (or a serialization alone: unperturbed), checked against the release."""
         if not name:
@@ -81,12 +87,14 @@ class ReleaseData:
         for file in sorted((self.path / "samples").glob("*/*.parquet")):
             if split and file.stem != split:
                 continue
-            columns = ["id", "task", "question", "answer", "answer_type", "table_ids", "program", "split"]
+            columns = ["id", "task", "question", "answer", "answer_type", "table_ids", "program", "split", "provenance"]
             for row in pq.read_table(file, columns=columns).to_pylist():
                 if tasks and not any(row["task"].startswith(t) for t in tasks):
                     continue
+                provenance = row["provenance"]
                 out.append(EvalSample(row["id"], row["task"], row["question"], json.loads(row["answer"]),
-                                      row["answer_type"], tuple(row["table_ids"]), row["program"], row["split"]))
+                                      row["answer_type"], tuple(row["table_ids"]), row["program"], row["split"],
+                                      json.loads(provenance) if isinstance(provenance, str) else dict(provenance or {})))
         return sorted(out, key=lambda s: s.id)
 
     # ---------------------------------------------------------------- tables

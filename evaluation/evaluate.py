@@ -66,6 +66,26 @@ class Settings:
     batch: int = 256
     max_table_chars: int = 30000
     rel_tol: float = 0.01
+    profile: str | None = None  # an official metric profile (evaluation.official); None: the release's, "none": off
+    prompt: str = "curate"  # "official": an imported sample's own instruction (TableBench's), where it has one
+
+
+# which of a published benchmark's prompt variants a mode sends with --prompt official
+OFFICIAL_VARIANTS = {"tcot": ("TCoT", "SCoT", "DP"), "pot": ("PoT",), "icot": ("PoT",), "treethinker": ("TCoT",)}
+
+
+def official_instruction(sample: EvalSample, mode: str) -> str:
+    """The benchmark's own prompt for this sample (TableBench ships one per variant, the table in
+    it), the variant the mode asks for, else the only one the sample has."""
+    kept = {k.removeprefix("instruction_"): v for k, v in sample.provenance.items() if k.startswith("instruction_")}
+    for variant in OFFICIAL_VARIANTS.get(mode, ()):
+        if kept.get(variant):
+            return kept[variant]
+    if len(kept) == 1:
+        return next(iter(kept.values()))
+    raise ReleaseError(f"sample {sample.id}: --prompt official needs the benchmark's own instruction for mode {mode} "
+                       f"({'/'.join(OFFICIAL_VARIANTS.get(mode, ()))}); it has "
+                       + (", ".join(sorted(kept)) or "none (only imported TableBench samples carry one)"))
 
 
 # ------------------------------------------------------------------------------ the prediction store
@@ -184,6 +204,11 @@ class Evaluator:
         if (client is None) == (replay is None):
             raise ValueError("evaluate needs either a model client or a predictions file to replay")
         self.configs = [self.data.configuration(c) for c in (settings.configs or [None])]
+        from evaluation.official import PROFILES
+
+        profile = settings.profile or self.data.imported.get("profile")
+        if profile and profile != "none" and profile not in PROFILES:  # before any work, not after it
+            raise ReleaseError(f"unknown metric profile {profile!r}; known: {', '.join(PROFILES.names())}, none")
         self.store = PredictionStore(self.out / "predictions.sqlite")
         self.model = self._model_key()
         self._streak: tuple[str, int] = ("", 0)  # the kind of the last failures in a row, and how many
@@ -194,7 +219,9 @@ class Evaluator:
         if self.replay:
             return "replay:" + content_hash("replay", self.replay.read_bytes())[:16]
         identity = self.client.identity
-        return f"{identity['backend']}:{identity['model']}:" + content_hash(identity, self.params)[:12]
+        asked = (identity, self.params) if self.settings.prompt == "curate" else (identity, self.params,
+                                                                                   self.settings.prompt)
+        return f"{identity['backend']}:{identity['model']}:" + content_hash(*asked)[:12]
 
     @property
     def model_name(self) -> str:
@@ -272,11 +299,44 @@ class Evaluator:
                "failures": self._failure_summary(keys),
                "truncated": sum(1 for r in rows if r.get("finish_reason") == "length"),
                "warnings": [NO_ISOLATION] if self.settings.sandbox == "none" else []}
+        official = self._official(samples, rows, results)
+        if official:
+            (self.out / "official.json").write_text(json.dumps(official, indent=2, ensure_ascii=False))
+            run["official"] = official
         (self.out / "run.json").write_text(json.dumps(run, indent=2, default=str))
         from evaluation.report import write_report
 
         write_report([self.out], self.out)
         return {**run, "results": len(results)}
+
+    def _official(self, samples: list[EvalSample], rows: list[dict[str, Any]],
+                  results: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The benchmark's own scoring beside curate's: the profile named, else the one an imported
+        release names (`curate import`), else none."""
+        name = self.settings.profile or self.data.imported.get("profile")
+        if not name or name == "none":
+            return None
+        from evaluation.official import apply
+
+        def rerun(programs: list[tuple[EvalSample, str, str]]) -> list[Any]:
+            """Programs run as a live run's are (tables as `df`/`dfs`), several at once."""
+            from evaluation.sandbox import Sandbox
+
+            jobs = []
+            for sample, config, code in programs:
+                configuration = self.data.configuration(config)
+                variables, prelude = program_tables(
+                    [self.data.table_name(t).split("/")[-1] for t in sample.table_ids],
+                    [self._table_csv(t, configuration) for t in sample.table_ids])
+                jobs.append((prelude + code, variables))
+            sandbox = Sandbox(self.settings.sandbox_workers, self._limits(), self.settings.sandbox)
+            try:
+                with ThreadPoolExecutor(max_workers=sandbox.size) as pool:
+                    return list(pool.map(lambda job: sandbox.run(*job), jobs))
+            finally:
+                sandbox.close()
+
+        return apply(name, self.data, samples, rows, results, self.data.seed, rerun)
 
     def _failure_summary(self, keys: set[str]) -> dict[str, Any]:
         """This run's requests still without a usable reply (not scored; the next run asks again)."""
@@ -351,9 +411,17 @@ class Evaluator:
             self._csv[key] = str(path)
         return self._csv[key]
 
+    def _table_file_prelude(self, item: Item) -> str:
+        """An imported benchmark whose programs read their table from a file (TableBench's
+        `table.csv`) finds it in the program's working folder, as the authors' harness leaves it."""
+        name = self.data.imported.get("settings", {}).get("table_file")
+        return f"df.to_csv({name!r}, index=False)\n" if name and len(item.sample.table_ids) == 1 else ""
+
     def _messages(self, item: Item) -> tuple[dict[str, str], ...]:
         from curation.llm.types import user
 
+        if self.settings.prompt == "official":
+            return user(official_instruction(item.sample, item.mode))
         rules = task_rules(item.sample.task)
         names, texts = ([], []) if rules.get("tables") == "pool" else self._texts(item.sample, item.config)
         trees = None
@@ -412,7 +480,7 @@ class Evaluator:
                     variables, prelude = program_tables(
                         [self.data.table_name(t).split("/")[-1] for t in item.sample.table_ids],
                         [self._table_csv(t, item.config) for t in item.sample.table_ids])
-                    programs[n] = (prelude + code, variables)
+                    programs[n] = (prelude + self._table_file_prelude(item) + code, variables)
         ran: dict[int, Any] = {}
         if programs:
             with ThreadPoolExecutor(max_workers=sandbox.size) as pool:
@@ -539,7 +607,12 @@ class Evaluator:
 
     def _run_replay(self, samples: list[EvalSample]) -> int:
         by_id = {s.id: s for s in samples}
-        known = {s.id for s in self.data.samples()}
+        every = self.data.samples()
+        known = {s.id for s in every}
+        by_source: dict[str, list[str]] = {}
+        for s in every:
+            if s.provenance.get("source_id"):
+                by_source.setdefault(s.provenance["source_id"], []).append(s.id)
         rows, seen = [], set()
         to_run: list[tuple[Item, str]] = []
         for number, line in enumerate(self.replay.read_text().splitlines(), 1):
@@ -547,9 +620,13 @@ class Evaluator:
                 continue
             try:
                 record = json.loads(line)
+                if "sample_id" not in record and "source_id" in record:  # a benchmark's own id (imported releases)
+                    record["sample_id"] = self._sample_of_source(record["source_id"], by_source, number,
+                                                                 record.get("task"))
                 sample_id, reply = record["sample_id"], record["reply"]
             except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise ReleaseError(f"{self.replay}:{number}: each line is {{\"sample_id\", \"reply\"}} ({e})") from None
+                raise ReleaseError(f"{self.replay}:{number}: each line is {{\"sample_id\" or \"source_id\", "
+                                   f"\"reply\"}} ({type(e).__name__}: {e})") from None
             for name, kinds in REPLAY_FIELDS.items():
                 if name in record and not isinstance(record[name], kinds):
                     raise ReleaseError(f"{self.replay}:{number}: {name!r} must be "
@@ -584,6 +661,23 @@ class Evaluator:
             self.store.put(rows[start:start + 5000])
         self._run_replayed_programs(to_run)
         return len(rows) + len(to_run)
+
+    def _sample_of_source(self, source_id: Any, by_source: dict[str, list[str]], number: int,
+                          task: Any = None) -> str:
+        """The sample an imported benchmark's id names (`provenance.source_id`); `task` (a task
+        key or prefix) chooses among the samples one published item became (MMQA's QA and SQL)."""
+        if not isinstance(source_id, str) or not isinstance(task, (str, type(None))):
+            raise ReleaseError(f"{self.replay}:{number}: 'source_id' and 'task' must be str")
+        found = by_source.get(source_id, [])
+        if task and len(found) > 1:
+            tasks = {s.id: s.task for s in self.data.samples()}
+            found = [i for i in found if tasks[i].startswith(task)]
+        if len(found) != 1:
+            raise ReleaseError(f"{self.replay}:{number}: source_id {source_id!r} names "
+                               + ("no sample" if not found else f"{len(found)} samples (name the \"task\" too)")
+                               + f" of {self.data.name}"
+                               + ("" if found else " (only imported releases keep their benchmark's ids)"))
+        return found[0]
 
     def _run_replayed_programs(self, to_run: list[tuple[Item, str]]) -> None:
         """Replayed PoT programs (without their output) and chart programs run here, as a live run's would."""

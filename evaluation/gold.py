@@ -46,16 +46,22 @@ def written_item(value: Any) -> str:
 
 
 def chart_program(gold: dict[str, Any]) -> str:
-    """matplotlib code that draws the gold chart."""
+    """matplotlib code that draws the gold chart, on a figure of its own (TableBench's harness runs a
+    chart program twice in one pyplot state: one that drew on the current axes would draw twice)."""
+    return "plt.figure()\n" + _chart_call(gold)
+
+
+def _chart_call(gold: dict[str, Any]) -> str:
     kind = str(gold.get("chart_type", "bar")).lower()
-    x, y = json.dumps(gold.get("x", [])), json.dumps(gold.get("y", []))
+    y = json.dumps(gold.get("y", []))
+    x = json.dumps(gold.get("x") or [str(i) for i in range(len(gold.get("y", [])))])  # TableBench gives no x
     if "pie" in kind:
         return f"plt.pie({y}, labels={x})"
-    if "line" in kind:
+    if "line" in kind or kind in ("area", "radar"):
         return f"plt.plot({x}, {y})"
     if "scatter" in kind:
         return f"plt.scatter({x}, {y})"
-    if "horizontal" in kind:
+    if "horizontal" in kind or kind == "hbar":
         return f"plt.barh({x}, {y})"
     return f"plt.bar({x}, {y})"
 

@@ -212,7 +212,8 @@ def _result_rows(con: Any, sql: str) -> list[tuple]:
 
 
 def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
-    """`context["tables"]`: name -> Arrow table; `context["program"]`: the gold SQL (DuckDB)."""
+    """`context["tables"]`: name -> Arrow table; `context["program"]`: the gold SQL, in DuckDB
+    unless `context["dialect"]` is "sqlite" (Spider's: both queries then run in SQLite)."""
     import duckdb
 
     predicted = _text(prediction).strip().rstrip(";")
@@ -221,6 +222,8 @@ def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Scor
         return Score(0.0, {"error": "the sample has no gold SQL"})
     if not _QUERY.match(predicted):
         return Score(0.0, {"error": "the answer is not a query"})
+    if context.get("dialect") == "sqlite":
+        return _sqlite_execution_match(predicted, program, context)
     con = _connection()
     names = list(context.get("tables", {}))
     try:
@@ -234,6 +237,41 @@ def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Scor
     finally:
         for name in names:
             con.unregister(name)
+    ordered = " order by " in program.lower()
+    same = pred_rows == gold_rows if ordered else Counter(pred_rows) == Counter(gold_rows)
+    return Score(float(same), {"rows": len(pred_rows)})
+
+
+def sqlite_rows(tables: dict[str, Any], *queries: str) -> list[list[tuple] | str]:
+    """Each query's result rows in one SQLite copy of the tables (an error's text where it fails).
+    Names that alias one table (its full and short names) hold it once."""
+    import sqlite3
+
+    from curation.programs.sql import sqlite_copy
+
+    bodies: dict[str, Any] = {}
+    for name, body in tables.items():
+        if name != "t":  # the one-table alias of generated samples; published SQL names its tables
+            bodies.setdefault(name.split("/")[-1], body)
+    con = sqlite_copy(bodies)
+    out: list[list[tuple] | str] = []
+    try:
+        for query in queries:
+            try:
+                out.append(_result_rows(con, query))
+            except (sqlite3.Error, sqlite3.Warning) as e:
+                out.append(f"{type(e).__name__}: {str(e)[:200]}")
+    finally:
+        con.close()
+    return out
+
+
+def _sqlite_execution_match(predicted: str, program: str, context: dict[str, Any]) -> Score:
+    gold_rows, pred_rows = sqlite_rows(context.get("tables", {}), program, predicted)
+    if isinstance(gold_rows, str):
+        return Score(0.0, {"error": f"the gold SQL fails: {gold_rows}"})
+    if isinstance(pred_rows, str):
+        return Score(0.0, {"error": pred_rows})
     ordered = " order by " in program.lower()
     same = pred_rows == gold_rows if ordered else Counter(pred_rows) == Counter(gold_rows)
     return Score(float(same), {"rows": len(pred_rows)})

@@ -196,6 +196,33 @@ def _blocks(summary: dict[str, Any], runs: list[dict[str, Any]]) -> list[Block]:
             continue
         blocks += [("h2", title), ("table", ([""] + models, [[n] + [_fmt(summary["models"][m].get(key, {}).get(n))
                                                                     for m in models] for n in names]))]
+    for run in runs:
+        blocks += _official_blocks(run)
+    return blocks
+
+
+def _official_blocks(run: dict[str, Any]) -> list[Block]:
+    """The benchmark's own scoring (evaluation.official), its numbers beside curate's."""
+    official = run.get("official")
+    if not official:
+        return []
+    blocks: list[Block] = []
+    for key, result in official.get("runs", {}).items():
+        blocks.append(("h2", f"Official scoring ({official['profile']}): {run.get('model')}, {key}"))
+        if result.get("note"):
+            blocks.append(("p", result["note"] + "."))
+        blocks.append(("table", (["subtype", "official metric", "official", "curate", "questions"],
+                                 [[r["subtype"], r["metric"], _fmt(r["official"]), _fmt(r["curate"]), str(r["total"])]
+                                  for r in result.get("side_by_side", [])])))
+        types = result.get("types", {})
+        if types:
+            names = sorted({m for scores in types.values() for m in scores if m != "total"})
+            blocks.append(("table", (["type"] + names, [[t] + [_fmt(scores.get(m)) for m in names]
+                                                         for t, scores in types.items()])))
+        if "curate_overall" in result:
+            blocks.append(("p", f"curate's own metrics over the same predictions: {_fmt(result['curate_overall'])} "
+                                f"(mean score x 100). {len(result.get('disagreements', []))} questions score "
+                                "differently under the official code and curate's (listed in official.json)."))
     return blocks
 
 

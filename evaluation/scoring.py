@@ -18,7 +18,8 @@ def _execution_context(data: ReleaseData, sample: EvalSample, config_name: str) 
     if len(sample.table_ids) == 1:
         tables["t"] = next(iter(tables.values()))
     program = sample.program["text"] if sample.program and sample.program.get("kind") == "sql" else None
-    return {"tables": tables, "program": program}
+    dialect = (sample.program or {}).get("dialect") or "duckdb"
+    return {"tables": tables, "program": program, "dialect": dialect}
 
 
 def _executed(row: dict[str, Any], task: str) -> bool | None:

@@ -530,10 +530,15 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
     lines += [f"# {name} {version}", ""]
     if manifest.get("description"):
         lines += [manifest["description"], ""]
-    lines += [f"{counts['samples']:,} table-reasoning samples over {counts['tables']:,} tables, built by "
-              "curate from real tables and databases. Every gold answer was computed by "
-              "executing a program (DuckDB SQL or a reasoning chain) that ships with the sample, and was "
-              "re-executed before release.", "",
+    imported = manifest["build"].get("import")
+    lines += [(f"{counts['samples']:,} samples over {counts['tables']:,} tables of {imported['benchmark']}, imported "
+               f"by `curate import {imported['format']}` from its published files: questions and gold answers as "
+               "their authors published them, each sample keeping the benchmark's own id "
+               "(`provenance.source_id`)." if imported else
+               f"{counts['samples']:,} table-reasoning samples over {counts['tables']:,} tables, built by "
+               "curate from real tables and databases. Every gold answer was computed by "
+               "executing a program (DuckDB SQL or a reasoning chain) that ships with the sample, and was "
+               "re-executed before release."), "",
               f"- fingerprint: `{manifest['fingerprint']}`",
               f"- parent: {manifest['parent']['version'] + ' (`' + manifest['parent']['fingerprint'] + '`)' if manifest['parent'] else 'none (first version)'}",
               f"- seed: {manifest['seed']}; built with curate at commit `{manifest['environment']['git_commit'] or 'unknown'}`",
@@ -566,19 +571,10 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
     table("By origin", ["origin", "samples"], [[k, f"{v:,}"] for k, v in counts["by_origin"].items()])
     table("By split", ["split", "samples"], [[k, f"{v:,}"] for k, v in counts["by_split"].items()])
 
-    lines += _card_database_shares(reports.get("select", {}).get("database_share", {}))
-    lines += ["## Method", ""]
-    stages = manifest["build"].get("stages", {})
-    for stage, info in stages.items():
-        lines.append(f"- **{stage}** (`{info.get('dataset', '')}`): {_stage_line(stage, reports.get(stage, {}))}")
-    lines += ["", "Quality labels: `rule-based` (a template's executed answer), `executed` (an executed SQL "
-              "query), `declared-keys` / `inferred-keys` (key selection, by where the keys came from), "
-              "`human-annotated` (accepted or fixed by annotators).", ""]
-    rejected = reports.get("review", {}).get("rejected", [])
-    if rejected:
-        table("Removed by human review", ["sample", "task", "reasons", "annotators"],
-              [[r["id"], r["task"], "; ".join(r["reasons"]), ", ".join(r["annotators"])] for r in rejected])
-    lines += _card_method(manifest, reports)
+    if imported:
+        lines += _card_import(imported)
+    else:
+        lines += _card_built(manifest, reports)
     lines += ["## Sources and licences", ""]
     table("Tables by source", ["source", "licence", "tables"],
           [[r["source"], r["licence"] or "not stated by the source", r["tables"]] for r in manifest["sources"]])
@@ -595,6 +591,47 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
               "## Checking this release", "", "```bash",
               f"curate release verify {name}/{version}   # checksums, then every program re-executed", "```", ""]
     return "\n".join(lines)
+
+
+def _card_built(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]:
+    """How a built release was made: its stages, human review, questions, scoring and counts."""
+    lines = _card_database_shares(reports.get("select", {}).get("database_share", {}))
+    lines += ["## Method", ""]
+    stages = manifest["build"].get("stages", {})
+    for stage, info in stages.items():
+        lines.append(f"- **{stage}** (`{info.get('dataset', '')}`): {_stage_line(stage, reports.get(stage, {}))}")
+    lines += ["", "Quality labels: `rule-based` (a template's executed answer), `executed` (an executed SQL "
+              "query), `declared-keys` / `inferred-keys` (key selection, by where the keys came from), "
+              "`human-annotated` (accepted or fixed by annotators).", ""]
+    rejected = reports.get("review", {}).get("rejected", [])
+    if rejected:
+        lines += ["### Removed by human review", "", "| sample | task | reasons | annotators |", "| --- | --- | --- | --- |"]
+        lines += [f"| {r['id']} | {r['task']} | {'; '.join(r['reasons'])} | {', '.join(r['annotators'])} |"
+                  for r in rejected]
+        lines.append("")
+    lines += _card_method(manifest, reports)
+    return lines
+
+
+def _card_import(imported: dict[str, Any]) -> list[str]:
+    """Where an imported release came from (every file with its sha256 and licence) and how its
+    authors score it (the official profile `curate evaluate` applies by default)."""
+    lines = ["## Method", "",
+             f"Imported with `curate import {imported['format']}` (importer version {imported['importer_version']}). "
+             f"Citation: {imported['citation']}.", ""]
+    lines += [f"- {note}" for note in imported.get("notes", [])]
+    lines += ["", "### Source files", "", "| file | sha256 | licence |", "| --- | --- | --- |"]
+    lines += [f"| {s['path']} | `{s['sha256']}` | {s['licence']} |" for s in imported["sources"]]
+    lines += ["", "## How answers are scored", "",
+              f"`curate evaluate` scores this release with the benchmark's official metrics, reproduced from its "
+              f"authors' evaluation code (profile `{imported['profile']}`), and beside them with curate's own "
+              "metric per task (the task table); where the official code has a known defect both numbers are "
+              "reported, never one for the other. `curate evaluate --backend gold` answers every sample with its "
+              "own gold and must score 1.000 under curate's metrics.", "",
+              "## Limitations", "",
+              "- The gold answers are the authors'; curate did not re-compute them (`curate audit` looks for wrong "
+              "ones).", ""]
+    return lines
 
 
 def _card_database_shares(share: dict[str, Any]) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-PACKAGES = ["curation", "generators", "validators", "annotation", "exports", "evaluation"]
+PACKAGES = ["curation", "generators", "validators", "annotation", "exports", "evaluation", "importers"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -24,6 +24,16 @@ def test_curation_imports_no_sibling_package():
     pattern = re.compile(rf"^\s*(from|import)\s+({siblings})\b", re.M)
     offenders = [f"{path.relative_to(ROOT)} imports {m.group(2)}"
                  for path in (ROOT / "curation").rglob("*.py") for m in pattern.finditer(path.read_text())]
+    assert offenders == []
+
+
+def test_importers_import_only_curation_and_exports():
+    """Importers write releases through exports' writer; evaluation reads what they record, by name."""
+    import re
+
+    pattern = re.compile(r"^\s*(from|import)\s+(generators|validators|annotation|evaluation)\b", re.M)
+    offenders = [f"{path.relative_to(ROOT)} imports {m.group(2)}"
+                 for path in (ROOT / "importers").rglob("*.py") for m in pattern.finditer(path.read_text())]
     assert offenders == []
 
 
@@ -44,7 +54,12 @@ def test_no_module_imports_a_module_that_imports_it_back():
     read from the source (imports only for type checking do not run, so they do not count)."""
     import ast
 
-    from curation.pipeline.code import module_file
+    def module_file(name: str) -> Path | None:
+        """A module of this repository's packages (all of PACKAGES, importers included), or None."""
+        if name.split(".")[0] not in PACKAGES:
+            return None
+        base = ROOT.joinpath(*name.split("."))
+        return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
 
     def imports(name: str) -> set[str]:
         path = module_file(name)

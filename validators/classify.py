@@ -45,7 +45,7 @@ def task_list(benchmarks: list[str]) -> str:
 
     lines = []
     for key, t in tasks().items():
-        if benchmarks and t.benchmark not in benchmarks:
+        if (benchmarks and t.benchmark not in benchmarks) or t.imported:  # imported tasks are never generated
             continue
         lines.append(f"- {key}: {t.description or t.skill + ', ' + key.split('/')[-1].replace('_', ' ')}")
     return "\n".join(lines)

@@ -40,7 +40,9 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
     data = pq.read_table(sample_file, columns=columns).slice(start, stop - start).to_pylist()
     # samples of the same tables together: each table is decoded once, not once per sample
     data.sort(key=lambda row: (list(row["table_ids"]), row["id"]))
-    runner = ProgramRunner()
+    from curation.programs.sqlite import SqliteRunner, is_sqlite
+
+    runner, sqlite_runner = ProgramRunner(), SqliteRunner()  # the second for imported SQLite-dialect SQL
     tables: dict[str, Any] = {}
     formats = {k: t.format for k, t in tasks().items()}
     out: dict[str, Any] = {"checked": 0, "matched": 0, "skipped": 0, "no_program": 0, "human_fixed": 0, "by_task": {},
@@ -78,7 +80,8 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
                 ids.append(json.loads(program.text).get("table", ""))
             names = json.loads(provenance["tables"]) if program.kind == "sql" and "tables" in provenance else None
             try:
-                computed = runner.run(program, [table(i) for i in ids], names)
+                computed = (sqlite_runner.run(program.text, [table(i) for i in ids], names) if is_sqlite(program)
+                            else runner.run(program, [table(i) for i in ids], names))
             except ProgramError as e:
                 if verdicts is not None:
                     verdicts.append((row["id"], "error", str(e)))
@@ -106,6 +109,7 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
                                               "program": program.text})
     finally:
         runner.close()
+        sqlite_runner.close()
     return out
 
 
