@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -26,6 +27,14 @@ def _workspace(path: str):  # type: ignore[no-untyped-def]
 
 
 def _executor(workers: int | None):  # type: ignore[no-untyped-def]
+    """Where the command's stage parts run: this machine's process pool, or a Ray cluster."""
+    chosen = click.get_current_context().meta.get(EXECUTOR_META, {})
+    if chosen.get("executor", "local") == "ray":
+        from curation.pipeline.ray_executor import GIB, RayExecutor  # ray itself is imported on first use
+
+        return RayExecutor(address=chosen["ray_address"] or "auto", cpus_per_part=chosen["ray_cpus_per_part"],
+                           memory_per_part=int(chosen["ray_memory_per_part"] * GIB), retries=chosen["ray_retries"],
+                           workers=workers)
     from curation.pipeline.executor import LocalExecutor
 
     return LocalExecutor(workers)
@@ -40,13 +49,42 @@ def _console():  # type: ignore[no-untyped-def]
 workspace_option = click.option("--workspace", "-w", default="curate-work", show_default=True,
                                 envvar="CURATE_WORKSPACE", help="Folder holding the pipeline's state.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-workers_option = click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
+EXECUTOR_META = "curate.executor"
+_EXECUTOR_OPTIONS = [
+    click.option("--workers", type=int, default=None,
+                 help="Worker processes (default: all cores); with --executor ray, parts in flight."),
+    click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 envvar="CURATE_EXECUTOR", help="Where parts run: this machine's process pool, or a Ray cluster "
+                 "(pip install 'curate[ray]'; the workspace on storage every node sees)."),
+    click.option("--ray-address", default=None, envvar="RAY_ADDRESS",
+                 help="The Ray cluster (HOST:PORT of its head; default: the one started on this machine)."),
+    click.option("--ray-cpus-per-part", type=click.FloatRange(0.0, min_open=True), default=1.0, show_default=True,
+                 help="CPUs each part declares on the cluster."),
+    click.option("--ray-memory-per-part", type=click.FloatRange(0.0, min_open=True), default=2.0,
+                 show_default=True, help="GiB of memory each part declares on the cluster."),
+    click.option("--ray-retries", type=click.IntRange(0), default=3, show_default=True,
+                 help="Runs again of a part whose worker or node died (a part's own error is never retried)."),
+]
+_EXECUTOR_KEYS = ("executor", "ray_address", "ray_cpus_per_part", "ray_memory_per_part", "ray_retries")
+
+
+def workers_option(command):  # type: ignore[no-untyped-def]
+    """--workers, --executor and --ray-*: the command keeps `workers`; `_executor` reads the rest."""
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        click.get_current_context().meta[EXECUTOR_META] = {k: kwargs.pop(k) for k in _EXECUTOR_KEYS}
+        return command(*args, **kwargs)
+
+    for option in reversed(_EXECUTOR_OPTIONS):
+        run = option(run)
+    return run
 config_option = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
                              help="Build config (TOML).")
 
 
 class _Commands(click.Group):
-    """curate's commands; a workspace busy with another curate is a one-line message, not a traceback."""
+    """curate's commands; a workspace busy with another curate, or no Ray cluster to run on, is a one-line
+    message, not a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -54,6 +92,9 @@ class _Commands(click.Group):
         except RuntimeError as e:
             workspace = sys.modules.get("curation.workspace")  # imported only by commands that lock one
             if workspace is not None and isinstance(e, workspace.WorkspaceBusy):
+                raise click.ClickException(str(e)) from None
+            ray_executor = sys.modules.get("curation.pipeline.ray_executor")  # imported only with --executor ray
+            if ray_executor is not None and isinstance(e, (ray_executor.ClusterUnavailable, ray_executor.PartLost)):
                 raise click.ClickException(str(e)) from None
             raise
 
