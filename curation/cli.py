@@ -445,7 +445,9 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
               show_default=True, help="openai: any OpenAI-compatible server; vllm: vllm.LLM in this process; replay: "
               "score --predictions; gold: every sample answered with its own gold (a self-test: expect 1.000).")
 @click.option("--model", default=None, help="Model name (openai) or path / hub id (vllm).")
-@click.option("--base-url", default=None, envvar="CURATE_BASE_URL", help="The server's URL (openai backend).")
+@click.option("--base-url", default=None, envvar="CURATE_BASE_URL",
+              help="The server's URL (openai backend); several servers of the model separated by commas: requests "
+                   "are spread over them, and one that dies is taken out.")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
               help="The environment variable holding the API key (never the key itself).")
 @click.option("--predictions", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -466,7 +468,10 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 @click.option("--max-failures-in-a-row", type=int, default=8, show_default=True,
               help="Stop when this many requests in a row fail the same way (a bad key, an unknown model).")
 @click.option("--engine", "engine_json", default="{}", help="vllm: engine settings as JSON (dtype, "
-              "tensor_parallel_size, data_parallel_size, max_model_len, engine={...}).")
+              "tensor_parallel_size, data_parallel_size and vLLM's other data_parallel_* settings, max_model_len, "
+              "engine={...}).")
+@click.option("--data-parallel-size", type=click.IntRange(1), default=None,
+              help="vllm: model replicas in this process (vLLM's data parallelism; the same as in --engine).")
 @click.option("--judge-model", default=None, help="The judge for llm_judge tasks (free-text answers graded 0-100); "
               "without one they are reported unscored.")
 @click.option("--judge-backend", type=click.Choice(["openai", "vllm"]), default=None,
@@ -484,7 +489,7 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
              predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
-             retries: int, max_failures_in_a_row: int, engine_json: str,
+             retries: int, max_failures_in_a_row: int, engine_json: str, data_parallel_size: int | None,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
              max_turns: int, sandbox_workers: int, isolation: str, timeout: float, as_json: bool,
              quiet: bool) -> None:
@@ -536,6 +541,8 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
                 section.update(json.loads(engine_json))
             except json.JSONDecodeError as e:
                 raise click.UsageError(f"--engine: not JSON ({e})") from None
+            if data_parallel_size:
+                section["data_parallel_size"] = data_parallel_size
         name = model.rstrip("/").split("/")[-1]
         target = Path(out_dir) if out_dir else None
         cache = (target or Path("results") / Path(release_path).parent.name / name) / "llm-cache.sqlite"
