@@ -47,6 +47,8 @@ def _stamp() -> dict:
 
 def ensure_env() -> Path:
     """Build `.envs/ray` once (again when its stamp differs); later calls reuse it. Returns its Python."""
+    if Path(sys.prefix).resolve() == ENV.resolve():  # running in it (a benchmark): it is there
+        return env_python()
     ENV.parent.mkdir(parents=True, exist_ok=True)
     with open(ENV.parent / ".ray.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -60,8 +60,9 @@ def _node_code() -> tuple[str, str]:
 
 @dataclass
 class MapStats:
-    """What one `map_unordered` moved: tasks, retries seen, and bytes (with `measure`)."""
+    """What one `map_unordered` moved: its tasks, and bytes (with `measure`)."""
 
+    label: str = ""  # the stage, for the runner's parts; else the function
     tasks: int = 0
     shared_objects: int = 0
     bytes_shared: int = 0  # put once into the object store
@@ -130,7 +131,8 @@ class RayExecutor:
         ray = self.connect()
         from ray.exceptions import RayTaskError, TaskCancelledError
 
-        stats = MapStats(tasks=len(tasks))
+        stats = MapStats(label=tasks[0][0] if getattr(fn, "__name__", "") == "_run_part" else fn.__name__,
+                         tasks=len(tasks))
         self.stats.append(stats)
         remote = ray.remote(num_cpus=self.cpus_per_part, memory=int(self.memory_per_part), max_retries=self.retries,
                             retry_exceptions=False)(fn)
