@@ -39,6 +39,17 @@ def folder_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def records_hash(ws: Path, datasets: str) -> str:
+    """The hash of a step's record files (its datasets' Parquet parts, in order)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in datasets.split(","):
+        for part in sorted((ws / "stages" / name.strip()).glob("*.parquet")):
+            digest.update(part.name.encode() + part.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def build(executor, tmp: Path, name: str, config: dict | None) -> tuple[float, dict]:
     from curation.build import run_build
     from curation.workspace import Workspace
@@ -52,6 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpus", type=int, default=1, help="CPUs of each of the two nodes")
     parser.add_argument("--config", default=None, help="a build config (default: the default build)")
+    parser.add_argument("--keep", default=None, help="keep both workspaces and releases in this folder")
     options = parser.parse_args()
     in_ray_env()
     from curation.build import load_build_config
@@ -64,7 +76,8 @@ def main() -> None:
     cluster = RayCluster(nodes=2, cpus=options.cpus, memory_gb=6).start()
     cluster_seconds = time.perf_counter() - started
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as scratch:
+            tmp = options.keep or scratch
             local_seconds, local = build(LocalExecutor(2 * options.cpus), Path(tmp), "local", config)
             ray = RayExecutor(address=cluster.address, memory_per_part=1 << 30, measure=True)
             connect_started = time.perf_counter()
@@ -75,6 +88,8 @@ def main() -> None:
                        for s in remote["steps"] if s["stage"] not in ("ingest", "release")}
             written["ingest"] = sum(folder_bytes(Path(tmp) / "ray" / "stages" / d.strip())
                                     for s in remote["steps"] if s["stage"] == "ingest" for d in s["dataset"].split(","))
+            same_records = {s["stage"]: records_hash(Path(tmp) / "ray", s["dataset"]) == records_hash(
+                Path(tmp) / "local", s["dataset"]) for s in remote["steps"] if s["stage"] != "release"}
     finally:
         cluster.stop()
 
@@ -90,7 +105,7 @@ def main() -> None:
     print(f"Ray cluster: 2 nodes x {options.cpus} CPU, started in {cluster_seconds:.1f} s; driver connect and "
           f"node code check {connect_seconds:.1f} s; local pool: {2 * options.cpus} workers")
     print(f"{'stage':<10} {'parts':>6} {'local':>8} {'ray':>8} {'overhead':>9} {'args':>10} {'shared':>10} "
-          f"{'returned':>10} {'written':>10}")
+          f"{'returned':>10} {'written':>10}  records")
     kib = lambda n: f"{n / 1024:,.0f} KiB"  # noqa: E731
     for step in remote["steps"]:
         name = step["stage"]
@@ -98,7 +113,8 @@ def main() -> None:
         m = moved.get(name, {"tasks": 0, "sent": 0, "shared": 0, "returned": 0})
         print(f"{name:<10} {m['tasks']:>6} {here['seconds']:7.1f}s {step['seconds']:7.1f}s "
               f"{step['seconds'] - here['seconds']:+8.1f}s {kib(m['sent']):>10} {kib(m['shared']):>10} "
-              f"{kib(m['returned']):>10} {kib(written.get(name, 0)):>10}")
+              f"{kib(m['returned']):>10} {kib(written.get(name, 0)):>10}  "
+              f"{'' if name == 'release' else 'same' if same_records[name] else 'DIFFERENT'}")
     print(f"{'whole':<10} {'':>6} {local_seconds:7.1f}s {ray_seconds:7.1f}s {ray_seconds - local_seconds:+8.1f}s")
     same = remote["release"]["fingerprint"] == local["release"]["fingerprint"]
     print(f"fingerprints: local {local['release']['fingerprint']}, ray {remote['release']['fingerprint']}: "
