@@ -68,7 +68,7 @@ _EXECUTOR_OPTIONS = [
 _EXECUTOR_KEYS = ("executor", "ray_address", "ray_cpus_per_part", "ray_memory_per_part", "ray_retries")
 
 
-def workers_option(command):  # type: ignore[no-untyped-def]
+def executor_options(command):  # type: ignore[no-untyped-def]
     """--workers, --executor and --ray-*: the command keeps `workers`; `_executor` reads the rest."""
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -135,7 +135,7 @@ def main() -> None:
 @click.option("--part-size", type=click.IntRange(1), default=None,
               help="Files (or R packages) per part: the unit of parallel work and of resume.")
 @workspace_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def ingest(sources: tuple[str, ...], add: bool, part_size: int | None, workspace: str, workers: int | None,
@@ -156,7 +156,7 @@ def ingest(sources: tuple[str, ...], add: bool, part_size: int | None, workspace
 @main.command()
 @workspace_option
 @config_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def clean(workspace: str, config_path: str | None, workers: int | None, as_json: bool, quiet: bool) -> None:
@@ -258,7 +258,7 @@ def generate() -> None:
 @generate.command("rules")
 @workspace_option
 @config_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--seed", type=int, default=None, help="Build seed (default 0, or [generate.rules] seed).")
 @click.option("--scale", type=float, default=None, help="Multiply every template's cap (e.g. 0.1 for a quick run).")
@@ -278,7 +278,7 @@ def generate_rules(workspace: str, config_path: str | None, workers: int | None,
 @generate.command("sql")
 @workspace_option
 @config_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--seed", type=int, default=None, help="Build seed (default 0, or [generate.sql] seed).")
 @click.option("--per-path", type=click.IntRange(1), default=None,
@@ -301,7 +301,7 @@ def generate_sql(workspace: str, config_path: str | None, workers: int | None, a
 @main.command()
 @click.argument("path", required=False)
 @workspace_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--fraction", type=click.FloatRange(0.0, 1.0, min_open=True), default=1.0, show_default=True,
               help="Check a deterministic fraction of the samples (chosen by id).")
@@ -369,7 +369,7 @@ def recheck(file: str, as_json: bool) -> None:
               help="Folder that holds the releases (<name>/<version>/).")
 @click.option("--until", default=None, help="Stop after this step (ingest, clean, rules, sql, adversarial, phrase, "
                                             "questions, select, classify, vote, review, verify, contracts).")
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def build(config: str | None, workspace: str, releases: str, until: str | None, workers: int | None, as_json: bool,
@@ -420,7 +420,7 @@ def release() -> None:
 
 @release.command("verify")
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -> None:

@@ -1,5 +1,6 @@
-"""Run in the Ray environment by tests/test_ray_executor.py: a part that raises, and a part whose
-worker always dies, through the Ray executor on the test's cluster. Prints one JSON line.
+"""Run in the Ray environment by tests/test_ray_executor.py: a part that raises, a part whose worker
+always dies, and a driver whose code differs from the nodes', through the Ray executor on the
+test's cluster. Prints one JSON line.
 
 Each call appends a line to a file, so the test counts how often a part really ran."""
 
@@ -42,6 +43,13 @@ def main(address: str, folder: str) -> None:
     except PartLost as e:
         out["lost_error"] = str(e)
     out["lost_runs"] = Path(lost).read_text().split()
+    from curation.pipeline import ray_executor
+
+    ray_executor.code_hash = lambda: "edited-here"  # this driver's code is now other than the nodes'
+    try:
+        RayExecutor(address=address).connect()
+    except ray_executor.ClusterUnavailable as e:
+        out["other_code"] = str(e)
     print(json.dumps(out))
 
 

@@ -130,7 +130,7 @@ def test_a_killed_driver_leaves_finished_parts_and_the_rerun_resumes_from_them(c
     assert result["release"]["fingerprint"] == local_build[1]["release"]["fingerprint"]
 
 
-def test_a_part_that_fails_on_its_own_is_not_retried_and_a_lost_worker_is_retried_a_bounded_number_of_times(
+def test_a_part_that_fails_on_its_own_is_not_retried_a_lost_worker_is_retried_boundedly_and_other_code_is_refused(
         cluster, tmp_path):
     done = subprocess.run([str(env_python()), "-m", "tests.ray_faults", cluster.address, str(tmp_path)],
                           env=run_env(), capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -139,3 +139,6 @@ def test_a_part_that_fails_on_its_own_is_not_retried_and_a_lost_worker_is_retrie
     assert out["own_error"] == "ValueError: value 3 is not allowed" and out["own_runs"] == ["3"]
     assert out["lost_runs"] == ["7", "7", "7"]  # the first run and retries=2
     assert out["lost_error"].startswith("kills_its_worker(") and "its worker was lost 3 times" in out["lost_error"]
+    assert out["other_code"].count("run other curate code than this driver (code hash edited-here)") == 1
+    named = out["other_code"].split(" run other")[0]  # "Ray nodes HOST (IP), HOST (IP)": both nodes
+    assert named.startswith("Ray nodes ") and named.count("(") == 2

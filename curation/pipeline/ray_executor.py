@@ -116,7 +116,7 @@ class RayExecutor:
         other = [f"{host} ({node['NodeManagerAddress']})" for node, (host, code) in zip(nodes, found) if code != mine]
         if other:
             raise ClusterUnavailable(f"Ray nodes {', '.join(other)} run other curate code than this driver "
-                               f"(code hash {mine}): install the same version on every node")
+                                     f"(code hash {mine}): install the same version on every node")
 
     def in_flight(self, ray: Any) -> int:
         if self.workers:
