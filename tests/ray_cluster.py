@@ -38,8 +38,8 @@ class RayCluster:
             raise RuntimeError(f"ray start {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
 
     def start(self) -> "RayCluster":
-        ensure_env()
         try:
+            ensure_env()
             self._start("--head", "--port", str(self.port), "--include-dashboard=false", "--temp-dir", str(self.temp))
             for _ in range(self.nodes - 1):
                 self._start("--address", self.address)
