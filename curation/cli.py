@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -26,6 +27,14 @@ def _workspace(path: str):  # type: ignore[no-untyped-def]
 
 
 def _executor(workers: int | None):  # type: ignore[no-untyped-def]
+    """Where the command's stage parts run: this machine's process pool, or a Ray cluster."""
+    chosen = click.get_current_context().meta.get(EXECUTOR_META, {})
+    if chosen.get("executor", "local") == "ray":
+        from curation.pipeline.ray_executor import GIB, RayExecutor  # ray itself is imported on first use
+
+        return RayExecutor(address=chosen["ray_address"] or "auto", cpus_per_part=chosen["ray_cpus_per_part"],
+                           memory_per_part=int(chosen["ray_memory_per_part"] * GIB), retries=chosen["ray_retries"],
+                           workers=workers)
     from curation.pipeline.executor import LocalExecutor
 
     return LocalExecutor(workers)
@@ -40,13 +49,42 @@ def _console():  # type: ignore[no-untyped-def]
 workspace_option = click.option("--workspace", "-w", default="curate-work", show_default=True,
                                 envvar="CURATE_WORKSPACE", help="Folder holding the pipeline's state.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-workers_option = click.option("--workers", type=int, default=None, help="Worker processes (default: all cores).")
+EXECUTOR_META = "curate.executor"
+_EXECUTOR_OPTIONS = [
+    click.option("--workers", type=int, default=None,
+                 help="Worker processes (default: all cores); with --executor ray, parts in flight."),
+    click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 envvar="CURATE_EXECUTOR", help="Where parts run: this machine's process pool, or a Ray cluster "
+                 "(pip install 'curate[ray]'; the workspace on storage every node sees)."),
+    click.option("--ray-address", default=None, envvar="RAY_ADDRESS",
+                 help="The Ray cluster (HOST:PORT of its head; default: the one started on this machine)."),
+    click.option("--ray-cpus-per-part", type=click.FloatRange(0.0, min_open=True), default=1.0, show_default=True,
+                 help="CPUs each part declares on the cluster."),
+    click.option("--ray-memory-per-part", type=click.FloatRange(0.0, min_open=True), default=2.0,
+                 show_default=True, help="GiB of memory each part declares on the cluster."),
+    click.option("--ray-retries", type=click.IntRange(0), default=3, show_default=True,
+                 help="Runs again of a part whose worker or node died (a part's own error is never retried)."),
+]
+_EXECUTOR_KEYS = ("executor", "ray_address", "ray_cpus_per_part", "ray_memory_per_part", "ray_retries")
+
+
+def executor_options(command):  # type: ignore[no-untyped-def]
+    """--workers, --executor and --ray-*: the command keeps `workers`; `_executor` reads the rest."""
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        click.get_current_context().meta[EXECUTOR_META] = {k: kwargs.pop(k) for k in _EXECUTOR_KEYS}
+        return command(*args, **kwargs)
+
+    for option in reversed(_EXECUTOR_OPTIONS):
+        run = option(run)
+    return run
 config_option = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
                              help="Build config (TOML).")
 
 
 class _Commands(click.Group):
-    """curate's commands; a workspace busy with another curate is a one-line message, not a traceback."""
+    """curate's commands; a workspace busy with another curate, or no Ray cluster to run on, is a one-line
+    message, not a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -54,6 +92,9 @@ class _Commands(click.Group):
         except RuntimeError as e:
             workspace = sys.modules.get("curation.workspace")  # imported only by commands that lock one
             if workspace is not None and isinstance(e, workspace.WorkspaceBusy):
+                raise click.ClickException(str(e)) from None
+            ray_executor = sys.modules.get("curation.pipeline.ray_executor")  # imported only with --executor ray
+            if ray_executor is not None and isinstance(e, (ray_executor.ClusterUnavailable, ray_executor.PartLost)):
                 raise click.ClickException(str(e)) from None
             raise
 
@@ -95,7 +136,7 @@ def main() -> None:
 @click.option("--part-size", type=click.IntRange(1), default=None,
               help="Files (or R packages) per part: the unit of parallel work and of resume.")
 @workspace_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def ingest(sources: tuple[str, ...], add: bool, part_size: int | None, workspace: str, workers: int | None,
@@ -116,7 +157,7 @@ def ingest(sources: tuple[str, ...], add: bool, part_size: int | None, workspace
 @main.command()
 @workspace_option
 @config_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def clean(workspace: str, config_path: str | None, workers: int | None, as_json: bool, quiet: bool) -> None:
@@ -218,7 +259,7 @@ def generate() -> None:
 @generate.command("rules")
 @workspace_option
 @config_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--seed", type=int, default=None, help="Build seed (default 0, or [generate.rules] seed).")
 @click.option("--scale", type=float, default=None, help="Multiply every template's cap (e.g. 0.1 for a quick run).")
@@ -238,7 +279,7 @@ def generate_rules(workspace: str, config_path: str | None, workers: int | None,
 @generate.command("sql")
 @workspace_option
 @config_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--seed", type=int, default=None, help="Build seed (default 0, or [generate.sql] seed).")
 @click.option("--per-path", type=click.IntRange(1), default=None,
@@ -261,7 +302,7 @@ def generate_sql(workspace: str, config_path: str | None, workers: int | None, a
 @main.command()
 @click.argument("path", required=False)
 @workspace_option
-@workers_option
+@executor_options
 @json_option
 @click.option("--fraction", type=click.FloatRange(0.0, 1.0, min_open=True), default=1.0, show_default=True,
               help="Check a deterministic fraction of the samples (chosen by id).")
@@ -356,7 +397,7 @@ def import_(fmt: str, paths: tuple[str, ...], name: str | None, version: str | N
               help="Folder that holds the releases (<name>/<version>/).")
 @click.option("--until", default=None, help="Stop after this step (ingest, clean, rules, sql, adversarial, phrase, "
                                             "questions, select, classify, vote, review, verify, contracts).")
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def build(config: str | None, workspace: str, releases: str, until: str | None, workers: int | None, as_json: bool,
@@ -407,7 +448,7 @@ def release() -> None:
 
 @release.command("verify")
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
-@workers_option
+@executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -> None:
@@ -432,7 +473,9 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
               show_default=True, help="openai: any OpenAI-compatible server; vllm: vllm.LLM in this process; replay: "
               "score --predictions; gold: every sample answered with its own gold (a self-test: expect 1.000).")
 @click.option("--model", default=None, help="Model name (openai) or path / hub id (vllm).")
-@click.option("--base-url", default=None, envvar="CURATE_BASE_URL", help="The server's URL (openai backend).")
+@click.option("--base-url", default=None, envvar="CURATE_BASE_URL",
+              help="The server's URL (openai backend); several servers of the model separated by commas: requests "
+                   "are spread over them, and one that dies is taken out.")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
               help="The environment variable holding the API key (never the key itself).")
 @click.option("--predictions", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -453,7 +496,10 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 @click.option("--max-failures-in-a-row", type=int, default=8, show_default=True,
               help="Stop when this many requests in a row fail the same way (a bad key, an unknown model).")
 @click.option("--engine", "engine_json", default="{}", help="vllm: engine settings as JSON (dtype, "
-              "tensor_parallel_size, data_parallel_size, max_model_len, engine={...}).")
+              "tensor_parallel_size, data_parallel_size and vLLM's other data_parallel_* settings, max_model_len, "
+              "engine={...}).")
+@click.option("--data-parallel-size", type=click.IntRange(1), default=None,
+              help="vllm: model replicas in this process (vLLM's data parallelism; the same as in --engine).")
 @click.option("--judge-model", default=None, help="The judge for llm_judge tasks (free-text answers graded 0-100); "
               "without one they are reported unscored.")
 @click.option("--judge-backend", type=click.Choice(["openai", "vllm"]), default=None,
@@ -476,7 +522,7 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
              predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
-             retries: int, max_failures_in_a_row: int, engine_json: str,
+             retries: int, max_failures_in_a_row: int, engine_json: str, data_parallel_size: int | None,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
              max_turns: int, sandbox_workers: int, isolation: str, timeout: float, prompt_kind: str,
              profile: str | None, as_json: bool, quiet: bool) -> None:
@@ -529,6 +575,8 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
                 section.update(json.loads(engine_json))
             except json.JSONDecodeError as e:
                 raise click.UsageError(f"--engine: not JSON ({e})") from None
+            if data_parallel_size:
+                section["data_parallel_size"] = data_parallel_size
         name = model.rstrip("/").split("/")[-1]
         target = Path(out_dir) if out_dir else None
         cache = (target or Path("results") / Path(release_path).parent.name / name) / "llm-cache.sqlite"

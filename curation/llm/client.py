@@ -39,9 +39,13 @@ class Usage:
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # with several: each one's share and faults
 
-    def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        if not self.servers:
+            del out["servers"]
+        return out
 
 
 class ChatClient:
@@ -80,6 +84,9 @@ class ChatClient:
             self.usage.prompt_tokens += response.prompt_tokens
             self.usage.completion_tokens += response.completion_tokens
         self.usage.cached += sum(1 for k in keys if k in hits)
+        servers = getattr(self.backend, "server_report", lambda: None)()
+        if servers:
+            self.usage.servers = servers
         return [answered[k] for k in keys]
 
     def structured(self, requests: list[ChatRequest], parse: Callable[[str], Any],

@@ -6,6 +6,11 @@ and is not retried. A 200 that is not a chat completion (an HTML page, malformed
 choices, a message without content) is a failure too, never an empty answer. A request that
 still fails becomes a response with `error` and its kind (`failure`: "HTTP 401", "malformed
 reply", ...) set: the batch goes on, and nothing failed is cached, so a rerun asks again.
+
+`base_url` may list several servers of the same model (a list, or URLs separated by commas):
+requests are spread over them, `concurrency` in flight on each, and a server that dies is taken
+out while its requests go to the others (`servers.py`). The cache key names the servers as a set,
+never the one that answered; each reply's `raw["server"]` says which did.
 """
 
 from __future__ import annotations
@@ -21,34 +26,44 @@ from curation.llm.types import ChatRequest, ChatResponse
 class OpenAIBackend:
     kind = "openai"
 
-    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+    def __init__(self, model: str, base_url: str | list[str] | None = None, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", revision: str = "", concurrency: int = 8,
                  timeout: float = 120.0, retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0,
-                 structured_output: str = "none") -> None:
+                 structured_output: str = "none", failures_to_take_out: int = 3, revive_after: float = 60.0) -> None:
         """`structured_output`: how this server takes a JSON schema for structured replies ("json_schema"
-        for OpenAI and vLLM, "json_object" for llama.cpp, "none" to ask by prompt only)."""
+        for OpenAI and vLLM, "json_object" for llama.cpp, "none" to ask by prompt only). `concurrency`
+        is per server; `failures_to_take_out` and `revive_after` matter with several servers."""
         import openai
 
         from curation.llm.client import structured_output_format
+        from curation.llm.servers import Server, ServerPool
 
         structured_output_format(structured_output, None)  # a bad mode fails here, not at the first request
         self.structured_output = structured_output
 
-        self.model, self.base_url, self.revision = model, base_url or "https://api.openai.com/v1", revision
+        self.base_urls = base_urls(base_url)
+        self.model, self.base_url, self.revision = model, self.base_urls[0], revision
         self.concurrency, self.retries, self.backoff, self.max_backoff = max(1, concurrency), retries, backoff, max_backoff
         key = api_key or os.environ.get(api_key_env) or "not-needed"  # local servers take any key
         # retries are ours (the policy above), not the client's
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0)
+        self.pool = ServerPool([Server(url, openai.OpenAI(base_url=url, api_key=key, timeout=timeout, max_retries=0))
+                                for url in self.base_urls], failures_to_take_out, revive_after)
         self._openai = openai
 
     def identity(self) -> dict[str, Any]:
-        return {"backend": self.kind, "base_url": self.base_url.rstrip("/"), "model": self.model,
+        urls = sorted({u.rstrip("/") for u in self.base_urls})
+        return {"backend": self.kind, "base_url": urls[0] if len(urls) == 1 else urls, "model": self.model,
                 "revision": self.revision}
+
+    def server_report(self) -> dict[str, dict[str, Any]] | None:
+        """With several servers: each one's requests answered, tries failed, times taken out and why."""
+        return self.pool.report() if len(self.pool.servers) > 1 else None
 
     def complete(self, requests: list[ChatRequest], on_response: Callable[[int, ChatResponse], None] | None = None
                  ) -> list[ChatResponse]:
         out: list[ChatResponse | None] = [None] * len(requests)
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(requests)))) as pool:
+        workers = min(self.concurrency * len(self.pool.servers), max(1, len(requests)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(self._one, r): i for i, r in enumerate(requests)}
             for future in as_completed(futures):
                 i = futures[future]
@@ -64,20 +79,42 @@ class OpenAIBackend:
         return isinstance(error, o.APIStatusError) and error.status_code >= 500
 
     def _one(self, request: ChatRequest) -> ChatResponse:
-        last = ""
-        for attempt in range(self.retries + 1):
+        attempt = moved = 0  # tries under the retry policy; tries moved off a server just taken out
+        server = None
+        while True:
+            server = self.pool.acquire(avoid=server)
             try:
-                reply = self._client.chat.completions.create(model=self.model, messages=list(request.messages),
-                                                             **request.params)
+                reply = server.client.chat.completions.create(model=self.model, messages=list(request.messages),
+                                                              **request.params)
             except Exception as e:  # noqa: BLE001 - classified below; a bad request must not stop the batch
                 last = f"{type(e).__name__}: {e}"
-                if not self.retryable(e) or attempt == self.retries:
-                    return ChatResponse(error=last, transient=self.retryable(e), failure=self.failure_kind(e),
-                                        attempts=attempt + 1)
+                tries = attempt + moved + 1
+                if not self.retryable(e):  # the request's own fault: the server is fine
+                    self.pool.release(server, ok=True)
+                    return ChatResponse(error=last, failure=self.failure_kind(e), attempts=tries)
+                if self.pool.release(server, ok=False, dead=self.dead(e), failure=self.failure_kind(e)) \
+                        and moved < len(self.pool.servers):
+                    moved += 1  # its server was just taken out: another one takes it now
+                    continue
+                if attempt == self.retries:
+                    return ChatResponse(error=last, transient=True, failure=self.failure_kind(e), attempts=tries)
                 time.sleep(self._delay(e, attempt))
+                attempt += 1
                 continue
-            return self._read(reply, attempt + 1)
-        return ChatResponse(error=last, transient=True, attempts=self.retries + 1)  # pragma: no cover
+            self.pool.release(server, ok=True)
+            response = self._read(reply, attempt + moved + 1)
+            if len(self.pool.servers) > 1:
+                response.raw["server"] = server.url
+            return response
+
+    def dead(self, error: Exception) -> str:
+        """Why `error` says its server is gone (a refused or dropped connection), or "" (a timeout, a 5xx:
+        a busy server, taken out only after several in a row)."""
+        o = self._openai
+        if isinstance(error, o.APIConnectionError) and not isinstance(error, o.APITimeoutError):
+            cause = error.__cause__ or error.__context__
+            return f"no connection ({type(cause).__name__ if cause else type(error).__name__})"
+        return ""
 
     @staticmethod
     def _read(reply: Any, attempts: int) -> ChatResponse:
@@ -125,3 +162,16 @@ class OpenAIBackend:
             except (TypeError, ValueError):
                 pass
         return min(self.max_backoff, self.backoff * 2 ** attempt)
+
+
+def base_urls(base_url: str | list[str] | None) -> list[str]:
+    """One server or several: a list, or URLs separated by commas."""
+    if base_url is None:
+        return ["https://api.openai.com/v1"]
+    listed = base_url.split(",") if isinstance(base_url, str) else base_url
+    if not isinstance(listed, (list, tuple)) or not all(isinstance(u, str) for u in listed):
+        raise ValueError(f"base_url must be a URL or a list of URLs, got {base_url!r}")
+    urls = [u.strip() for u in listed if u.strip()]
+    if not urls:
+        raise ValueError(f"base_url must be a URL or a list of URLs, got {base_url!r}")
+    return urls

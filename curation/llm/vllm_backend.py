@@ -30,9 +30,16 @@ class VLLMBackend:
                  tokenizer: str | None = None, max_model_len: int | None = None, tensor_parallel_size: int = 1,
                  data_parallel_size: int = 1, gpu_memory_utilization: float = 0.9, enable_prefix_caching: bool = True,
                  seed: int = 0, chat_template: str | None = None, batch_size: int = 1024, default_max_tokens: int = 1024,
-                 structured_output: str = "json_schema", engine: dict[str, Any] | None = None) -> None:
+                 structured_output: str = "json_schema", engine: dict[str, Any] | None = None,
+                 **data_parallel: Any) -> None:
         """`engine` passes any other `vllm.LLM` argument (enforce_eager, max_num_seqs, kv_cache_memory_bytes, ...).
-        Structured replies are decoded under their JSON schema unless `structured_output = "none"`."""
+        Structured replies are decoded under their JSON schema unless `structured_output = "none"`.
+        vLLM's other data-parallel settings pass through by name (`data_parallel_backend = "ray"`,
+        `data_parallel_size_local`, `data_parallel_address`, `data_parallel_rpc_port`, ...): replicas change
+        how fast answers come, not what they are, so none of them is part of the cache key."""
+        unknown = sorted(k for k in data_parallel if not k.startswith("data_parallel_"))
+        if unknown:
+            raise TypeError(f"VLLMBackend got unexpected setting(s) {', '.join(unknown)}")
         self.structured_output = structured_output
         self.model, self.revision = model, revision
         self.chat_template = chat_template
@@ -43,7 +50,7 @@ class VLLMBackend:
             "enable_prefix_caching": enable_prefix_caching, "seed": seed,
             **({"revision": revision} if revision else {}), **({"quantization": quantization} if quantization else {}),
             **({"tokenizer": tokenizer} if tokenizer else {}),
-            **({"max_model_len": max_model_len} if max_model_len else {}), **(engine or {}),
+            **({"max_model_len": max_model_len} if max_model_len else {}), **data_parallel, **(engine or {}),
         }
         if data_parallel_size != 1 and "distributed_executor_backend" not in self.engine_args:
             # offline data parallelism: vLLM runs one engine core per replica behind this LLM object

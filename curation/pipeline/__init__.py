@@ -49,4 +49,5 @@ def downstream(stage: str) -> set[str]:
 
 EXECUTORS = Registry("executor", {
     "local": "curation.pipeline.executor:LocalExecutor",
+    "ray": "curation.pipeline.ray_executor:RayExecutor",  # imports ray only when it runs something
 })

@@ -33,6 +33,11 @@ ProgressFactory = Callable[[str, float], Callable[[float], None]]
 def _run_part(stage_name: str, index: int, task: Any, shared: dict[str, Any], config: dict[str, Any],
               directory: str) -> dict[str, Any]:
     """Worker entry point (top level so that any executor can pickle it)."""
+    if not Path(directory).is_dir():  # a node of a cluster that does not see the driver's workspace
+        import socket
+
+        raise FileNotFoundError(f"stage {stage_name}: {directory} does not exist on {socket.gethostname()}: the "
+                                "workspace must be on storage that every node sees, at the same path")
     stage: Stage = STAGES.get(stage_name)()
     outputs, summary = stage.run_part(task, shared, config)
     return write_part(Path(directory), index, outputs, summary)
