@@ -125,12 +125,15 @@ class SelectStage(Stage):
             WITH s AS (SELECT id, task, template, table_ids, question, filename, file_row_number AS row,
                               coalesce(provenance['database'], '') AS db,
                               md5($seed || id) AS h FROM read_parquet($files, filename = true, file_row_number = true)),
-            d AS (SELECT *, row_number() OVER (PARTITION BY task, table_ids, {NORMALIZED_QUESTION_SQL} ORDER BY id)
+            d AS (SELECT *, row_number() OVER (PARTITION BY task, table_ids, {NORMALIZED_QUESTION_SQL} ORDER BY id, filename, row)
                             AS dup FROM s),
-            k AS (SELECT *, row_number() OVER (PARTITION BY task, template ORDER BY h, id) AS rank_in_template
+            k AS (SELECT *, row_number() OVER (PARTITION BY task, template ORDER BY h, id, filename, row)
+                                   AS rank_in_template
                   FROM d WHERE {drop_near}),
-            r AS (SELECT *, row_number() OVER (PARTITION BY task ORDER BY rank_in_template, h, id) AS rank_in_task,
-                            row_number() OVER (PARTITION BY task, db ORDER BY rank_in_template, h, id) AS rank_in_db
+            r AS (SELECT *, row_number() OVER (PARTITION BY task ORDER BY rank_in_template, h, id, filename, row)
+                                AS rank_in_task,
+                            row_number() OVER (PARTITION BY task, db ORDER BY rank_in_template, h, id, filename, row)
+                                AS rank_in_db
                   FROM k)
             SELECT d.task, d.id, d.filename, d.row, d.db, d.dup > 1 AS near_duplicate, r.id IS NOT NULL AS candidate,
                    r.rank_in_task, r.rank_in_db FROM d LEFT JOIN r ON d.filename = r.filename AND d.row = r.row""",
@@ -143,7 +146,7 @@ class SelectStage(Stage):
             CREATE TEMP TABLE decided AS
             WITH c AS (SELECT r.*, l.total IS NULL OR r.rank_in_db <= l.per_database AS under_share
                        FROM ranked r LEFT JOIN limits l USING (task)),
-            q AS (SELECT filename, row, row_number() OVER (PARTITION BY task ORDER BY rank_in_task) AS rank_kept
+            q AS (SELECT filename, row, row_number() OVER (PARTITION BY task ORDER BY rank_in_task, filename, row) AS rank_kept
                   FROM c WHERE candidate AND under_share)
             SELECT c.task, c.id, c.filename, c.row, c.db, c.near_duplicate,
                    q.row IS NOT NULL AND {cap.replace("rank_in_task", "q.rank_kept")}
