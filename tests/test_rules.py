@@ -632,3 +632,14 @@ def test_every_answer_has_the_type_its_gold_is():
     wrong = [(s.template, s.answer_type, s.answer) for s in samples if s.answer_type in kinds
              and (not isinstance(s.answer, kinds[s.answer_type]) or (s.answer_type == "number" and isinstance(s.answer, bool)))]
     assert samples and not wrong, wrong[:5]
+
+
+def test_a_template_word_meeting_the_same_word_in_a_label_is_said_once():
+    """"the total" + the label "total number (`n`)" reads "the total number (`n`)"; a documentation
+    label "Score on the The Reading the Mind in the Eyes test" loses its doubled article."""
+    out = SampleColumns()
+    for question in ("What is the total total number (`n`) of the trades?",
+                     "Is Score on the The Reading the Mind in the Eyes test (`ToM`) related to age?"):
+        out.add("TCO/general_operations", "t", question, 1, "number", ("tbl",), "sql", "SELECT 1")
+    assert out.columns["question"] == ["What is the total number (`n`) of the trades?",
+                                       "Is Score on the Reading the Mind in the Eyes test (`ToM`) related to age?"]

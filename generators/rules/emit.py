@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 import pyarrow as pa
@@ -15,6 +16,9 @@ import pyarrow as pa
 from curation.arrow_io import SAMPLE_SCHEMA
 from curation.hashing import DIGEST_BYTES, canonical_json
 
+# a template's word meeting the same word at the start of a label: "the total total number (`n`)",
+# "Score on the The Reading the Mind in the Eyes test"
+_DOUBLED = re.compile(r"\b(the|a|an|of|total|mean|average|median|number)\s+\1\b", re.IGNORECASE)
 _encode = json.encoder.encode_basestring  # type: ignore[attr-defined]  # JSON string, non-ASCII kept
 
 
@@ -66,6 +70,7 @@ class SampleColumns:
             table_ids: tuple[str, ...], kind: str, text: str, dialect: str = "", question_short: str = "",
             origin: str = "rule", quality: str = "rule-based", provenance: dict[str, str] | None = None) -> str:
         """Append one sample (positional arguments: this is the hot path)."""
+        question = _DOUBLED.sub(r"\1", question)
         h = self._prefix(task, table_ids).copy()
         h.update(_part(f"[{_encode(kind)},{_encode(text)}]".encode()))
         h.update(_part(_encode(question).encode()))
