@@ -609,3 +609,23 @@ def test_an_undocumented_flag_or_sex_code_is_said_in_words():
     p = TableProfile(table)
     assert p.condition("gender", "==", "m").phrase() == "gender is m (male)"
     assert p.condition("TrumpWin", "==", 0).phrase() == "TrumpWin is 0 (no)"
+
+
+def test_a_mortality_or_fertility_column_is_a_rate_that_does_not_add_up():
+    """swiss' `Infant.Mortality` ("live births who live less than 1 year") is a rate per province:
+    no total over provinces, no province's share of it."""
+    import pyarrow as pa
+
+    from curation.semantics import ColumnInfo
+    from curation.table import Table
+    from generators.rules.profile import TableProfile
+
+    table = Table(name="swiss", body=pa.table({"province": ["Aigle", "Aubonne", "Avenches"],
+                                               "Infant.Mortality": [20.2, 19.1, 22.7],
+                                               "Population": [12000.0, 8000.0, 9500.0]}),
+                  semantics=(ColumnInfo("province", role="name"),
+                             ColumnInfo("Infant.Mortality", role="measure", label="live births who live less than 1 year"),
+                             ColumnInfo("Population", role="measure", label="population")))
+    profile = TableProfile(table)
+    assert not profile.additive("Infant.Mortality") and profile.relative("Infant.Mortality")
+    assert profile.additive("Population")

@@ -30,7 +30,8 @@ MAX_CATEGORIES = 12
 NOT_ADDITIVE = re.compile(r"\b(rate|ratio|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
-                          r"deviation|diff|difference|change|z|std|sd|se|record|time|duration|min|max|minimum|maximum)s?\b|%",
+                          r"deviation|diff|difference|change|z|std|sd|se|record|time|duration|min|max|minimum|maximum|"
+                          r"mortality|fertility|incidence|prevalence)s?\b|%",
                           re.I)  # "record time": one race's time is no part of a whole
 NUISANCE = re.compile(r"^(?:(block|blk|blocks|plot|rep|reps|replicate|replication|batch|panel|run|stratum|strata|"
                       r"cluster|trial|occasion|session|lab|laboratory|row|col|column|center|centre|clinic|hospital)\d*|"
@@ -47,7 +48,8 @@ PARTS = re.compile(r"\b(state|county|country|region|province|district|city|munic
                    r"commodity|crop|source|occupation|age group|product|brand|segment|division)$", re.I)  # rows that split one whole between them
 INTERVAL = re.compile(r"\b(temp|temperature|celsius|fahrenheit|degrees?|log|ln|lat|lon|latitude|longitude|"
                       r"year|date|z|score|scale|index)s?\b", re.I)
-RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction)s?\b|%", re.I)
+RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction|"
+                      r"mortality|fertility|incidence|prevalence)s?\b|%", re.I)  # swiss' Infant.Mortality: a rate
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
 FREQUENCY_NAME = re.compile(r"^(freq|frequency)$", re.I)  # beside a "count" level: how often each count occurs
 TRIALS_NAME = re.compile(r"^(total|n|trials|size|number|tested|exposed|at_?risk)$", re.I)  # y of n: Menarche of Total
