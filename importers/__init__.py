@@ -15,6 +15,7 @@ same files imported again give the same release ("up to date"), never a duplicat
 from __future__ import annotations
 
 import hashlib
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,37 @@ class BadInput(ValueError):
         self.path, self.where, self.field, self.reason = str(path), where, field_name, reason
         at = f"{path}:{where}" if where else str(path)
         super().__init__(f"{at}: field {field_name!r}: {reason}" if field_name else f"{at}: {reason}")
+
+
+def json_list(path: Path, what: str) -> list[Any]:
+    """A file that holds one JSON list (MMQA's samples, Spider's questions)."""
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BadInput(path, "", "", f"not JSON ({e})") from None
+    if not isinstance(items, list):
+        raise BadInput(path, "", "", f"{what} is a JSON list")
+    return items
+
+
+def json_object(path: Path, where: str, line: str) -> dict[str, Any]:
+    """One line of a JSON Lines file, which must hold an object."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise BadInput(path, where, "", f"not JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(record, dict):
+        raise BadInput(path, where, "", f"a line must be a JSON object, got {type(record).__name__}")
+    return record
+
+
+def require(path: Path, where: str, record: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Every field there, each of its type; else the file, the place and the field are named."""
+    for name, kind in fields.items():
+        if name not in record:
+            raise BadInput(path, where, name, "missing")
+        if not isinstance(record[name], kind):
+            raise BadInput(path, where, name, f"has the wrong type ({type(record[name]).__name__})")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, sha256_of
+from importers import BadInput, Imported, SourceFile, json_object, sha256_of
 
 ROLES = ("question", "answer", "table", "id")
 REQUIRED = ("question", "answer", "table")
@@ -60,12 +60,7 @@ def reader(mapping: dict[str, str]) -> Any:
                 if not line.strip():
                     continue
                 where = f"line {number}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise BadInput(path, where, "", f"not JSON ({e.msg} at column {e.colno})") from None
-                if not isinstance(record, dict):
-                    raise BadInput(path, where, "", "a line must be a JSON object")
+                record = json_object(path, where, line)
                 for role in REQUIRED:
                     if mapping[role] not in record:
                         raise BadInput(path, where, mapping[role], f"missing (mapped as the {role})")

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, sha256_of
+from importers import BadInput, Imported, SourceFile, json_list, require, sha256_of
 
 LICENCE = "as published by the authors (MMQA, ICLR 2025)"
 CITATION = "MMQA: Evaluating LLMs with Multi-Table Multi-Hop Complex Questions (Wu et al., ICLR 2025)"
@@ -24,11 +24,7 @@ def _check(path: Path, n: int, sample: Any) -> None:
     where = f"sample {n}"
     if not isinstance(sample, dict):
         raise BadInput(path, where, "", f"a sample must be a JSON object, got {type(sample).__name__}")
-    for name, kind in REQUIRED.items():
-        if name not in sample:
-            raise BadInput(path, where, name, "missing")
-        if not isinstance(sample[name], kind):
-            raise BadInput(path, where, name, f"has the wrong type ({type(sample[name]).__name__})")
+    require(path, where, sample, REQUIRED)
     if len(sample["table_names"]) != len(sample["tables"]):
         raise BadInput(path, where, "tables", f"{len(sample['tables'])} tables for {len(sample['table_names'])} names")
     for i, table in enumerate(sample["tables"]):
@@ -84,13 +80,7 @@ def read(paths: list[Path]) -> Imported:
     imported = Imported(benchmark="MMQA", profile="mmqa", citation=CITATION, licence=LICENCE)
     for path in paths:
         imported.sources.append(SourceFile(str(path), sha256_of(path), LICENCE))
-        try:
-            samples = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise BadInput(path, "", "", f"not JSON ({e})") from None
-        if not isinstance(samples, list):
-            raise BadInput(path, "", "", "MMQA's file is a JSON list of samples")
-        for n, sample in enumerate(samples):
+        for n, sample in enumerate(json_list(path, "MMQA's file of samples")):
             _check(path, n, sample)
             tables = sample_tables(sample, str(path))
             tables = [t.replace(provenance=replace(t.provenance, licence=LICENCE)) for t in tables]

@@ -12,12 +12,11 @@ sample's program (dialect sqlite), which execution accuracy runs against the pre
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, sha256_of
+from importers import BadInput, Imported, SourceFile, json_list, sha256_of
 
 LICENCE = "CC BY-SA 4.0 (Spider; translated databases as their publisher states)"
 CITATION = "Spider: A Large-Scale Human-Labeled Dataset for Complex and Cross-Domain Semantic Parsing and Text-to-SQL Task (Yu et al., EMNLP 2018)"
@@ -92,13 +91,7 @@ def _read(paths: list[Path], bird: bool) -> Imported:
     databases: dict[str, tuple[Path, list[Any]]] = {}
     for path in files:
         imported.sources.append(SourceFile(str(path), sha256_of(path), licence))
-        try:
-            questions = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise BadInput(path, "", "", f"not JSON ({e})") from None
-        if not isinstance(questions, list):
-            raise BadInput(path, "", "", "Spider's questions file is a JSON list")
-        for n, q in enumerate(questions):
+        for n, q in enumerate(json_list(path, "Spider's questions file")):
             where = f"question {n}"
             if not isinstance(q, dict):
                 raise BadInput(path, where, "", "a question must be a JSON object")

@@ -15,12 +15,11 @@ curate reads a Final Answer line ("a, b" a list, "1,157" a number) for curate's 
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, sha256_of
+from importers import BadInput, Imported, SourceFile, json_object, require, sha256_of
 
 LICENCE = "CC BY-SA 4.0 (data; the authors' code is MIT)"
 CITATION = "TableBench: A Comprehensive and Complex Benchmark for Table Question Answering (Wu et al., AAAI 2025)"
@@ -78,17 +77,8 @@ def chart_answer(text: str) -> dict[str, Any]:
 
 def _record(path: Path, number: int, line: str) -> dict[str, Any]:
     where = f"line {number}"
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise BadInput(path, where, "", f"not JSON ({e.msg} at column {e.colno})") from None
-    if not isinstance(record, dict):
-        raise BadInput(path, where, "", f"a line must be a JSON object, got {type(record).__name__}")
-    for name, kind in REQUIRED.items():
-        if name not in record:
-            raise BadInput(path, where, name, "missing")
-        if not isinstance(record[name], kind):
-            raise BadInput(path, where, name, f"must be {kind.__name__}, got {type(record[name]).__name__}")
+    record = json_object(path, where, line)
+    require(path, where, record, REQUIRED)
     if record["qsubtype"] not in SUBTYPES.get(record["qtype"], ()):
         raise BadInput(path, where, "qsubtype" if record["qtype"] in SUBTYPES else "qtype",
                        f"unknown {record['qtype']}/{record['qsubtype']}; TableBench's types: "

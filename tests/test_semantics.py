@@ -156,6 +156,20 @@ def test_empty_columns_and_rows_are_dropped_and_namibias_code_is_a_value():
     assert unknown["iso2c"].isna().tolist() == [False, True, False]  # a code missing for Chad stays missing
 
 
+def test_a_factor_level_none_read_as_missing_is_put_back_where_the_documentation_lists_it():
+    """Cars93's 34 cars without air bags reached the collection blank: "None" was read as missing."""
+    from curation.semantics import ColumnInfo
+    from curation.sources.rdatasets import with_level_none
+
+    frame = pd.DataFrame({"AirBags": ["Driver only", None, "Driver & Passenger", None],
+                          "Cylinders": ["4", "6", None, "4"]})
+    docs = {"AirBags": ColumnInfo("AirBags", description="Air Bags standard. Factor: none, driver only, or driver & passenger."),
+            "Cylinders": ColumnInfo("Cylinders", description="Number of cylinders (missing for Mazda RX-7).")}
+    fixed = with_level_none(frame, docs)
+    assert fixed["AirBags"].tolist() == ["Driver only", "None", "Driver & Passenger", "None"]
+    assert fixed["Cylinders"].isna().tolist() == [False, False, True, False]  # a missing value stays missing
+
+
 def test_single_precision_floats_are_read_as_the_decimals_they_were():
     body = from_pandas(pd.DataFrame({"v": np.array([16.6, 8314.64, np.nan], dtype=np.float32)}))
     assert body.column("v").type == pa.float64()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from curation.database import Database
 from curation.semantics import plural
@@ -169,6 +169,26 @@ def tidy_frame(frame: "pd.DataFrame") -> "pd.DataFrame":
     return frame
 
 
+_LEVEL_NONE = re.compile(r"\b(factor|levels?)\b.*\bnone\b|\bnone\b.*\b(factor|levels?)\b", re.I | re.S)
+
+
+def with_level_none(frame: "pd.DataFrame", docs: dict[str, Any]) -> "pd.DataFrame":
+    """A factor level "None" that the collection's files read as missing, put back where the
+    column's documentation lists it (Cars93's `AirBags`: "Factor: none, driver only, or driver &
+    passenger"; 34 cars without air bags were blank) and no value present says it already."""
+    import pandas as pd
+
+    for column in frame.columns:
+        info = docs.get(str(column))
+        series = frame[column]
+        if info is None or not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+            continue
+        present = {str(v).casefold() for v in series.dropna()}
+        if series.isna().any() and present and "none" not in present and _LEVEL_NONE.search(info.description or ""):
+            frame[column] = series.where(series.notna(), "None")
+    return frame
+
+
 def read_package(package: str, failures: list[dict] | None = None) -> Iterator[Table | Database]:
     """Tables of one R package, then its Databases (if inferred keys connect some of them)."""
     import pandas as pd
@@ -194,6 +214,7 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
             row_labels[item] = str(frame.columns[0])
         page = descr(package, item)
         docs = parse_r_format(page, [str(c) for c in frame.columns])
+        frame = with_level_none(frame, docs)
         title = str(caption.get((package, item), "") or "")
         if "value" in frame.columns and "value" not in docs and series_label(title):
             # a time series read as (time, value): the series is what its title says
