@@ -139,6 +139,12 @@ def label_from(description: str, name: str = "") -> str:
                       flags=re.I)  # a type tag, not a name
     sentence = re.sub(r"^\(?\d\s*/\s*\d\)?\s*|^\d+\s*=\s*", "", sentence)  # "(1/0) Severe ..", "1=anterior .."
     sentence = re.sub(r"^(the|a|an)\s+", "", sentence, flags=re.I)
+    # "binary numeric vector coded for patient movement": the type, then the name
+    typed = re.sub(r"^(binary |dummy |indicator )?(numeric|numerical|integer|factor|character|logical|double)"
+                   r"( vector| variable)?(\s+(coded|indicating|giving|for|of|with))+\s+", "", sentence, flags=re.I)
+    sentence = typed if typed != sentence and len(typed) >= 4 else sentence
+    if re.match(r"(in some cases|sometimes|usually|often|occasionally|note|see)\b", sentence, re.I):
+        return ""  # "In some cases, a station will have a caption": a remark, not a name
     # "number cones stripped by squirrels": the documentation's shorthand for "number of cones ..."
     sentence = re.sub(r"^(number|count)\s+(?!of\b|per\b|in\b)(?=[A-Za-z])", r"\1 of ", sentence,
                       flags=re.I)

@@ -643,3 +643,14 @@ def test_a_mortality_or_fertility_column_is_a_rate_that_does_not_add_up():
     profile = TableProfile(table)
     assert not profile.additive("Infant.Mortality") and profile.relative("Infant.Mortality")
     assert profile.additive("Population")
+
+
+def test_a_label_is_the_name_the_documentation_gives_not_its_type_or_a_remark():
+    from curation.semantics import label_from
+    from curation.sources.rdatasets import series_label
+
+    assert label_from("binary numeric vector coded for patient movement (0 = no, 1 = yes)", "move") == "patient movement"
+    assert label_from("In some cases, a station will have a caption", "caption") == ""
+    # a series' title names one value: no title capitals, no plural
+    assert series_label("Average Yearly Temperatures in New Haven") == "average yearly temperature in New Haven"
+    assert series_label("Monthly Airline Passenger Numbers 1949-1960") == "monthly airline passenger number"

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterator
 
 from curation.database import Database
-from curation.semantics import plural
+from curation.semantics import is_word, plural
 from curation.table import Provenance, Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,14 +104,22 @@ def entity_noun(doc: str | None) -> str:
 
 
 def series_label(title: str) -> str:
-    """A time series' title as the name of its values: "Monthly Airline Passenger Numbers
-    1949-1960" -> "Monthly Airline Passenger Numbers"."""
+    """A time series' title as the name of one of its values: "Monthly Airline Passenger Numbers
+    1949-1960" -> "monthly airline passenger number", "Average Yearly Temperatures in New Haven" ->
+    "average yearly temperature in New Haven" (a title's capitals and plural are not a value's)."""
     text = re.sub(r"[.,]?\s*(from\s+)?-?\d{3,4}\s*(-|to)\s*(\d{2,4}|\"?present\"?)\s*$", "",
                   title.strip().rstrip("."), flags=re.I)
     text = re.sub(r"^(quarterly |monthly |yearly |annual |daily |weekly )?time series of (the )?", "", text, flags=re.I)
     text = text.strip(" ,.")
     if re.match(r"[A-Z][a-z]+ [a-z]", text):  # "Winning times in ...": a sentence's capital, not a name's
         text = text[0].lower() + text[1:]
+    head, joint, rest = (re.split(r"( (?:in|of|for|at|on|from) )", text, maxsplit=1) + ["", ""])[:3]
+    words = head.split()
+    if len(words) > 1 and all(w[:1].isupper() or not w[:1].isalpha() for w in words) and not any(w.isupper() and len(w) > 1 for w in words):
+        words = [w.lower() for w in words]  # "Average Yearly Temperatures": a title's capitals
+        if re.search(r"[^s]s$", words[-1]) and is_word(words[-1][:-1]):
+            words[-1] = words[-1][:-1]  # one value of "temperatures" is a temperature
+        text = " ".join(words) + joint + rest
     return text if 3 <= len(text) <= 60 else ""
 
 
