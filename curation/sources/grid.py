@@ -25,11 +25,13 @@ sheets read as their originals with two blocks exchanged (tests/test_header_tree
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curation.body import _parse_number, cell_text, from_rows
 from curation.header_tree import flattened_names
+from curation.sources.evidence import is_header, row_signs
 from curation.table import HeaderNode, Provenance, Table, flat_header
 
 Merge = tuple[int, int, int, int]  # r0, c0, r1, c1 inclusive, 0-based
@@ -139,12 +141,14 @@ def split_tables(grid: Grid) -> list[Grid]:
             r += 1
         blocks.append((start, r - 1, any(i in in_grid for i in range(start, r))))
 
-    def data_row(i: int) -> bool:
-        cells = [v for v in values[i][1:] if filled(v)]
-        return bool(cells) and sum(is_numeric(v) for v in cells) * 2 >= len(cells)
-
     every_col = list(range(n_cols))
     covered = _covered(grid.merges)
+
+    def data_row(i: int) -> bool:
+        """Mostly figures, and not a row of column labels (years merged over their columns)."""
+        cells = [v for v in values[i][1:] if filled(v)]
+        return bool(cells) and sum(is_numeric(v) for v in cells) * 2 >= len(cells) and not is_header(
+            row_signs(values, i, every_col, merges=grid.merges, bold=grid.bold, filled=filled))
 
     def typed_like(i: int, group: list[int]) -> bool:
         """Row i has numbers and reads like a body row of the group (text-heavy tables: id, group, value)."""
@@ -159,8 +163,19 @@ def split_tables(grid: Grid) -> list[Grid]:
         that block, and the labels after it name tables of their own.)"""
         used = [c for c, v in enumerate(values[start]) if filled(v)]
         head = next((i for i in range(group[0], group[1] + 1) if i in in_grid), None)
-        return (len(used) == 1 and start < end and head is not None and blank_row(values, head - 1)
+        return (len(used) == 1 and start < end and head is not None
+                and (blank_row(values, head - 1) or sectioned(group))
                 and used[0] <= min(c for c, v in enumerate(values[head]) if filled(v)) and typed_like(start + 1, group))
+
+    def sectioned(group: list[int]) -> bool:
+        """The group's body already opens with a label row between its header and its figures:
+        its blocks are sections under that header."""
+        first = next((i for i in range(group[0], group[1] + 1) if data_row(i)), None)
+        if first is None:
+            return False
+        above = [i for i in range(group[0], first) if not blank_row(values, i)]
+        return (len(above) >= 2 and [c for c, v in enumerate(values[above[-1]]) if filled(v)] == [0]
+                and any(i in in_grid for i in above[:-1]))
 
     groups: list[list[int]] = []  # [first row, last row, has data]
     pending_text: int | None = None
@@ -265,16 +280,20 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
         first_body = min(max(top + grid.header_rows, top), bottom)
     else:
         first_body = None
+
+        def header_like(r: int) -> bool:
+            return is_header(row_signs(values, r, cols, merges=grid.merges, bold=grid.bold, filled=filled))
+
         for r in range(top, bottom + 1):
             cells = [cell(r, c) for c in data_cols if filled(cell(r, c))]
-            if not cells and r > top and filled(cell(r, first_col)) and (r, first_col) not in covered:
+            m = covered.get((r, first_col))
+            if not cells and r > top and filled(cell(r, first_col)) and (m is None or m[0] == m[2] == r):
+                if header_like(r):
+                    continue  # styled as the header (bold, its blank cells written): the stub's title
                 first_body = r  # a label alone in the stub below the header: a section row heading the body
                 break
-            if numeric_row(r) and r < bottom and all(_is_year(v) for v in cells if is_number(v)):
-                below_cells = [cell(r + 1, c) for c in data_cols if filled(cell(r + 1, c))]
-                below_numbers = [v for v in below_cells if is_number(v)]
-                if below_cells and not (below_numbers and all(_is_year(v) for v in below_numbers)):
-                    continue  # a row of years above other data or above sub-headings: a header
+            if numeric_row(r) and r < bottom and header_like(r):
+                continue  # numbers that label columns (years, 1..24) above the body: a header
             if cells and r > top and r < bottom and any(is_number(v) for v in cells) and (
                     _kinds(values, r, cols, covered) == _kinds(values, r + 1, cols, covered)):
                 first_body = r  # mostly text, but typed like the row below it: a body of categorical columns
@@ -312,7 +331,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                 if text and span:
                     nodes.append(HeaderNode("C", level, span[0], span[-1], text))
             elif filled(cell(r, c)):
-                end = _label_span(r, c, header_rows[:level], header_rows[level + 1:level + 2], cols, cell, covered)
+                end = _label_span(r, c, header_rows[:level], header_rows[level + 1:], cols, cell, covered)
                 nodes.append(HeaderNode("C", level, col_index[c], col_index[end], cell_text(cell(r, c))))
     names = flattened_names(nodes, len(cols))
 
@@ -329,7 +348,8 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     body_merges = any(m[2] >= first_body and m[0] <= bottom for m in grid.merges)
 
     vertical = {(r, c) for (r, c), m in covered.items() if m[2] > m[0]}
-    row_nodes, row_structure = _row_header(rows, [grid.indents.get((r, first_col), 0) for r in body_rows],
+    row_nodes, row_structure = _row_header(rows, stub_indents([cell(r, first_col) for r in body_rows],
+                                                              [grid.indents.get((r, first_col), 0) for r in body_rows]),
                                            [(r, first_col) in vertical for r in body_rows],
                                            [i > 0 and body_rows[i] > body_rows[i - 1] + 1 for i in range(len(body_rows))],
                                            [(r, first_col) in grid.bold for r in body_rows])
@@ -357,14 +377,37 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                  provenance=replace(provenance, cell_range=cell_range))
 
 
-def _label_span(r: int, c: int, rows_above: list[int], next_row: list[int], cols: list[int], cell: Any,
+OF_WHICH = re.compile(r"^\s*(of which|including|incl\.|thereof)\b", re.IGNORECASE)
+BULLET = re.compile(r"^[\s\u00a0\u2007]*[\u00b7\u2022\u25aa\u2013\-\*][\s\u00a0\u2007]+(?=\w)")
+LEADING = re.compile(r"^[ \u00a0\u2007\u3000]+(?=\S)")
+
+
+def stub_indents(stubs: list[Any], indents: list[int]) -> list[int]:
+    """Each stub label's depth, from every way a sheet indents: the cell's indent, leading spaces
+    or a bullet where other labels have none, and "of which" (a part of the row above it, one
+    level under it). Depths only need to order labels: the row header ranks them."""
+    texts = [v if isinstance(v, str) else "" for v in stubs]
+    spaces = [len(m.group(0)) if (m := LEADING.match(t)) else 0 for t in texts]
+    bullets = [bool(BULLET.match(t)) for t in texts]
+    labelled = [i for i, t in enumerate(texts) if t.strip()]
+    use_spaces = any(spaces[i] for i in labelled) and not all(spaces[i] for i in labelled)
+    depth = [indents[i] * 100 + (spaces[i] if use_spaces else 0) + (50 if bullets[i] else 0) for i in range(len(texts))]
+    for i, t in enumerate(texts):
+        if OF_WHICH.match(t):
+            parent = next((j for j in range(i - 1, -1, -1) if texts[j].strip() and not OF_WHICH.match(texts[j])), None)
+            if parent is not None:
+                depth[i] = depth[parent] + 1
+    return depth
+
+
+def _label_span(r: int, c: int, rows_above: list[int], rows_below: list[int], cols: list[int], cell: Any,
                 covered: dict[tuple[int, int], Merge]) -> int:
     """The last column a header label stands for. Spreadsheets often leave a group label
     unmerged, left-aligned over the blank cells of its group ("Landings into" over Scotland,
     England, Abroad): it reaches right over blank cells, up to the next label of its row or
-    of a row above, when the row below puts two or more sub-headings under it. Stub labels
+    of a row above, when the rows below put two or more sub-headings under it. Stub labels
     (the first column) and the last header row stay one column wide."""
-    if not next_row or c == cols[0]:
+    if not rows_below or c == cols[0]:
         return c
     end = c
     for x in cols[cols.index(c) + 1:]:
@@ -372,7 +415,7 @@ def _label_span(r: int, c: int, rows_above: list[int], next_row: list[int], cols
                 filled(cell(a, x)) or (a, x) in covered and covered[(a, x)][1] == x for a in rows_above):
             break
         end = x
-    below = [x for x in cols if c <= x <= end and filled(cell(next_row[0], x))]
+    below = [x for x in cols if c <= x <= end and any(filled(cell(r2, x)) for r2 in rows_below)]
     return end if len(below) >= 2 else c
 
 
