@@ -24,6 +24,25 @@ SUMMARY_TEXT = re.compile(r"^(%s)\b|^(sub-?|grand )?totals?\b|\btotals?$|^(weekl
                           % "|".join(sorted(SUMMARY_WORDS, key=len, reverse=True)), re.IGNORECASE)
 
 
+GRAND_TOTAL = re.compile(r"^\s*(grand\s+)?(total|totals|all|overall|sum)\s*[:.]?\s*$", re.IGNORECASE)
+GROUP_TOTAL = re.compile(r"^\s*(?:(?P<before>.+?)\s*[-\u2013:,]?\s+(?:sub-?)?totals?|(?:sub-?)?totals?\s*(?:for|of|[-\u2013:,])?\s+(?P<after>.+?))\s*$",
+                         re.IGNORECASE)
+
+
+def grand_total(label: str) -> bool:
+    """A label that totals everything above it: "Total", "Grand Total", "All", "Overall"."""
+    return bool(GRAND_TOTAL.match(label or ""))
+
+
+def total_of(label: str) -> str | None:
+    """The group a subtotal label names ("Africa Total", "Total Africa", "Total for Africa": "Africa"),
+    or None. A subtotal is a child of its group, never its sibling."""
+    m = GROUP_TOTAL.match(label or "")
+    if not m or grand_total(label):
+        return None
+    return (m.group("before") or m.group("after") or "").strip() or None
+
+
 @dataclass(frozen=True)
 class Branch:
     """A header node with the nodes nested under it, in order."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curation.body import _parse_number, cell_text, from_rows
-from curation.header_tree import flattened_names
+from curation.header_tree import flattened_names, grand_total, total_of
 from curation.sources.evidence import is_header, row_signs
 from curation.table import HeaderNode, Provenance, Table, flat_header
 
@@ -333,6 +333,9 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
             elif filled(cell(r, c)):
                 end = _label_span(r, c, header_rows[:level], header_rows[level + 1:], cols, cell, covered)
                 nodes.append(HeaderNode("C", level, col_index[c], col_index[end], cell_text(cell(r, c))))
+    nodes = _wrapped_labels_joined(nodes, [filled(cell(r, first_col)) for r in header_rows],
+                                   {(lv, col_index[c]) for lv, r in enumerate(header_rows) for c in cols if (r, c) in covered})
+    header_levels = len({n.level for n in nodes})
     names = flattened_names(nodes, len(cols))
 
     # ---- body (merged cells repeat their value over the area they cover)
@@ -356,7 +359,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     structure = []
     if grid.merges:
         structure.append("merged_cells")
-    if len(header_rows) > 1:
+    if header_levels > 1:
         structure.append("multi_level_column_header")
     structure += row_structure
     if caption:
@@ -369,7 +372,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     body = from_rows(names, rows)
     r0, c0 = grid.origin
     cell_range = f"{column_letter(c0 + cols[0])}{r0 + top + 1}:{column_letter(c0 + cols[-1])}{r0 + bottom + 1}"
-    if len(header_rows) > 1:
+    if header_levels > 1:
         header = tuple(nodes) + tuple(row_nodes)
     else:  # one plain header row: the flat header from the (unique) column names
         header = flat_header(body.column_names) + tuple(row_nodes)
@@ -398,6 +401,29 @@ def stub_indents(stubs: list[Any], indents: list[int]) -> list[int]:
             if parent is not None:
                 depth[i] = depth[parent] + 1
     return depth
+
+
+def _wrapped_labels_joined(nodes: list[HeaderNode], stub_label: list[bool],
+                           merged: set[tuple[int, int]]) -> list[HeaderNode]:
+    """One label wrapped over several header rows ("Per cent" / "change on" / "previous" /
+    "quarter") read as one: a single, unmerged cell right under another single, unmerged cell
+    continues it, unless its row names the stub (a row of series codes under "Date" is a level
+    of its own). Levels are renumbered from 0 afterwards."""
+    single = lambda n: n.start == n.end and (n.level, n.start) not in merged  # noqa: E731
+    out = list(nodes)
+    bottom: dict[int, tuple[int, HeaderNode]] = {}  # column -> (lowest header row a label reaches, the label)
+    for level in sorted({n.level for n in nodes}):
+        for n in [n for n in nodes if n.level == level and single(n)]:
+            prev = bottom.get(n.start)
+            if level > 0 and not stub_label[level] and prev is not None and prev[0] == level - 1:
+                joined = HeaderNode("C", prev[1].level, n.start, n.end, f"{prev[1].text} {n.text}")
+                out[out.index(prev[1])] = joined
+                out.remove(n)
+                bottom[n.start] = (level, joined)
+            else:
+                bottom[n.start] = (level, n)
+    dense = {v: k for k, v in enumerate(sorted({n.level for n in out}))}
+    return [HeaderNode(n.axis, dense[n.level], n.start, n.end, n.text) for n in out]
 
 
 def _label_span(r: int, c: int, rows_above: list[int], rows_below: list[int], cols: list[int], cell: Any,
@@ -470,11 +496,28 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
     if not has_sections and not has_indent and not bold_groups:
         return [], []
     rank = {v: k for k, v in enumerate(indent_levels)}
-    offset = 1 if has_sections else 0
+    labels = [cell_text(v).strip() for v in stub]
+    section_labels = [labels[i] for i in range(n) if section[i]]
+    for i in range(1, n):  # the same line under every section heading ("Unit: tonnes"): a note, no level
+        if section[i] and section[i - 1] and section_labels.count(labels[i]) > 1:
+            section[i] = False
     if bold_groups:
         levels = [0 if bold_stub[i] else 1 for i in range(n)]
-    else:
-        levels = [0 if has_sections and section[i] else offset + (rank[indents[i]] if has_indent else 0) for i in range(n)]
+    else:  # a section row heads the rows of its own indent and deeper; indentation nests within
+        levels = [2 * (rank[indents[i]] if has_indent and filled(stub[i]) else 0) + (0 if section[i] else 1)
+                  for i in range(n)]
+    seen: dict[str, int] = {}
+    for i in range(n):
+        group = total_of(labels[i])
+        j = seen.get(group.casefold()) if group else None
+        if j is not None and levels[j] == levels[i]:
+            levels[i] = levels[j] + 1  # "Africa Total" under "Africa": a child of its group
+        seen.setdefault(labels[i].casefold(), i)
+    last = max((i for i in range(n) if filled(stub[i])), default=None)
+    if last is not None and last > 0 and grand_total(labels[last]):
+        levels[last] = min(levels)  # a trailing grand total stands at the root, under no group
+    dense = {v: k for k, v in enumerate(sorted(set(levels)))}
+    levels = [dense[v] for v in levels]
     nodes = []
     for i in range(n):
         if not filled(stub[i]):
