@@ -93,4 +93,4 @@ def row_signs(values: list[list[Any]], r: int, cols: list[int], *, merges: list[
                  merged_across=any(m[0] <= r <= m[2] and m[3] > m[1] and m[1] in data for m in merges),
                  bold=bool(row_filled) and sum((r, c) in bold for c in row_filled) * 2 > len(row_filled),
                  bold_below=bool(below_filled) and any((nxt, c) in bold for c in below_filled),
-                 written_blanks=sum(cell(r, c) == "" for c in data) * 2 > len(data), figures_below=figures is not None)
+                 written_blanks=sum(isinstance(cell(r, c), str) and not cell(r, c).strip() for c in data) * 2 > len(data), figures_below=figures is not None)
