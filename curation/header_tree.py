@@ -17,6 +17,11 @@ from curation.table import Axis, HeaderNode
 
 # Words that start a summary label; cleaning's `summary_keywords` default to them too.
 SUMMARY_WORDS = ("total", "totals", "grand total", "subtotal", "sum", "average", "avg", "mean", "all", "overall")
+# A row that reports a statistic of the rows above it, not a case ("Mean", "SD", "Maximum marks"):
+# cleaning leaves such rows out of the data view in whichever label column they stand.
+STATISTIC_ROW = re.compile(r"^\s*(mean|average|avg|sd|s\.d\.|std\.? ?dev\.?|stdev|standard deviation|se|s\.e\.|sem|"
+                           r"standard error|median|variance|min(imum)?|max(imum)?)(\s+(marks?|scores?|values?))?\s*[:.]?\s*$",
+                           re.IGNORECASE)
 # A summary label in a header: one of those words first ("Total, England", "All persons"), a
 # (sub-, grand) total first, "Median" first, or "total" last ("Weekly Total"). Then checked
 # against its place among its siblings.
