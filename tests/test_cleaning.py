@@ -150,3 +150,10 @@ def test_statistic_rows_in_any_label_column_are_summaries_not_cases():
     described = Table(name="describe", body=pa.table({"statistic": ["Mean", "SD", "Min", "Max"],
                                                       "height": [170.2, 8.1, 151.0, 192.0]}))
     assert rule_summary(described, CleaningConfig()).action == "keep"  # statistics on every row are the data
+
+
+def test_a_state_code_that_spells_a_statistic_is_a_state():
+    codes = ["MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN",
+             "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY"]
+    table = Table(name="states", body=pa.table({"state": codes, "murders": [float(i * 3 % 17) for i in range(25)]}))
+    assert rule_summary(table, CleaningConfig()).action == "keep"

@@ -172,8 +172,10 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
         leading = pc.match_substring_regex(first, rf"(?i)^\s*({words})(\s|:|$)")
         edge = np.zeros(table.n_rows, dtype=bool)
         edge[[0, *range(max(0, table.n_rows - 2), table.n_rows)]] = True
-        hits = (pc.fill_null(whole, False).to_numpy(zero_copy_only=False)
-                | pc.fill_null(statistic, False).to_numpy(zero_copy_only=False)) | (
+        tail = np.zeros(table.n_rows, dtype=bool)  # where statistics stand: the first row, the last four
+        tail[[0, *range(max(0, table.n_rows - 4), table.n_rows)]] = True  # ("SD" in row 41 is South Dakota)
+        hits = pc.fill_null(whole, False).to_numpy(zero_copy_only=False) | (
+            pc.fill_null(statistic, False).to_numpy(zero_copy_only=False) & tail) | (
             pc.fill_null(leading, False).to_numpy(zero_copy_only=False) & edge)
         labels = first.to_pylist()
         found = [int(i) for i in np.flatnonzero(hits)]

@@ -247,12 +247,13 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     if not wide:
         raise NoGrid("no row with two or more filled cells")
     top, bottom = wide[0], wide[-1]
-    # a merged cell spanning several (not all) columns right above the grid is a header level
-    while top > 0 and width(top - 1) == 1:
-        c = next(c for c in range(n_cols) if filled(cell(top - 1, c)))
-        m = merged_at.get((top - 1, c))
+    # a merged cell spanning several (not all) columns right above the grid is a header level, and
+    # so is a row whose every cell is merged that way or merged down into the grid (a stub title)
+    while top > 0 and width(top - 1):
         cols_used = [c for c in range(n_cols) if any(filled(cell(r, c)) for r in range(top, bottom + 1))]
-        if m and m[3] > m[1] and not (m[1] <= cols_used[0] and m[3] >= cols_used[-1]):
+        merges = [merged_at.get((top - 1, c)) for c in range(n_cols) if filled(cell(top - 1, c))]
+        across = [m for m in merges if m and m[3] > m[1] and not (m[1] <= cols_used[0] and m[3] >= cols_used[-1])]
+        if across and all(m in across or (m and m[2] >= top) for m in merges):
             top -= 1
         else:
             break
@@ -406,22 +407,22 @@ def stub_indents(stubs: list[Any], indents: list[int]) -> list[int]:
 def _wrapped_labels_joined(nodes: list[HeaderNode], stub_label: list[bool],
                            merged: set[tuple[int, int]]) -> list[HeaderNode]:
     """One label wrapped over several header rows ("Per cent" / "change on" / "previous" /
-    "quarter") read as one: a single, unmerged cell right under another single, unmerged cell
-    continues it, unless its row names the stub (a row of series codes under "Date" is a level
-    of its own). Levels are renumbered from 0 afterwards."""
-    single = lambda n: n.start == n.end and (n.level, n.start) not in merged  # noqa: E731
+    "quarter", "Total landings" / "by UK vessels") read as one: an unmerged label right under
+    another unmerged label over the same columns continues it, unless its row names the stub
+    (a row of series codes under "Date" is a level of its own). Levels are renumbered from 0."""
+    unmerged = lambda n: (n.level, n.start) not in merged  # noqa: E731
     out = list(nodes)
-    bottom: dict[int, tuple[int, HeaderNode]] = {}  # column -> (lowest header row a label reaches, the label)
+    bottom: dict[tuple[int, int], tuple[int, HeaderNode]] = {}  # span -> (lowest header row a label reaches, the label)
     for level in sorted({n.level for n in nodes}):
-        for n in [n for n in nodes if n.level == level and single(n)]:
-            prev = bottom.get(n.start)
+        for n in [n for n in nodes if n.level == level and unmerged(n)]:
+            prev = bottom.get((n.start, n.end))
             if level > 0 and not stub_label[level] and prev is not None and prev[0] == level - 1:
                 joined = HeaderNode("C", prev[1].level, n.start, n.end, f"{prev[1].text} {n.text}")
                 out[out.index(prev[1])] = joined
                 out.remove(n)
-                bottom[n.start] = (level, joined)
+                bottom[(n.start, n.end)] = (level, joined)
             else:
-                bottom[n.start] = (level, n)
+                bottom[(n.start, n.end)] = (level, n)
     dense = {v: k for k, v in enumerate(sorted({n.level for n in out}))}
     return [HeaderNode(n.axis, dense[n.level], n.start, n.end, n.text) for n in out]
 

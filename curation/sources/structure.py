@@ -102,6 +102,13 @@ def part_structures(part: Part) -> list[Structure]:
     top = first_body
     while top > 0 and any(filled(v) for v in grid.values[top - 1]):
         top -= 1
+    merged_header = [m for m in grid.merges if m[0] < first_body and m[2] < first_body and m[3] > m[1]
+                     and first_col <= m[1] and m[3] <= last_col and any(filled(v) for v in grid.values[m[0]])]
+    if table.column_header_levels <= 1 and merged_header and first_body - min(m[0] for m in merged_header) > 1:
+        top_row = min(m[0] for m in merged_header)  # one level after wrapped labels are joined, but cells merged
+        out.append(Structure("hierarchical_column_header",  # over columns and header rows: a merged header
+                             (cell_range(r0 + top_row, c0 + first_col, r0 + first_body - 1, c0 + last_col),),
+                             detail=f"{len(merged_header)} header cells merged over columns and rows"))
     if table.column_header_levels > 1:
         header_top, seen = first_body, 0
         while header_top > 0 and seen < table.column_header_levels:
