@@ -85,13 +85,12 @@ class Part:
         bottom = int("".join(ch for ch in rng.split(":")[1] if ch.isdigit())) - 1 - self.grid.origin[0]
         cols = [c for c in range(max(len(r) for r in values)) if any(
             c < len(values[r]) and filled(values[r][c]) for r in range(top, bottom + 1))]
-        header_rows = 0
-        r = top
-        while r <= bottom and header_rows < self.table.column_header_levels:
-            if any(c < len(values[r]) and filled(values[r][c]) for c in cols):
-                header_rows += 1
-            r += 1
-        return r, bottom, cols[0], cols[-1]
+        # the body is the table's last n_rows non-blank rows (header levels may join several sheet
+        # rows: a wrapped label), so count up from the bottom
+        used = [r for r in range(top, bottom + 1) if any(c < len(values[r]) and filled(values[r][c]) for c in cols)]
+        n = self.table.n_rows
+        first = used[-n] if 0 < n <= len(used) else bottom + 1
+        return first, bottom, cols[0], cols[-1]
 
 
 def part_structures(part: Part) -> list[Structure]:
