@@ -92,12 +92,15 @@ def test_sums_leave_out_summary_nodes_and_follow_the_paths():
                 i = CROPS.index(group)
                 assert answer == NUMBERS[column][i + 1] + NUMBERS[column][i + 2]
     by_row = [(q, a) for (t, q), a in answers.items() if t == "rh.nr.parts_sum_columns"]
-    assert by_row
-    for question, answer in by_row:
-        row = first_quoted(question, CROPS)
-        group = "North" if 'under "North"' in question else "South"
-        i = CROPS.index(row)
-        assert answer == NUMBERS[f"{group} / 2019"][i] + NUMBERS[f"{group} / 2020"][i]
+    assert by_row == []  # 2019 + 2020: no sum over periods (test_a_level_is_not_summed_over_periods...)
+    header = (C(0, 0, 0, "Crop"), C(0, 1, 2, "North"), C(1, 1, 1, "Irrigated"), C(1, 2, 2, "Rain-fed"),
+              R(0, 0, 0, "Wheat"), R(0, 1, 1, "Barley"))
+    farms = Table(name="farms", body=pa.table({"Crop": ["Wheat", "Barley"], "North / Irrigated": [10, 20],
+                                               "North / Rain-fed": [5, 7]}), header=header,
+                  caption="Harvest by region (thousand tonnes)")
+    by_row, tables = generate(farms, ["rh.nr.parts_sum_columns"])
+    assert by_row and all(rerun(s, tables) for s in by_row)
+    assert {json.loads(s["answer"]) for s in by_row} <= {15, 27}
 
 
 def test_a_groups_total_is_checked_against_its_parts():
@@ -339,3 +342,20 @@ def test_a_group_and_its_subtotal_are_never_swapped():
                                                                                           header=header)))}
     assert ("Kenya", "Ghana") in pairs and ("Japan", "India") in pairs
     assert not any("Africa Total" in pair for pair in pairs)
+
+
+def test_a_level_is_not_summed_over_periods_nor_an_estimate_with_its_bounds():
+    header = (C(0, 0, 0, "Occupation"), C(0, 1, 2, "Employed (thousands)"), C(1, 1, 1, "2022"), C(1, 2, 2, "2023"),
+              R(0, 0, 2, "All"), R(1, 1, 1, "Sales"), R(1, 2, 2, "Transport"))
+    body = pa.table({"Occupation": ["All", "Sales", "Transport"], "Employed (thousands) / 2022": [30, 10, 20],
+                     "Employed (thousands) / 2023": [33, 12, 21]})
+    years = Table(name="employed", body=body, header=header, caption="Number of employed persons")
+    sums, stats = _stats(years, ["rh.nr.parts_sum_columns"])
+    assert sums == [] and stats.rejected["RH/NR/calculation"]["over_time"] >= 1
+    header = (C(0, 0, 0, "Religion"), C(0, 1, 1, "2017"), R(0, 0, 2, "Any other religion"), R(1, 0, 0, "Estimate"),
+              R(1, 1, 1, "Lower 95% confidence limit"), R(1, 2, 2, "Upper 95% confidence limit"))
+    bounds = Table(name="religion", body=pa.table({"Religion": ["Estimate", "Lower 95% confidence limit",
+                                                                "Upper 95% confidence limit"], "2017": [73.4, 71.7, 75.1]}),
+                   header=header, caption="Number of people")
+    charts, _ = _stats(bounds, ["rh.cg.bar_parts"])
+    assert charts == []

@@ -264,6 +264,20 @@ def _tolerance(view: TreeView, cells: list[tuple[int, int]]) -> float:
     return 0.5 * 10.0 ** -max(_decimals(view.cell(r, j)) for r, j in cells) * len(cells)
 
 
+PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
+                    r"oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december)"
+                    r"(\s+(outturn|plans?|estimates?|provisional))?\s*$", re.IGNORECASE)
+BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci)\b", re.IGNORECASE)
+
+
+def _parts_say_nothing(group: Group) -> str | None:
+    """Parts that are no things of the table: an estimate with its confidence limits."""
+    labels = [p.label or "" for p in group.parts]
+    if sum(bool(BOUND.search(label)) for label in labels) >= 2:
+        return "bounds"
+    return None
+
+
 def _adds(ctx: "Context", view: TreeView, j: int) -> bool:
     """Whether column j holds a measure whose parts add up to a whole (counts, amounts), by the
     column semantics (`TableProfile.additive`), or, for a column named only by a year or a
@@ -291,6 +305,10 @@ def why_not_summed(ctx: "Context", view: TreeView, group: Group, other: int) -> 
     labels = [p.label or "" for p in group.parts] if group.axis == "R" else list(view.row_names[other] or ())
     if any(NOT_ADDITIVE.search(label) for label in labels):
         return "not_additive"  # a "% change" row, a "Mean" part
+    if group.parts and all(PERIOD.match(p.label or "") for p in group.parts):
+        return "over_time"  # 2022 + 2023: a level summed over periods is no quantity
+    if _parts_say_nothing(group):
+        return "bounds"
     if group.total is not None:
         total_cell = (group.total.pos, other) if group.axis == "R" else (other, group.total.pos)
         if not view.present(*total_cell):
@@ -370,6 +388,8 @@ def op_tree_extreme(ctx: "Context") -> None:
     for group, other in _sum_candidates(view, axis):
         if any(p.label is None for p in group.parts):
             ctx.reject("unnamed_parts")
+        elif _parts_say_nothing(group):
+            ctx.reject("bounds")
         elif axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in group.parts}) > 1:
             ctx.reject("mixed_measures")
         else:
@@ -415,7 +435,8 @@ def op_tree_total_check(ctx: "Context") -> None:
         return
     axis = ctx.template.params.get("axis", "R")
     cands = [(g, o) for g, o in _sum_candidates(view, axis) if g.total is not None
-             and view.present(*((g.total.pos, o) if axis == "R" else (o, g.total.pos)))]
+             and view.present(*((g.total.pos, o) if axis == "R" else (o, g.total.pos)))
+             and all(_adds(ctx, view, j) for j in ([o] if axis == "R" else [p.pos for p in g.parts]))]
     ctx.considered(len(cands))
     if not cands:
         return ctx.reject("no_group_with_a_total")
@@ -507,7 +528,8 @@ def op_tree_chart(ctx: "Context") -> None:
     axis = "C" if chart == "line" else "R"
     cands = [(g, o) for g, o in _sum_candidates(view, axis)
              if all(p.label for p in g.parts) and len(g.parts) <= MAX_CHART_PARTS
-             and (axis == "R" or len(g.parts) >= 3)]
+             and (axis == "R" or len(g.parts) >= 3) and not _parts_say_nothing(g)
+             and len({view.cell(r, j) for r, j in _cells(g, o)}) > 1]  # one value merged over the group: no chart
     if chart == "pie":  # shares of a whole: positive parts that add up to the group's total
         cands = [(g, o) for g, o in cands if all(view.cell(p.pos, o) > 0 for p in g.parts) and _is_whole(view, g, o)]
     ctx.considered(len(cands))
