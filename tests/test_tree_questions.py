@@ -359,3 +359,10 @@ def test_a_level_is_not_summed_over_periods_nor_an_estimate_with_its_bounds():
                    header=header, caption="Number of people")
     charts, _ = _stats(bounds, ["rh.cg.bar_parts"])
     assert charts == []
+
+
+def test_claims_are_about_values_as_the_sheet_writes_them_not_a_floats_noise():
+    table = crops_table()
+    noisy = table.body.set_column(1, "North / 2019", pa.array([30.0, 10.0, 20.4295339312698, 12.0, 2.0, 3.0, 42.0]))
+    samples, _ = _stats(Table(name="crops", body=noisy, header=table.header, caption=table.caption), ["rh.fc.leaf_value"])
+    assert samples and not any("20.42953" in s["question"] for s in samples)

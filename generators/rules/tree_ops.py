@@ -475,7 +475,7 @@ def _named_cells(view: TreeView, moved: set[int] | None = None, axis: str = "R")
         for j in view.labelled:
             if moved is not None and (r if axis == "R" else j) not in moved:
                 continue
-            if (len(name) > 1 or " / " in view.column_label(j)) and view.present(r, j):
+            if (len(name) > 1 or " / " in view.column_label(j)) and view.present(r, j) and written(view.cell(r, j)):
                 out.append((r, j))
     return out
 
@@ -495,7 +495,7 @@ def op_tree_fact(ctx: "Context") -> None:
         claim: int | float = value
         if not truth:
             others = sorted({view.cell(o, j) for o in range(view.table.n_rows) if o != r and view.present(o, j)
-                             and _show(view.cell(o, j)) != _show(value)})
+                             and _show(view.cell(o, j)) != _show(value) and written(view.cell(o, j))})
             if not others:
                 ctx.reject("no_false_variant")
                 continue
@@ -503,6 +503,12 @@ def op_tree_fact(ctx: "Context") -> None:
         program = f"SELECT {q(view.table.columns[j])} = {lit(claim)} FROM t WHERE rowid = {view.rowid(r)}"
         slots = {"row": under(view.row_names[r]), "column": view.column_label(j), "claim": _show(claim)}
         ctx.emit(slots, truth, program=("sql", program), answer_type="bool")
+
+
+def written(value: int | float) -> bool:
+    """A value as a sheet writes it (at most 4 decimals), not a computed float the sheet shows
+    rounded (20.4295339312698 shown as 20.4): a claim about that is about the float's noise."""
+    return _decimals(value) <= 4
 
 
 def _show(value: int | float) -> str:
