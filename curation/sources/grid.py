@@ -481,8 +481,10 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
             nodes = [HeaderNode("R", 0, s, e, cell_text(v)) for s, e, v in runs if filled(v)]
             for level in range(1, text_cols):
                 for s, e in [(s, e) for s, e, _ in runs]:
-                    nodes += [HeaderNode("R", level, s + a, s + b, cell_text(v))
-                              for a, b, v in _runs([r[level] for r in rows[s:e + 1]]) if filled(v)]
+                    seen = {(n.start, n.end, n.text) for n in nodes}  # a label merged over two stub columns
+                    nodes += [HeaderNode("R", level, s + a, s + b, cell_text(v))  # is one node, not its own child
+                              for a, b, v in _runs([r[level] for r in rows[s:e + 1]])
+                              if filled(v) and (s + a, s + b, cell_text(v)) not in seen]
             return nodes, ["multi_column_row_header"]
 
     # section rows and indentation in the first column
