@@ -77,6 +77,11 @@ class Part:
     grid: Grid
     table: Any  # curation.table.Table
 
+    def top_row(self) -> int:
+        """The table's first row (its header's top) in the part grid's coordinates."""
+        rng = self.table.provenance.cell_range
+        return int("".join(ch for ch in rng.split(":")[0] if ch.isdigit())) - 1 - self.grid.origin[0]
+
     def body_rows(self) -> tuple[int, int, int, int]:
         """(first body row, last row, first column, last column) in the part grid's coordinates."""
         values = self.grid.values
@@ -98,7 +103,7 @@ def part_structures(part: Part) -> list[Structure]:
     r0, c0 = grid.origin
     out: list[Structure] = []
     first_body, bottom, first_col, last_col = part.body_rows()
-    top = first_body
+    top = min(first_body, part.top_row())  # the table's first row (a blank row may part header and body)
     while top > 0 and any(filled(v) for v in grid.values[top - 1]):
         top -= 1
     merged_header = [m for m in grid.merges if m[0] < first_body and m[2] < first_body and m[3] > m[1]
