@@ -17,11 +17,35 @@ from curation.table import Axis, HeaderNode
 
 # Words that start a summary label; cleaning's `summary_keywords` default to them too.
 SUMMARY_WORDS = ("total", "totals", "grand total", "subtotal", "sum", "average", "avg", "mean", "all", "overall")
+# A row that reports a statistic of the rows above it, not a case ("Mean", "SD", "Maximum marks"):
+# cleaning leaves such rows out of the data view in whichever label column they stand.
+STATISTIC_ROW = re.compile(r"^\s*(mean|average|avg|sd|s\.d\.|std\.? ?dev\.?|stdev|standard deviation|se|s\.e\.|sem|"
+                           r"standard error|median|variance|min(imum)?|max(imum)?)(\s+(marks?|scores?|values?))?\s*[:.]?\s*$",
+                           re.IGNORECASE)
 # A summary label in a header: one of those words first ("Total, England", "All persons"), a
 # (sub-, grand) total first, "Median" first, or "total" last ("Weekly Total"). Then checked
 # against its place among its siblings.
 SUMMARY_TEXT = re.compile(r"^(%s)\b|^(sub-?|grand )?totals?\b|\btotals?$|^(weekly|monthly|annual|yearly) total|^median\b"
                           % "|".join(sorted(SUMMARY_WORDS, key=len, reverse=True)), re.IGNORECASE)
+
+
+GRAND_TOTAL = re.compile(r"^\s*(grand\s+)?(total|totals|all|overall|sum)\s*[:.]?\s*$", re.IGNORECASE)
+GROUP_TOTAL = re.compile(r"^\s*(?:(?P<before>.+?)\s*[-\u2013:,]?\s+(?:sub-?)?totals?|(?:sub-?)?totals?\s*(?:for|of|[-\u2013:,])?\s+(?P<after>.+?))\s*$",
+                         re.IGNORECASE)
+
+
+def grand_total(label: str) -> bool:
+    """A label that totals everything above it: "Total", "Grand Total", "All", "Overall"."""
+    return bool(GRAND_TOTAL.match(label or ""))
+
+
+def total_of(label: str) -> str | None:
+    """The group a subtotal label names ("Africa Total", "Total Africa", "Total for Africa": "Africa"),
+    or None. A subtotal is a child of its group, never its sibling."""
+    m = GROUP_TOTAL.match(label or "")
+    if not m or grand_total(label):
+        return None
+    return (m.group("before") or m.group("after") or "").strip() or None
 
 
 @dataclass(frozen=True)

@@ -137,3 +137,23 @@ def test_a_keyword_that_is_a_level_of_a_factor_marks_no_summary_row():
     with_total = Table(name="jury", body=pa.table({"Attr": [*attractiveness[:12], "Total"],
                                                    "years": [*[float(i + 1) for i in range(12)], 78.0]}))
     assert rule_summary(with_total, CleaningConfig()).marks["summary_rows"] == (12,)
+
+
+def test_statistic_rows_in_any_label_column_are_summaries_not_cases():
+    """A class's marks with "Maximum marks" on top and Mean and SD rows under the pupils, the
+    statistics written in column B beside a blank column A: none of them is a pupil."""
+    table = Table(name="marks", body=pa.table({
+        "class": ["JSS 1A", None, None, None, None, None, None],
+        "name": ["Maximum marks", "Ade", "Bola", "Chidi", "Dayo", "Mean", "SD"],
+        "test 1": [20.0, 14, 17, 9, 12, 13.0, 3.4], "test 2": [30.0, 21, 25, 18, 27, 22.75, 4.0]}))
+    assert rule_summary(table, CleaningConfig()).marks["summary_rows"] == (0, 5, 6)
+    described = Table(name="describe", body=pa.table({"statistic": ["Mean", "SD", "Min", "Max"],
+                                                      "height": [170.2, 8.1, 151.0, 192.0]}))
+    assert rule_summary(described, CleaningConfig()).action == "keep"  # statistics on every row are the data
+
+
+def test_a_state_code_that_spells_a_statistic_is_a_state():
+    codes = ["MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN",
+             "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY"]
+    table = Table(name="states", body=pa.table({"state": codes, "murders": [float(i * 3 % 17) for i in range(25)]}))
+    assert rule_summary(table, CleaningConfig()).action == "keep"

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.header_tree import SUMMARY_WORDS
+from curation.header_tree import STATISTIC_ROW, SUMMARY_WORDS
 from curation.semantics import infer as infer_semantics
 from curation.table import Table
 
@@ -158,22 +158,31 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
     for j, name in enumerate(table.columns):
         if keyword.match(name.split(" / ")[-1]):
             cols.add(j)
-    if table.n_cols and table.n_rows:
-        first = table.body.column(0)
-        if pa.types.is_string(first.type):
-            # the whole label is a keyword ("Total", "All:"), or a keyword starts a label in the first or
-            # the last two rows ("Total 2019"); "All-Bran" and a cereal called "Total Raisin Bran" are data
-            whole = pc.match_substring_regex(first, rf"(?i)^\s*({words})\s*[:.]?\s*$")
-            leading = pc.match_substring_regex(first, rf"(?i)^\s*({words})(\s|:|$)")
-            edge = np.zeros(table.n_rows, dtype=bool)
-            edge[[0, *range(max(0, table.n_rows - 2), table.n_rows)]] = True
-            hits = pc.fill_null(whole, False).to_numpy(zero_copy_only=False) | (
-                pc.fill_null(leading, False).to_numpy(zero_copy_only=False) & edge)
-            labels = first.to_pylist()
-            found = [int(i) for i in np.flatnonzero(hits)]
-            factor = len(set(labels)) <= 0.5 * table.n_rows  # the first column repeats its values
-            level = {v for v in {labels[i] for i in found}  # "Average" on 38 of 114 rows: a level of a factor
-                     if factor and labels.count(v) > 1}
+    label_columns = []  # every leading text column: "Mean" and "SD" rows often stand in column B
+    for j in range(table.n_cols if table.n_rows else 0):
+        if not pa.types.is_string(table.body.column(j).type) or len(label_columns) == 3:
+            break
+        label_columns.append(table.body.column(j))
+    for first in label_columns:
+        # the whole label is a keyword ("Total", "All:") or a statistic ("SD", "Maximum marks"), or a
+        # keyword starts a label in the first or the last two rows ("Total 2019"); "All-Bran" and a
+        # cereal called "Total Raisin Bran" are data
+        whole = pc.match_substring_regex(first, rf"(?i)^\s*({words})\s*[:.]?\s*$")
+        statistic = pc.match_substring_regex(first, STATISTIC_ROW.pattern, ignore_case=True)
+        leading = pc.match_substring_regex(first, rf"(?i)^\s*({words})(\s|:|$)")
+        edge = np.zeros(table.n_rows, dtype=bool)
+        edge[[0, *range(max(0, table.n_rows - 2), table.n_rows)]] = True
+        tail = np.zeros(table.n_rows, dtype=bool)  # where statistics stand: the first row, the last four
+        tail[[0, *range(max(0, table.n_rows - 4), table.n_rows)]] = True  # ("SD" in row 41 is South Dakota)
+        hits = pc.fill_null(whole, False).to_numpy(zero_copy_only=False) | (
+            pc.fill_null(statistic, False).to_numpy(zero_copy_only=False) & tail) | (
+            pc.fill_null(leading, False).to_numpy(zero_copy_only=False) & edge)
+        labels = first.to_pylist()
+        found = [int(i) for i in np.flatnonzero(hits)]
+        factor = len(set(labels)) <= 0.5 * table.n_rows  # the first column repeats its values
+        level = {v for v in {labels[i] for i in found}  # "Average" on 38 of 114 rows: a level of a factor
+                 if factor and labels.count(v) > 1}
+        if len(found) * 2 <= table.n_rows:  # statistics on most rows are the table's subject ("Mean", "SD", "Max")
             rows.update(i for i in found if labels[i] not in level)
     numeric_cols, m = _numeric_matrix(table)
     complete = ~np.isnan(m).any(axis=0) if m.size else np.zeros(0, bool)

@@ -25,11 +25,13 @@ sheets read as their originals with two blocks exchanged (tests/test_header_tree
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curation.body import _parse_number, cell_text, from_rows
-from curation.header_tree import flattened_names
+from curation.header_tree import flattened_names, grand_total, total_of
+from curation.sources.evidence import is_header, row_signs
 from curation.table import HeaderNode, Provenance, Table, flat_header
 
 Merge = tuple[int, int, int, int]  # r0, c0, r1, c1 inclusive, 0-based
@@ -139,12 +141,14 @@ def split_tables(grid: Grid) -> list[Grid]:
             r += 1
         blocks.append((start, r - 1, any(i in in_grid for i in range(start, r))))
 
-    def data_row(i: int) -> bool:
-        cells = [v for v in values[i][1:] if filled(v)]
-        return bool(cells) and sum(is_numeric(v) for v in cells) * 2 >= len(cells)
-
     every_col = list(range(n_cols))
     covered = _covered(grid.merges)
+
+    def data_row(i: int) -> bool:
+        """Mostly figures, and not a row of column labels (years merged over their columns)."""
+        cells = [v for v in values[i][1:] if filled(v)]
+        return bool(cells) and sum(is_numeric(v) for v in cells) * 2 >= len(cells) and not is_header(
+            row_signs(values, i, every_col, merges=grid.merges, bold=grid.bold, filled=filled))
 
     def typed_like(i: int, group: list[int]) -> bool:
         """Row i has numbers and reads like a body row of the group (text-heavy tables: id, group, value)."""
@@ -159,8 +163,19 @@ def split_tables(grid: Grid) -> list[Grid]:
         that block, and the labels after it name tables of their own.)"""
         used = [c for c, v in enumerate(values[start]) if filled(v)]
         head = next((i for i in range(group[0], group[1] + 1) if i in in_grid), None)
-        return (len(used) == 1 and start < end and head is not None and blank_row(values, head - 1)
+        return (len(used) == 1 and start < end and head is not None
+                and (blank_row(values, head - 1) or sectioned(group))
                 and used[0] <= min(c for c, v in enumerate(values[head]) if filled(v)) and typed_like(start + 1, group))
+
+    def sectioned(group: list[int]) -> bool:
+        """The group's body already opens with a label row between its header and its figures:
+        its blocks are sections under that header."""
+        first = next((i for i in range(group[0], group[1] + 1) if data_row(i)), None)
+        if first is None:
+            return False
+        above = [i for i in range(group[0], first) if not blank_row(values, i)]
+        return (len(above) >= 2 and [c for c, v in enumerate(values[above[-1]]) if filled(v)] == [0]
+                and any(i in in_grid for i in above[:-1]))
 
     groups: list[list[int]] = []  # [first row, last row, has data]
     pending_text: int | None = None
@@ -232,12 +247,13 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     if not wide:
         raise NoGrid("no row with two or more filled cells")
     top, bottom = wide[0], wide[-1]
-    # a merged cell spanning several (not all) columns right above the grid is a header level
-    while top > 0 and width(top - 1) == 1:
-        c = next(c for c in range(n_cols) if filled(cell(top - 1, c)))
-        m = merged_at.get((top - 1, c))
+    # a merged cell spanning several (not all) columns right above the grid is a header level, and
+    # so is a row whose every cell is merged that way or merged down into the grid (a stub title)
+    while top > 0 and width(top - 1):
         cols_used = [c for c in range(n_cols) if any(filled(cell(r, c)) for r in range(top, bottom + 1))]
-        if m and m[3] > m[1] and not (m[1] <= cols_used[0] and m[3] >= cols_used[-1]):
+        merges = [merged_at.get((top - 1, c)) for c in range(n_cols) if filled(cell(top - 1, c))]
+        across = [m for m in merges if m and m[3] > m[1] and not (m[1] <= cols_used[0] and m[3] >= cols_used[-1])]
+        if across and all(m in across or (m and m[2] >= top) for m in merges):
             top -= 1
         else:
             break
@@ -265,16 +281,20 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
         first_body = min(max(top + grid.header_rows, top), bottom)
     else:
         first_body = None
+
+        def header_like(r: int) -> bool:
+            return is_header(row_signs(values, r, cols, merges=grid.merges, bold=grid.bold, filled=filled))
+
         for r in range(top, bottom + 1):
             cells = [cell(r, c) for c in data_cols if filled(cell(r, c))]
-            if not cells and r > top and filled(cell(r, first_col)) and (r, first_col) not in covered:
+            m = covered.get((r, first_col))
+            if not cells and r > top and filled(cell(r, first_col)) and (m is None or m[0] == m[2] == r):
+                if header_like(r):
+                    continue  # styled as the header (bold, its blank cells written): the stub's title
                 first_body = r  # a label alone in the stub below the header: a section row heading the body
                 break
-            if numeric_row(r) and r < bottom and all(_is_year(v) for v in cells if is_number(v)):
-                below_cells = [cell(r + 1, c) for c in data_cols if filled(cell(r + 1, c))]
-                below_numbers = [v for v in below_cells if is_number(v)]
-                if below_cells and not (below_numbers and all(_is_year(v) for v in below_numbers)):
-                    continue  # a row of years above other data or above sub-headings: a header
+            if numeric_row(r) and r < bottom and header_like(r):
+                continue  # numbers that label columns (years, 1..24) above the body: a header
             if cells and r > top and r < bottom and any(is_number(v) for v in cells) and (
                     _kinds(values, r, cols, covered) == _kinds(values, r + 1, cols, covered)):
                 first_body = r  # mostly text, but typed like the row below it: a body of categorical columns
@@ -312,8 +332,11 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                 if text and span:
                     nodes.append(HeaderNode("C", level, span[0], span[-1], text))
             elif filled(cell(r, c)):
-                end = _label_span(r, c, header_rows[:level], header_rows[level + 1:level + 2], cols, cell, covered)
+                end = _label_span(r, c, header_rows[:level], header_rows[level + 1:], cols, cell, covered)
                 nodes.append(HeaderNode("C", level, col_index[c], col_index[end], cell_text(cell(r, c))))
+    nodes = _wrapped_labels_joined(nodes, [filled(cell(r, first_col)) for r in header_rows],
+                                   {(lv, col_index[c]) for lv, r in enumerate(header_rows) for c in cols if (r, c) in covered})
+    header_levels = len({n.level for n in nodes})
     names = flattened_names(nodes, len(cols))
 
     # ---- body (merged cells repeat their value over the area they cover)
@@ -329,14 +352,15 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     body_merges = any(m[2] >= first_body and m[0] <= bottom for m in grid.merges)
 
     vertical = {(r, c) for (r, c), m in covered.items() if m[2] > m[0]}
-    row_nodes, row_structure = _row_header(rows, [grid.indents.get((r, first_col), 0) for r in body_rows],
+    row_nodes, row_structure = _row_header(rows, stub_indents([cell(r, first_col) for r in body_rows],
+                                                              [grid.indents.get((r, first_col), 0) for r in body_rows]),
                                            [(r, first_col) in vertical for r in body_rows],
                                            [i > 0 and body_rows[i] > body_rows[i - 1] + 1 for i in range(len(body_rows))],
                                            [(r, first_col) in grid.bold for r in body_rows])
     structure = []
     if grid.merges:
         structure.append("merged_cells")
-    if len(header_rows) > 1:
+    if header_levels > 1:
         structure.append("multi_level_column_header")
     structure += row_structure
     if caption:
@@ -349,7 +373,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     body = from_rows(names, rows)
     r0, c0 = grid.origin
     cell_range = f"{column_letter(c0 + cols[0])}{r0 + top + 1}:{column_letter(c0 + cols[-1])}{r0 + bottom + 1}"
-    if len(header_rows) > 1:
+    if header_levels > 1:
         header = tuple(nodes) + tuple(row_nodes)
     else:  # one plain header row: the flat header from the (unique) column names
         header = flat_header(body.column_names) + tuple(row_nodes)
@@ -357,14 +381,60 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                  provenance=replace(provenance, cell_range=cell_range))
 
 
-def _label_span(r: int, c: int, rows_above: list[int], next_row: list[int], cols: list[int], cell: Any,
+OF_WHICH = re.compile(r"^\s*(of which|including|incl\.|thereof)\b", re.IGNORECASE)
+BULLET = re.compile(r"^[\s\u00a0\u2007]*[\u00b7\u2022\u25aa\u2013\-\*][\s\u00a0\u2007]+(?=\w)")
+LEADING = re.compile(r"^[ \u00a0\u2007\u3000]+(?=\S)")
+
+
+def stub_indents(stubs: list[Any], indents: list[int]) -> list[int]:
+    """Each stub label's depth, from every way a sheet indents: the cell's indent, leading spaces
+    or a bullet where other labels have none, and "of which" (a part of the row above it, one
+    level under it). Depths only need to order labels: the row header ranks them."""
+    texts = [v if isinstance(v, str) else "" for v in stubs]
+    spaces = [len(m.group(0)) if (m := LEADING.match(t)) else 0 for t in texts]
+    bullets = [bool(BULLET.match(t)) for t in texts]
+    labelled = [i for i, t in enumerate(texts) if t.strip()]
+    use_spaces = any(spaces[i] for i in labelled) and not all(spaces[i] for i in labelled)
+    depth = [indents[i] * 100 + (spaces[i] if use_spaces else 0) + (50 if bullets[i] else 0) for i in range(len(texts))]
+    for i, t in enumerate(texts):
+        if OF_WHICH.match(t):
+            parent = next((j for j in range(i - 1, -1, -1) if texts[j].strip() and not OF_WHICH.match(texts[j])), None)
+            if parent is not None:
+                depth[i] = depth[parent] + 1
+    return depth
+
+
+def _wrapped_labels_joined(nodes: list[HeaderNode], stub_label: list[bool],
+                           merged: set[tuple[int, int]]) -> list[HeaderNode]:
+    """One label wrapped over several header rows ("Per cent" / "change on" / "previous" /
+    "quarter", "Total landings" / "by UK vessels") read as one: an unmerged label right under
+    another unmerged label over the same columns continues it, unless its row names the stub
+    (a row of series codes under "Date" is a level of its own). Levels are renumbered from 0."""
+    unmerged = lambda n: (n.level, n.start) not in merged  # noqa: E731
+    out = list(nodes)
+    bottom: dict[tuple[int, int], tuple[int, HeaderNode]] = {}  # span -> (lowest header row a label reaches, the label)
+    for level in sorted({n.level for n in nodes}):
+        for n in [n for n in nodes if n.level == level and unmerged(n)]:
+            prev = bottom.get((n.start, n.end))
+            if level > 0 and not stub_label[level] and prev is not None and prev[0] == level - 1:
+                joined = HeaderNode("C", prev[1].level, n.start, n.end, f"{prev[1].text} {n.text}")
+                out[out.index(prev[1])] = joined
+                out.remove(n)
+                bottom[(n.start, n.end)] = (level, joined)
+            else:
+                bottom[(n.start, n.end)] = (level, n)
+    dense = {v: k for k, v in enumerate(sorted({n.level for n in out}))}
+    return [HeaderNode(n.axis, dense[n.level], n.start, n.end, n.text) for n in out]
+
+
+def _label_span(r: int, c: int, rows_above: list[int], rows_below: list[int], cols: list[int], cell: Any,
                 covered: dict[tuple[int, int], Merge]) -> int:
     """The last column a header label stands for. Spreadsheets often leave a group label
     unmerged, left-aligned over the blank cells of its group ("Landings into" over Scotland,
     England, Abroad): it reaches right over blank cells, up to the next label of its row or
-    of a row above, when the row below puts two or more sub-headings under it. Stub labels
+    of a row above, when the rows below put two or more sub-headings under it. Stub labels
     (the first column) and the last header row stay one column wide."""
-    if not next_row or c == cols[0]:
+    if not rows_below or c == cols[0]:
         return c
     end = c
     for x in cols[cols.index(c) + 1:]:
@@ -372,7 +442,7 @@ def _label_span(r: int, c: int, rows_above: list[int], next_row: list[int], cols
                 filled(cell(a, x)) or (a, x) in covered and covered[(a, x)][1] == x for a in rows_above):
             break
         end = x
-    below = [x for x in cols if c <= x <= end and filled(cell(next_row[0], x))]
+    below = [x for x in cols if c <= x <= end and any(filled(cell(r2, x)) for r2 in rows_below)]
     return end if len(below) >= 2 else c
 
 
@@ -411,8 +481,10 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
             nodes = [HeaderNode("R", 0, s, e, cell_text(v)) for s, e, v in runs if filled(v)]
             for level in range(1, text_cols):
                 for s, e in [(s, e) for s, e, _ in runs]:
-                    nodes += [HeaderNode("R", level, s + a, s + b, cell_text(v))
-                              for a, b, v in _runs([r[level] for r in rows[s:e + 1]]) if filled(v)]
+                    seen = {(n.start, n.end, n.text) for n in nodes}  # a label merged over two stub columns
+                    nodes += [HeaderNode("R", level, s + a, s + b, cell_text(v))  # is one node, not its own child
+                              for a, b, v in _runs([r[level] for r in rows[s:e + 1]])
+                              if filled(v) and (s + a, s + b, cell_text(v)) not in seen]
             return nodes, ["multi_column_row_header"]
 
     # section rows and indentation in the first column
@@ -427,11 +499,28 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
     if not has_sections and not has_indent and not bold_groups:
         return [], []
     rank = {v: k for k, v in enumerate(indent_levels)}
-    offset = 1 if has_sections else 0
+    labels = [cell_text(v).strip() for v in stub]
+    section_labels = [labels[i] for i in range(n) if section[i]]
+    for i in range(1, n):  # the same line under every section heading ("Unit: tonnes"): a note, no level
+        if section[i] and section[i - 1] and section_labels.count(labels[i]) > 1:
+            section[i] = False
     if bold_groups:
         levels = [0 if bold_stub[i] else 1 for i in range(n)]
-    else:
-        levels = [0 if has_sections and section[i] else offset + (rank[indents[i]] if has_indent else 0) for i in range(n)]
+    else:  # a section row heads the rows of its own indent and deeper; indentation nests within
+        levels = [2 * (rank[indents[i]] if has_indent and filled(stub[i]) else 0) + (0 if section[i] else 1)
+                  for i in range(n)]
+    seen: dict[str, int] = {}
+    for i in range(n):
+        group = total_of(labels[i])
+        j = seen.get(group.casefold()) if group else None
+        if j is not None and levels[j] == levels[i]:
+            levels[i] = levels[j] + 1  # "Africa Total" under "Africa": a child of its group
+        seen.setdefault(labels[i].casefold(), i)
+    last = max((i for i in range(n) if filled(stub[i])), default=None)
+    if last is not None and last > 0 and grand_total(labels[last]):
+        levels[last] = min(levels)  # a trailing grand total stands at the root, under no group
+    dense = {v: k for k, v in enumerate(sorted(set(levels)))}
+    levels = [dense[v] for v in levels]
     nodes = []
     for i in range(n):
         if not filled(stub[i]):

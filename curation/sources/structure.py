@@ -77,6 +77,11 @@ class Part:
     grid: Grid
     table: Any  # curation.table.Table
 
+    def top_row(self) -> int:
+        """The table's first row (its header's top) in the part grid's coordinates."""
+        rng = self.table.provenance.cell_range
+        return int("".join(ch for ch in rng.split(":")[0] if ch.isdigit())) - 1 - self.grid.origin[0]
+
     def body_rows(self) -> tuple[int, int, int, int]:
         """(first body row, last row, first column, last column) in the part grid's coordinates."""
         values = self.grid.values
@@ -85,13 +90,12 @@ class Part:
         bottom = int("".join(ch for ch in rng.split(":")[1] if ch.isdigit())) - 1 - self.grid.origin[0]
         cols = [c for c in range(max(len(r) for r in values)) if any(
             c < len(values[r]) and filled(values[r][c]) for r in range(top, bottom + 1))]
-        header_rows = 0
-        r = top
-        while r <= bottom and header_rows < self.table.column_header_levels:
-            if any(c < len(values[r]) and filled(values[r][c]) for c in cols):
-                header_rows += 1
-            r += 1
-        return r, bottom, cols[0], cols[-1]
+        # the body is the table's last n_rows non-blank rows (header levels may join several sheet
+        # rows: a wrapped label), so count up from the bottom
+        used = [r for r in range(top, bottom + 1) if any(c < len(values[r]) and filled(values[r][c]) for c in cols)]
+        n = self.table.n_rows
+        first = used[-n] if 0 < n <= len(used) else bottom + 1
+        return first, bottom, cols[0], cols[-1]
 
 
 def part_structures(part: Part) -> list[Structure]:
@@ -99,9 +103,16 @@ def part_structures(part: Part) -> list[Structure]:
     r0, c0 = grid.origin
     out: list[Structure] = []
     first_body, bottom, first_col, last_col = part.body_rows()
-    top = first_body
+    top = min(first_body, part.top_row())  # the table's first row (a blank row may part header and body)
     while top > 0 and any(filled(v) for v in grid.values[top - 1]):
         top -= 1
+    merged_header = [m for m in grid.merges if m[0] < first_body and m[2] < first_body and m[3] > m[1]
+                     and first_col <= m[1] and m[3] <= last_col and any(filled(v) for v in grid.values[m[0]])]
+    if table.column_header_levels <= 1 and merged_header and first_body - min(m[0] for m in merged_header) > 1:
+        top_row = min(m[0] for m in merged_header)  # one level after wrapped labels are joined, but cells merged
+        out.append(Structure("hierarchical_column_header",  # over columns and header rows: a merged header
+                             (cell_range(r0 + top_row, c0 + first_col, r0 + first_body - 1, c0 + last_col),),
+                             detail=f"{len(merged_header)} header cells merged over columns and rows"))
     if table.column_header_levels > 1:
         header_top, seen = first_body, 0
         while header_top > 0 and seen < table.column_header_levels:

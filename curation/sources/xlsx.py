@@ -23,6 +23,12 @@ def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
                 if skipped is not None:
                     skipped.append({"path": path, "sheet": sheet, "reason": f"sheet has no grid: {table}"})
                 continue
+            if table.n_rows == 0:  # a header with nothing under it: said, never dropped silently
+                if skipped is not None:
+                    skipped.append({"path": path, "sheet": sheet, "reason": f"no body rows under the header at "
+                                    f"{table.provenance.cell_range} ({table.n_cols} columns): every row read as "
+                                    f"header, title or notes"})
+                continue
             found += 1
             yield table
     if not found:

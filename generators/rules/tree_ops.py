@@ -9,6 +9,8 @@ row (the "Asia" row above the Asian countries) or its summary child. The ops:
 - `tree_fact`: a claim about a leaf under a parent path, true or false (FC value matching);
 - `tree_sum`: the sum of a group's parts, summaries left out (NR calculation), on rows or columns;
 - `tree_total_check`: does a group's total equal the sum of its parts (FC inference-based)?
+- `tree_extreme`: which part of a group is highest or lowest (NR comparison): what is asked of
+  rates, shares and indexes, which `tree_sum` never adds (`why_not_summed`);
 - `tree_chart`: a bar, pie or line chart of a group's parts; the gold is {chart_type, x, y}, the
   values the chart must plot (RealHiTBench's CG, scored by PASS@1 in `evaluation.charts`);
 - `tree_swap`: Structure Comprehending. Two sibling blocks of the tree are exchanged in a copy of
@@ -31,11 +33,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, row_paths,
-                                  summary_nodes)
+from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, grand_total,
+                                  row_paths, summary_nodes, total_of)
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
 from curation.table import HeaderNode, Table
+from generators.rules.profile import ADDITIVE, NOT_ADDITIVE
 
 if TYPE_CHECKING:  # pragma: no cover
     from generators.rules.engine import Context
@@ -252,6 +255,85 @@ def _sum_candidates(view: TreeView, axis: str) -> list[tuple[Group, int]]:
     return out
 
 
+def _cells(group: Group, other: int) -> list[tuple[int, int]]:
+    return [(p.pos, other) if group.axis == "R" else (other, p.pos) for p in group.parts]
+
+
+def _tolerance(view: TreeView, cells: list[tuple[int, int]]) -> float:
+    """How far a sum of these cells may stand from a total and still be the same figure rounded."""
+    return 0.5 * 10.0 ** -max(_decimals(view.cell(r, j)) for r, j in cells) * len(cells)
+
+
+PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
+                    r"oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december)"
+                    r"(\s+(outturn|plans?|estimates?|provisional))?\s*$", re.IGNORECASE)
+BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci)\b", re.IGNORECASE)
+
+
+def _parts_say_nothing(group: Group) -> str | None:
+    """Parts that are no things of the table: an estimate with its confidence limits."""
+    labels = [p.label or "" for p in group.parts]
+    if sum(bool(BOUND.search(label)) for label in labels) >= 2:
+        return "bounds"
+    return None
+
+
+def _adds(ctx: "Context", view: TreeView, j: int) -> bool:
+    """Whether column j holds a measure whose parts add up to a whole (counts, amounts), by the
+    column semantics (`TableProfile.additive`), or, for a column named only by a year or a
+    place, by the table's caption ("Live weight, Tonnes"; not "Unemployment rates")."""
+    name, label, caption = view.table.columns[j], view.column_label(j), view.table.caption
+    if NOT_ADDITIVE.search(label) or (label != name and NOT_ADDITIVE.search(name)) or NOT_ADDITIVE.search(caption):
+        return False  # a rate in the column's path, or a table of rates ("Total" of rates is a rate)
+    if name in ctx.profile.role and ctx.profile.additive(name):
+        return True
+    return bool(ADDITIVE.search(caption))
+
+
+def why_not_summed(ctx: "Context", view: TreeView, group: Group, other: int) -> str | None:
+    """None when the sum of a group's parts means something; else the reason it does not.
+    A sum is asked only over measures that add (not rates, shares, medians, indexes, bounds,
+    ids or positions), of one unit, and only where the sheet's own total confirms that the parts
+    add up, or, with no total, where the nesting is certain (not read from indentation alone)."""
+    columns = [other] if group.axis == "R" else [p.pos for p in group.parts]
+    if not all(_adds(ctx, view, j) for j in columns):
+        return "not_additive"
+    units = {ctx.profile.info[view.table.columns[j]].unit if view.table.columns[j] in ctx.profile.info else ""
+             for j in columns}
+    if len(units) > 1:
+        return "mixed_units"
+    labels = [p.label or "" for p in group.parts] if group.axis == "R" else list(view.row_names[other] or ())
+    if any(NOT_ADDITIVE.search(label) for label in labels):
+        return "not_additive"  # a "% change" row, a "Mean" part
+    if group.parts and all(PERIOD.match(p.label or "") for p in group.parts):
+        return "over_time"  # 2022 + 2023: a level summed over periods is no quantity
+    if _parts_say_nothing(group):
+        return "bounds"
+    if group.total is not None:
+        total_cell = (group.total.pos, other) if group.axis == "R" else (other, group.total.pos)
+        if not view.present(*total_cell):
+            return "total_missing"
+        cells = _cells(group, other) + [total_cell]
+        if abs(float(view.cell(*total_cell)) - float(sum_of_parts(view, group, other))) > _tolerance(view, cells):
+            return "parts_do_not_add_up"  # the sheet itself says these are not the parts of that whole
+        return None
+    if group.axis == "R" and "indented_row_header" in view.table.structure:
+        return "nesting_uncertain"
+    return None
+
+
+def summable(ctx: "Context", view: TreeView, axis: str) -> list[tuple[Group, int]]:
+    """The (group, other) sums worth asking; every other candidate is rejected with its reason."""
+    out = []
+    for group, other in _sum_candidates(view, axis):
+        reason = why_not_summed(ctx, view, group, other)
+        if reason:
+            ctx.reject(reason)
+        else:
+            out.append((group, other))
+    return out
+
+
 def sum_of_parts(view: TreeView, group: Group, other: int) -> int | float:
     cells = [(p.pos, other) if group.axis == "R" else (other, p.pos) for p in group.parts]
     if all(j in view.integer for _, j in cells):
@@ -283,7 +365,7 @@ def op_tree_sum(ctx: "Context") -> None:
     if view is None:
         return
     axis = ctx.template.params.get("axis", "R")
-    cands = _sum_candidates(view, axis)
+    cands = summable(ctx, view, axis)
     ctx.considered(len(cands))
     if not cands:
         return ctx.reject("no_group_to_sum")
@@ -291,6 +373,53 @@ def op_tree_sum(ctx: "Context") -> None:
         group, other = cands[i]
         ctx.emit(_sum_slots(view, group, other), sum_of_parts(view, group, other),
                  program=("sql", view.sum_sql(group, other)), answer_type="number")
+
+
+def op_tree_extreme(ctx: "Context") -> None:
+    """The part of a group with the highest (or lowest) value in one column, or, for a column
+    group, the sub-column highest along one row: what a reader asks of rates and shares that must
+    not be summed. Totals and summary rows are no parts; a tie has no single answer; the parts of
+    a column group must measure one thing (not a count beside its percentage change)."""
+    view = _view(ctx)
+    if view is None:
+        return
+    axis, extreme = ctx.template.params.get("axis", "R"), ctx.template.params.get("extreme", "max")
+    cands = []
+    for group, other in _sum_candidates(view, axis):
+        if any(p.label is None for p in group.parts):
+            ctx.reject("unnamed_parts")
+        elif _parts_say_nothing(group):
+            ctx.reject("bounds")
+        elif axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in group.parts}) > 1:
+            ctx.reject("mixed_measures")
+        else:
+            cands.append((group, other))
+    ctx.considered(len(cands))
+    if not cands:
+        return ctx.reject("no_group_to_compare")
+    emitted = 0
+    for i in ctx.pick(list(range(len(cands))), cap=len(cands)):
+        if emitted >= ctx.cap:
+            break
+        group, other = cands[i]
+        values = [float(view.cell(r, j)) for r, j in _cells(group, other)]
+        best = max(values) if extreme == "max" else min(values)
+        if values.count(best) > 1:
+            ctx.reject("tie")
+            continue
+        label = group.parts[values.index(best)].label
+        order = "DESC" if extreme == "max" else "ASC"
+        if axis == "R":
+            case = " ".join(f"WHEN {view.rowid(p.pos)} THEN {lit(p.label)}" for p in group.parts)
+            program = (f"SELECT CASE rowid {case} END FROM t WHERE rowid IN ({view.rowids([p.pos for p in group.parts])}) "
+                       f"ORDER BY {q(view.table.columns[other])} {order} LIMIT 1")
+        else:
+            names = "[" + ", ".join(lit(p.label) for p in group.parts) + "]"
+            cells = "[" + ", ".join(f"CAST({q(view.table.columns[p.pos])} AS DOUBLE)" for p in group.parts) + "]"
+            program = (f"SELECT name FROM (SELECT unnest({names}) AS name, unnest({cells}) AS v FROM t "
+                       f"WHERE rowid = {view.rowid(other)}) ORDER BY v {order} LIMIT 1")
+        ctx.emit(_sum_slots(view, group, other), label, program=("sql", program), answer_type="text")
+        emitted += 1
 
 
 def _decimals(value: float) -> int:
@@ -306,7 +435,8 @@ def op_tree_total_check(ctx: "Context") -> None:
         return
     axis = ctx.template.params.get("axis", "R")
     cands = [(g, o) for g, o in _sum_candidates(view, axis) if g.total is not None
-             and view.present(*((g.total.pos, o) if axis == "R" else (o, g.total.pos)))]
+             and view.present(*((g.total.pos, o) if axis == "R" else (o, g.total.pos)))
+             and all(_adds(ctx, view, j) for j in ([o] if axis == "R" else [p.pos for p in g.parts]))]
     ctx.considered(len(cands))
     if not cands:
         return ctx.reject("no_group_with_a_total")
@@ -318,8 +448,7 @@ def op_tree_total_check(ctx: "Context") -> None:
         total_cell = (group.total.pos, other) if axis == "R" else (other, group.total.pos)
         total = view.cell(*total_cell)
         parts = sum_of_parts(view, group, other)
-        cells = [(p.pos, other) if axis == "R" else (other, p.pos) for p in group.parts] + [total_cell]
-        tolerance = 0.5 * 10.0 ** -max(_decimals(view.cell(r, j)) for r, j in cells) * len(cells)
+        tolerance = _tolerance(view, _cells(group, other) + [total_cell])
         difference = abs(float(total) - float(parts))
         if tolerance < difference <= 10 * tolerance:
             ctx.reject("near_rounding")
@@ -346,7 +475,7 @@ def _named_cells(view: TreeView, moved: set[int] | None = None, axis: str = "R")
         for j in view.labelled:
             if moved is not None and (r if axis == "R" else j) not in moved:
                 continue
-            if (len(name) > 1 or " / " in view.column_label(j)) and view.present(r, j):
+            if (len(name) > 1 or " / " in view.column_label(j)) and view.present(r, j) and written(view.cell(r, j)):
                 out.append((r, j))
     return out
 
@@ -366,7 +495,7 @@ def op_tree_fact(ctx: "Context") -> None:
         claim: int | float = value
         if not truth:
             others = sorted({view.cell(o, j) for o in range(view.table.n_rows) if o != r and view.present(o, j)
-                             and _show(view.cell(o, j)) != _show(value)})
+                             and _show(view.cell(o, j)) != _show(value) and written(view.cell(o, j))})
             if not others:
                 ctx.reject("no_false_variant")
                 continue
@@ -374,6 +503,12 @@ def op_tree_fact(ctx: "Context") -> None:
         program = f"SELECT {q(view.table.columns[j])} = {lit(claim)} FROM t WHERE rowid = {view.rowid(r)}"
         slots = {"row": under(view.row_names[r]), "column": view.column_label(j), "claim": _show(claim)}
         ctx.emit(slots, truth, program=("sql", program), answer_type="bool")
+
+
+def written(value: int | float) -> bool:
+    """A value as a sheet writes it (at most 4 decimals), not a computed float the sheet shows
+    rounded (20.4295339312698 shown as 20.4): a claim about that is about the float's noise."""
+    return _decimals(value) <= 4
 
 
 def _show(value: int | float) -> str:
@@ -399,7 +534,8 @@ def op_tree_chart(ctx: "Context") -> None:
     axis = "C" if chart == "line" else "R"
     cands = [(g, o) for g, o in _sum_candidates(view, axis)
              if all(p.label for p in g.parts) and len(g.parts) <= MAX_CHART_PARTS
-             and (axis == "R" or len(g.parts) >= 3)]
+             and (axis == "R" or len(g.parts) >= 3) and not _parts_say_nothing(g)
+             and len({view.cell(r, j) for r, j in _cells(g, o)}) > 1]  # one value merged over the group: no chart
     if chart == "pie":  # shares of a whole: positive parts that add up to the group's total
         cands = [(g, o) for g, o in cands if all(view.cell(p.pos, o) > 0 for p in g.parts) and _is_whole(view, g, o)]
     ctx.considered(len(cands))
@@ -443,7 +579,8 @@ class Swap:
 
 def swap_candidates(view: TreeView) -> list[tuple[str, tuple[str, ...], tuple[str, ...], Branch, Branch]]:
     """Adjacent sibling blocks that can change places, among siblings with distinct labels; for
-    columns, blocks of numeric columns only (a stub column moved into the data is not a structure question)."""
+    columns, blocks of numeric columns only (a stub column moved into the data is not a structure
+    question); never a total or a subtotal ("Africa Total" beside "Africa"), which is no sibling."""
     numeric = set(view.numeric)
     out = []
     for axis in ("R", "C"):
@@ -454,6 +591,8 @@ def swap_candidates(view: TreeView) -> list[tuple[str, tuple[str, ...], tuple[st
             for a, b in zip(level, level[1:]):
                 if axis == "C" and not all(j in numeric for j in range(a.node.start, b.node.end + 1)):
                     continue
+                if any(x.node in view.summary or grand_total(x.node.text) or total_of(x.node.text) for x in (a, b)):
+                    continue  # a group with its subtotal, or a total: no sibling blocks to exchange
                 out.append((axis, path, shown, a, b))
             for x in level:
                 visit(x.children, path + (x.node.text,), shown if view.is_title(x.node) else shown + (x.node.text,))
@@ -540,7 +679,7 @@ def op_tree_swap(ctx: "Context") -> None:
             ctx.emit({"row": under(view.row_names[r]), "column": view.column_label(j)}, view.cell(r, j),
                      program=("sql", program), answer_type="number", table_ids=ids, provenance=provenance(before(r, j)))
     else:
-        cands = [(g, o) for g, o in _sum_candidates(view, swap.axis) if any(p.pos in swap.moved for p in g.parts)]
+        cands = [(g, o) for g, o in summable(ctx, view, swap.axis) if any(p.pos in swap.moved for p in g.parts)]
         ctx.considered(len(cands))
         for idx in ctx.pick(list(range(len(cands)))):
             group, other = cands[idx]
@@ -551,6 +690,6 @@ def op_tree_swap(ctx: "Context") -> None:
 
 
 TREE_OPS = {"tree_sum": op_tree_sum, "tree_total_check": op_tree_total_check, "tree_fact": op_tree_fact,
-            "tree_chart": op_tree_chart, "tree_swap": op_tree_swap}
+            "tree_chart": op_tree_chart, "tree_swap": op_tree_swap, "tree_extreme": op_tree_extreme}
 TREE_OP_PARAMS = {"tree_sum": {"axis"}, "tree_total_check": {"axis"}, "tree_fact": set(), "tree_chart": {"chart"},
-                  "tree_swap": {"ask"}}
+                  "tree_swap": {"ask"}, "tree_extreme": {"axis", "extreme"}}

@@ -1,0 +1,149 @@
+"""Header detection from the evidence a person reads, on small real workbooks (openpyxl writes them).
+
+Each test is one of the errors found on RealHiTBench sheets nobody here had seen (issue 28): a
+header row of numbers read as data, the stub's title read as a body row, "of which" rows beside
+the row they split, a subtotal beside its group, a grand total under the last group, a label
+wrapped over several rows read as several levels, a header with nothing under it dropped silently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openpyxl
+from openpyxl.styles import Alignment, Font
+
+from curation.header_tree import children_labels, grand_total, row_paths, total_of
+from curation.sources import xlsx
+from curation.sources.evidence import HEADER, WEIGHTS, is_header, signs
+
+
+def _book(path: Path, rows: list[list], bold_rows: tuple[int, ...] = (), merges: tuple[str, ...] = ()) -> Path:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in rows:
+        ws.append(row)
+    for r in bold_rows:
+        for cell in ws[r]:
+            cell.font = Font(bold=True)
+    for m in merges:
+        ws.merge_cells(m)
+    wb.save(path)
+    return path
+
+
+def _paths(table) -> list[tuple[str, ...]]:
+    return row_paths(table.header, table.n_rows)
+
+
+def test_each_sign_has_its_stated_weight_and_a_header_needs_two_points():
+    assert HEADER == 2.0
+    assert signs([2019, 2020, 2021], [12.5, 13.1, 9.0]) == {"numeric_labels": WEIGHTS["numeric_labels"]}
+    assert is_header(signs([2019, 2020, 2021], [12.5, 13.1, 9.0]))
+    assert is_header(signs(list(range(1, 25)), [3.5] * 24))  # hours 1..24 over measurements
+    assert not is_header(signs([1998, 2004], [2001, 2010]))  # years under years: a body of them
+    assert not is_header(signs([12.5, 13.1], [1.0, 2.0]))  # measurements
+    assert is_header(signs(["2023"], [5.0], merged_across=True))  # a year merged over the columns
+    assert not is_header(signs([], [5.0], bold=True))  # bold alone is no header
+    assert is_header(signs([], [], bold=True, written_blanks=True, figures_below=True))
+
+
+def test_a_row_of_years_over_a_blank_row_is_the_header_not_the_first_body_row(tmp_path):
+    rows = [["Stock", "Scotland", None, "Abroad", None],
+            [None, 2022, 2023, 2022, 2023],
+            [],
+            ["Herring", 38597.9, 36893.6, 23821.2, 38198.5],
+            ["Mackerel", 81546.8, 98473.6, 74260.3, 113387.9]]
+    table = next(xlsx.read(str(_book(tmp_path / "landings.xlsx", rows))))
+    assert table.columns == ["Stock", "Scotland / 2022", "Scotland / 2023", "Abroad / 2022", "Abroad / 2023"]
+    assert table.body.column("Stock").to_pylist() == ["Herring", "Mackerel"]
+
+
+def test_hours_one_to_n_label_columns(tmp_path):
+    rows = [["Hour", *range(1, 7)], ["Load", 3.2, 2.9, 2.8, 3.5, 4.1, 5.0], ["Price", 41.0, 39.5, 38.2, 40.1, 45.3, 52.0]]
+    table = next(xlsx.read(str(_book(tmp_path / "hours.xlsx", rows))))
+    assert table.columns == ["Hour", "1", "2", "3", "4", "5", "6"] and table.n_rows == 2
+
+
+def test_the_stubs_title_styled_like_the_header_is_no_body_row(tmp_path):
+    """OECD's layout: "Time period | 2010 | 2011" bold, then "Reference area" bold with its other
+    cells written blank, then the countries."""
+    rows = [["Time period", "2010", "2011", "2012"], ["Reference area", " ", " ", " "],
+            ["Australia", 1376, 1084, 1074], ["Austria", 350, 350, 300], ["Belgium", 511, 283, 284]]
+    table = next(xlsx.read(str(_book(tmp_path / "oecd.xlsx", rows, bold_rows=(1, 2)))))
+    assert table.columns[1:] == ["2010", "2011", "2012"]
+    assert table.body.column(0).to_pylist() == ["Australia", "Austria", "Belgium"]
+
+
+def test_of_which_rows_and_bulleted_labels_sit_under_the_row_they_split(tmp_path):
+    rows = [["Stock", "2022", "2023"],
+            ["WC Mackerel", 81546.8, 98473.6], ["    of which IVa", 72391.7, 70475.4],
+            ["NS Herring", 38597.9, 36893.6],
+            ["Non-OECD economies", None, None], ["\u00b7\u2007\u2007Argentina", 15445, 18298], ["\u00b7\u2007\u2007Brazil", 248122, 234715]]
+    table = next(xlsx.read(str(_book(tmp_path / "stocks.xlsx", rows))))
+    paths = _paths(table)
+    assert [p.strip() for p in paths[1]] == ["WC Mackerel", "of which IVa"] and paths[2] == ("NS Herring",)
+    assert paths[4][0] == "Non-OECD economies" and len(paths[4]) == 2 and len(paths[5]) == 2
+
+
+def test_a_subtotal_is_a_child_of_its_group_and_a_grand_total_stands_at_the_root(tmp_path):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["Row labels", "Cost"])
+    for label, indent, cost in [("Acme", 0, None), ("Cranes", 1, None), ("Sticker machine", 2, 348.2),
+                                ("Cranes Total", 1, 348.2), ("Redemption", 1, None), ("Solar spin", 2, 96.6),
+                                ("Globe", 2, 53.0), ("Redemption Total", 1, 149.6), ("Acme Total", 0, 497.8),
+                                ("Betson", 0, None), ("Changers", 1, None), ("Token", 2, 68.0),
+                                ("Changers Total", 1, 68.0), ("Betson Total", 0, 68.0), ("Grand Total", 0, 565.8)]:
+        ws.append([label, cost])
+        ws.cell(ws.max_row, 1).alignment = Alignment(indent=indent)
+    wb.save(tmp_path / "pivot.xlsx")
+    table = next(xlsx.read(str(tmp_path / "pivot.xlsx")))
+    paths = _paths(table)
+    assert paths[3] == ("Acme", "Cranes", "Cranes Total")
+    assert paths[8] == ("Acme", "Acme Total")
+    assert paths[-1] == ("Grand Total",)
+    assert children_labels(table.header, "R", ("Acme",)) == ["Cranes", "Redemption", "Acme Total"]
+    assert total_of("Africa Total") == total_of("Total for Africa") == "Africa" and total_of("Total") is None
+    assert grand_total("Grand Total") and not grand_total("Total lipid (fat)")
+
+
+def test_a_label_wrapped_over_header_rows_is_one_label_and_a_row_of_codes_stays_a_level(tmp_path):
+    rows = [[None, "Output per worker", None],
+            [None, "Per cent", "Per cent"], [None, "change on", "change on"], [None, "previous", "quarter a"],
+            [None, "quarter", "year ago"],
+            ["Date", "A4YO", "A4YN"],
+            ["2016 Q3", 0.1, 0.0], ["Q4", 0.0, 0.2], ["2017 Q1", 0.3, 0.1]]
+    table = next(xlsx.read(str(_book(tmp_path / "revisions.xlsx", rows, merges=("B1:C1",)))))
+    assert table.columns[1:] == ["Output per worker / Per cent change on previous quarter / A4YO",
+                                 "Output per worker / Per cent change on quarter a year ago / A4YN"]
+
+
+def test_a_year_merged_over_the_columns_keeps_the_labelled_blocks_below_in_one_table(tmp_path):
+    rows = [["Age and sex", "2023", None], [None, "Mining", "Construction"], [],
+            ["TOTAL"], ["Men", 500, 10610], ["Women", 90, 1287], [],
+            ["White"], ["Men", 437, 9298], ["Women", 81, 1108]]
+    tables = list(xlsx.read(str(_book(tmp_path / "employed.xlsx", rows, merges=("B1:C1", "A1:A2")))))
+    assert len(tables) == 1
+    table = tables[0]
+    assert table.columns[1:] == ["2023 / Mining", "2023 / Construction"]
+    assert [p for p in _paths(table) if len(p) == 2] == [("TOTAL", "Men"), ("TOTAL", "Women"), ("White", "Men"),
+                                                         ("White", "Women")]
+
+
+def test_a_table_with_no_body_is_a_reader_warning_with_the_reason(tmp_path, monkeypatch):
+    """No sheet we know of still parses to a header without rows (the 4-level organisation chart
+    that did now reads as sections); should a parse yield one, the reader says so and hands on
+    the other tables, rather than passing an empty table on to be dropped without a word."""
+    from dataclasses import replace
+
+    path = _book(tmp_path / "chart.xlsx", [["Unit", "Staff"], ["North", 4], ["South", 7]])
+    parse = xlsx.grid_to_table
+    monkeypatch.setattr(xlsx, "grid_to_table", lambda grid, name, prov: replace(
+        parse(grid, name, prov), body=parse(grid, name, prov).body.slice(0, 0)))
+    skipped: list[dict] = []
+    try:
+        list(xlsx.read(str(path), skipped))
+    except Exception as e:  # the only table had no rows: the file holds none, and the sheet's reason was said
+        assert "grid" in str(e)
+    assert skipped[0]["sheet"] == "Sheet" and "no body rows under the header at A1:B3" in skipped[0]["reason"]
