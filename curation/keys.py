@@ -14,10 +14,11 @@ rate, a float, a colour) is no key. A foreign key needs all three of:
   every other through a shared column.
 
 Two versions of one dataset are not two related tables, and no key joins them: tables documented
-on one page (the same title: tidyr's `table1` .. `table5`, one study's `aidssi` and `aidssi2`), and
-a table that copies another's columns (`bakers_raw` and `bakers`, `complete` and `surveys`: at least
+on one page (the same title: tidyr's `table1` .. `table5`, one study's `aidssi` and `aidssi2`),
+tables of one schema (`Election08` and `Election16`: one season's standings and another's), and a
+table that copies another's columns (`bakers_raw` and `bakers`, `complete` and `surveys`: at least
 `COPIED_COLUMNS` shared columns besides the join column, most of them equal on `COPY_AGREEMENT`
-of the joined rows). A question joining them asks of one table twice.
+of the joined rows). A question joining them asks of one table twice, or across periods by name.
 
 Two tables that each include the other's values (1:1) keep one direction: the referenced table is
 the one the column is named after, else the one with fewer unmatched values, else the larger one.
@@ -223,14 +224,19 @@ def key_candidates(body: "pa.Table") -> list[tuple[str, ...]]:
 
 
 def copies(a: "pa.Table", b: "pa.Table", column: str, ref_column: str) -> bool:
-    """Does `a` copy `b`'s columns, joined on `column` = `ref_column`: at least `COPIED_COLUMNS`
-    shared column names, most of them equal (as text, nulls alike) on `COPY_AGREEMENT` of the rows?"""
+    """Is `a` another version of `b`, joined on `column` = `ref_column`: at least `COPIED_COLUMNS`
+    shared column names besides the join's, and either the same schema (two thirds of each table's
+    other columns shared: Election08 and Election16, one season's standings and another's) or most
+    shared columns equal (as text, nulls alike) on `COPY_AGREEMENT` of the joined rows (a raw and a
+    cleaned copy, a subset)?"""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     shared = [c for c in a.column_names if c in b.column_names and c not in (column, ref_column)]
     if len(shared) < COPIED_COLUMNS:
         return False
+    if all(3 * len(shared) >= 2 * (t.num_columns - 1) for t in (a, b)):
+        return True  # one schema twice: the same things in two periods or places, not related things
 
     def side(body: "pa.Table", key: str, tag: str) -> "pa.Table":
         cols = {"__key": pc.cast(body.column(key), pa.string())}

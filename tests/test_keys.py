@@ -149,6 +149,7 @@ def test_two_versions_of_one_dataset_are_joined_by_no_key():
     school = pa.table({"school_id": list(range(1, 21)), "size": [100 + 7 * i for i in range(20)],
                        "region": ["north", "south"] * 10})
     student = pa.table({"school_id": [1 + i % 20 for i in range(200)], "score": [i % 97 for i in range(200)],
+                        "age": [14 + i % 5 for i in range(200)], "hours": [i % 11 for i in range(200)],
                         "size": [3 * i for i in range(200)], "region": ["east"] * 200})  # same names, other values
     assert fk_set(infer_keys({"school": school, "student": student})[1]) == {
         ("student", ("school_id",), "school", ("school_id",))}
@@ -161,3 +162,15 @@ def test_two_versions_of_one_dataset_are_joined_by_no_key():
     assert infer_keys(bodies)[1]  # on the data alone the countries match...
     one_page = {"table1": "Example tabular representations", "table4a": "Example tabular representations"}
     assert infer_keys(bodies, titles=one_page)[1] == []  # ...but one page documents both
+
+
+def test_two_seasons_of_one_schema_are_not_related_tables():
+    """NFL standings of 2007 and of 2016 hold the same columns for (mostly) the same teams: joining
+    them on the team asks of one table in two periods, not of related things."""
+    teams = [f"Team {i}" for i in range(32)]
+    season = {"Wins": [i % 14 for i in range(32)], "Losses": [(i * 3) % 14 for i in range(32)],
+              "PointsFor": [300 + 7 * i for i in range(32)], "TDs": [30 + i for i in range(32)]}
+    y2007 = pa.table({"Team": teams, **season})
+    y2016 = pa.table({"Team": teams[:31] + ["Los Angeles Rams"], **{k: v[::-1] for k, v in season.items()},
+                      "Ties": [i % 2 for i in range(32)]})
+    assert infer_keys({"NFL2007Standings": y2007, "NFLStandings2016": y2016})[1] == []

@@ -308,7 +308,10 @@ class Synthesizer:
             else:
                 wanted.setdefault((slot.alias, slot.role), []).append(ref)
         for (alias, role), refs in sorted(wanted.items()):
-            choices = self.roles[tables[alias]][role]
+            others = [set(self.views[t].column_names) for t in orientation.tables if t != tables[alias]]
+            # a column another table of the join also has ("TDs" of two seasons, a school's "free"
+            # copied on its students) would leave the question's reader to guess whose it is
+            choices = [c for c in self.roles[tables[alias]][role] if not any(c in o for o in others)]
             if len(choices) < len(refs):
                 return None
             for ref, pick in zip(sorted(refs), rng.choice(len(choices), size=len(refs), replace=False)):
