@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.answers import answers_match, format_answer, plain
 from curation.pipeline.rng import record_rng
+from curation.semantics import QUANTITIES
 from generators.sql.render import column_words, label, natural_name, render, table_noun, without_table_names
 from generators.sql.roles import column_roles
 from generators.sql.schema import SchemaGraph
@@ -182,6 +183,9 @@ class Synthesizer:
             keys.get(fk.ref_table, set()).update(fk.ref_columns)
         self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
         self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
+        for name, infos in self.infos.items():  # the clean stage's roles: an ICPSR state code is no measure
+            self.roles[name]["num"] = [c for c in self.roles[name]["num"]
+                                       if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)]
         primary = {pk.table: pk.columns for pk in self.graph.primary_keys}
         self.names = {name: natural_name(name, t.caption) for name, t in tables.items()}
         self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name],
