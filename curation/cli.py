@@ -352,21 +352,30 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
 
 @main.command()
 @click.argument("release", type=click.Path(exists=True, file_okay=False))
-@click.option("--candidates", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="replayed model outputs (JSONL of {source_id or sample_id, reply}): PoT programs whose "
-                   "answers are voted against golds that have no program")
+@click.option("--candidates", type=click.Path(exists=True, dir_okay=False), multiple=True,
+              help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply}, as "
+                   "`curate evaluate --backend replay` reads): PoT programs run in the sandbox, their answers "
+                   "voted with the rule judge against golds that have no program (repeatable)")
+@click.option("--isolation", type=click.Choice(["bwrap", "none"]), default="bwrap",
+              help="how candidate programs are isolated (as `curate evaluate`)")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="write the errata here: audit.json, audit.md, audit.html")
 @json_option
-def audit(release: str, candidates: str | None, out: str | None, as_json: bool) -> None:
+def audit(release: str, candidates: tuple[str, ...], isolation: str, out: str | None, as_json: bool) -> None:
     """Find the wrong gold answers of a release (imported or built): its SQL re-run in its own
     dialect (SQLite, DuckDB as a second opinion) and compared as result sets; golds without a
     program voted against candidate programs (--candidates) and general rules. One finding per
     suspect sample: kind, gold, recomputed answer, engines, confidence, wrong_gold, evidence.
     Exit code 1 if any gold is found wrong."""
+    from pathlib import Path
+
     from curation.registry import resolve
 
-    report = resolve("validators.audit:audit_release")(release, candidates=candidates)
+    answers, programs = {}, {}
+    for path in candidates:
+        name = Path(path).stem
+        answers[name], programs[name] = resolve("evaluation.candidates:replayed_answers")(release, path, isolation)
+    report = resolve("validators.audit:audit_release")(release, candidates=answers, programs=programs)
     if out:
         resolve("validators.audit:write_errata")(report, out)
     _emit(report["findings"] if as_json else report, as_json, _render_audit)

@@ -113,3 +113,55 @@ def test_audit_of_spider_flags_failing_empty_and_tied_gold_sql(tmp_path):
     assert kinds["ambiguous"] == {f"dev_questions:{n}" for n in (26, 27, 95, 96, 133, 134, 159, 160, 165, 166, 217,
                                                                   218, 265, 266, 281, 282)}
     assert all(f["wrong_gold"] for f in findings)
+
+
+# Golds without a program (TableBench): candidate PoT programs from a replayed file of outputs. No
+# capable model runs here, so these candidates are HAND-WRITTEN (two styles, "hand-a" and "hand-b"),
+# for four questions only, to test the plumbing: two golds the authors corrected as wrong (kind value),
+# one they only re-wrote (format: "7,562,936"), one they kept. They are not model outputs.
+HAND_WRITTEN = {
+    "7341c70da411447ef71639df09d1b994": (  # average weight of the ismb beams: 13.14 published, 70.63 corrected
+        "print('Final Answer:', round(df[df['type'].str.startswith('ismb')]['weight (kg / m)'].mean(), 2))",
+        "w = [r['weight (kg / m)'] for _, r in df.iterrows() if 'ismb' in r['type']]\n"
+        "print('Final Answer: %.2f' % (sum(w) / len(w)))"),
+    "bdfc75083d56bd5610e9b315a8439e1b": (  # races won by Daniel Willemsen: 86 published, 68 corrected
+        "d = df[df['driver'] == 'daniël willemsen']\n"
+        "print('Final Answer:', int(pd.to_numeric(d['wins'], errors='coerce').fillna(0).sum()))",
+        "t = 0\nfor _, r in df.iterrows():\n    if r['driver'] == 'daniël willemsen' and str(r['wins']).isdigit():\n"
+        "        t += int(r['wins'])\nprint('Final Answer:', t)"),
+    "eb0fb4b94b11893ab0deabdb1ea670e5": (  # top 5 albums' sales: right, only written "7,562,936"
+        "print('Final Answer:', df.sort_values('position').head(5)['sales'].sum())",
+        "print('Final Answer:', sum(df[df['position'] <= 5]['sales']))"),
+    "c83997f5fbd697a85059649fdfb3293d": (  # camp mates across all series: right (137)
+        "print('Final Answer:', df['camp mates'].sum())",
+        "print('Final Answer:', int(np.sum(df['camp mates'].values)))"),
+}
+
+
+@pytest.mark.integration
+def test_golds_without_a_program_are_voted_against_replayed_candidate_programs(tmp_path):
+    from importers import write_import
+
+    source = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
+    subset = tmp_path / "subset.jsonl"  # the questions with candidates, and as many without (quick)
+    lines = source.read_text().splitlines()
+    subset.write_text("\n".join([x for x in lines if json.loads(x)["id"] in HAND_WRITTEN] + lines[:4]) + "\n")
+    write_import("tablebench", [str(subset)], name="tb", releases=tmp_path / "releases")
+    files = []
+    for n, style in enumerate(("hand-a", "hand-b")):
+        path = tmp_path / f"{style}.jsonl"
+        path.write_text("".join(json.dumps({"source_id": sid, "reply": f"```python\n{programs[n]}\n```"}) + "\n"
+                                for sid, programs in HAND_WRITTEN.items()))
+        files += ["--candidates", path]
+    out = invoke("audit", tmp_path / "releases" / "tb" / "1.0.0", *files, "--json", "--isolation", "none")
+    findings = json.loads(out.output)
+    corrections = {c["id"]: c for c in json.loads(shared("tablebench", "original_release", "corrections.json")
+                                                   .read_text())}
+    flagged = {f["source_id"]: f for f in findings}
+    assert set(flagged) == {"7341c70da411447ef71639df09d1b994", "bdfc75083d56bd5610e9b315a8439e1b"}
+    assert all(corrections[s]["kind"] == "value" for s in flagged)  # precision 2/2 with hand-written candidates
+    ismb = flagged["7341c70da411447ef71639df09d1b994"]
+    assert ismb["kind"] == "wrong_value" and ismb["wrong_gold"] and ismb["recomputed"] in (70.63, "70.63")
+    assert ismb["engines"] == ["hand-a", "hand-b"] and "ismb" in ismb["programs"][0]
+    assert corrections["bdfc75083d56bd5610e9b315a8439e1b"]["cleaned_answer"] == "68"
+    assert flagged["bdfc75083d56bd5610e9b315a8439e1b"]["recomputed"] in (68, "68")

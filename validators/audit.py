@@ -381,7 +381,135 @@ def excerpt(bodies: dict[str, Any], values: list[Any], limit: int = 8) -> dict[s
 # --------------------------------------------------------------------------- a release
 
 
-def audit_release(path: str, candidates: str | None = None) -> dict[str, Any]:
+# --------------------------------------------------------------------------- golds without a program
+
+_AGGREGATES = {"total": "sum", "sum": "sum", "average": "mean", "mean": "mean", "highest": "max", "maximum": "max",
+               "lowest": "min", "minimum": "min"}
+# words that restrict the rows a question is about: a general rule answers only questions over all rows
+_RESTRICTING = re.compile(r"\b(where|which|who|whose|that|with|between|after|before|since|than|among|each|per|"
+                          r"excluding|only|if|when|from|in the year|for the|of the top|difference|ratio|percentage|"
+                          r"change|growth|increase|decrease|rank|first|last)\b|\d", re.I)
+_COUNT = re.compile(r"^how many \w+(?: \w+)? (?:have|had|has|with|scored|recorded) (?:an? |the )?(?P<col>.+?) "
+                    r"(?P<op>greater than|more than|higher than|above|over|less than|lower than|below|under|of at least|"
+                    r"at least|of at most|at most|equal to|of)? ?(?P<num>-?\d[\d,]*(?:\.\d+)?)(?: [a-z]+)??"
+                    r"(?P<tail> or (?:higher|more|above|greater|lower|less|below))?\s*\?$", re.I)
+
+
+def _column_named(phrase: str, body: Any) -> str | None:
+    import pyarrow as pa
+
+    def words(text: str) -> str:
+        text = re.sub(r"\([^)]*\)", " ", text.lower())  # a unit in brackets: "elevation (m)"
+        return re.sub(r"[^a-z0-9]+", " ", text).strip()
+
+    want = re.sub(r"^(the )?number of |^the | value$", "", words(phrase))
+    for f in body.schema:
+        name = words(f.name)
+        if name and name == want and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type)):
+            return f.name
+    return None
+
+
+def _names_values(text: str, body: Any) -> bool:
+    """The text names a place, a type, ... that the table's text cells hold ("in Himachal Pradesh",
+    "the ismb beams"): it restricts the rows."""
+    import pyarrow as pa
+
+    words = {w for w in re.findall(r"[a-z][a-z0-9]+", text.lower())} - {
+        "what", "is", "was", "the", "total", "sum", "average", "mean", "highest", "maximum", "lowest", "minimum",
+        "of", "all", "in", "table", "across", "for", "number"}
+    if re.search(r"\bin (?!the table)", text.lower()):
+        return True
+    for f in body.schema:
+        if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
+            for v in body.column(f.name).to_pylist():
+                if v and words & set(re.findall(r"[a-z][a-z0-9]+", v.lower())):
+                    return True
+    return False
+
+
+def rule_answers(question: str, body: Any) -> list[tuple[str, Any]]:
+    """Answers general, data-driven rules derive from the table where one applies, as (rule, answer):
+    - `aggregate`: "What is the total/average/highest/lowest <column>?" over all rows, where <column>
+      is a numeric column named in full and nothing in the question restricts the rows;
+    - `count`: "How many ... have <column> greater than / at least / ... N?" over a numeric column
+      named in full. No rule is written for one question."""
+    import pyarrow.compute as pc
+
+    out: list[tuple[str, Any]] = []
+    q = question.strip()
+    m = re.match(r"^what (?:is|was) the (?P<agg>total|sum|average|mean|highest|maximum|lowest|minimum) "
+                 r"(?:of (?:the |all )?)?(?P<col>[^?]+?)(?: (?:of|across|for) all (?:the )?[\w ]+?)?(?: in the table)?"
+                 r"\s*\?$", q, re.I)
+    if m:
+        column = _column_named(m.group("col"), body)
+        rest = q[:m.start("col")] + q[m.end("col"):]
+        if column and not _RESTRICTING.search(rest) and not _names_values(rest, body):
+            values = body.column(column)
+            fn = _AGGREGATES[m.group("agg").lower()]
+            value = getattr(pc, fn)(values).as_py()
+            if value is not None:
+                out.append((f"aggregate:{fn}({column})", round(float(value), 2)))
+    m = _COUNT.match(q)
+    if m:
+        column = _column_named(m.group("col"), body)
+        if column:
+            op, tail = (m.group("op") or "").lower(), (m.group("tail") or "").lower()
+            num = float(m.group("num").replace(",", ""))
+            values = [v for v in body.column(column).to_pylist() if v is not None]
+            if tail and any(w in tail for w in ("higher", "more", "above", "greater")):
+                n = sum(v >= num for v in values)
+            elif tail:
+                n = sum(v <= num for v in values)
+            elif op in ("greater than", "more than", "higher than", "above", "over"):
+                n = sum(v > num for v in values)
+            elif op in ("less than", "lower than", "below", "under"):
+                n = sum(v < num for v in values)
+            elif op in ("of at least", "at least"):
+                n = sum(v >= num for v in values)
+            elif op in ("of at most", "at most"):
+                n = sum(v <= num for v in values)
+            else:
+                n = sum(v == num for v in values)
+            out.append((f"count({column} {op or tail or '='} {m.group('num')})", n))
+    return out
+
+
+def vote_on_gold(gold: Any, candidates: list[tuple[str, Any]], min_votes: int = 2, min_share: float = 2 / 3
+                 ) -> dict[str, Any] | None:
+    """The candidates' answers voted with the rule judge (`validators.voting.RuleJudge`): a finding when
+    the largest group that agrees holds at least `min_votes` candidates and `min_share` of them, and its
+    answer is not the gold; None otherwise (too few or split candidates, or they agree with the gold)."""
+    from validators.voting import RuleJudge
+
+    judge = RuleJudge()
+    usable = [(who, a) for who, a in candidates if a not in (None, "")]
+    groups: list[list[tuple[str, Any]]] = []
+    for who, a in usable:
+        for g in groups:
+            if judge.same(a, g[0][1]):
+                g.append((who, a))
+                break
+        else:
+            groups.append([(who, a)])
+    if not groups:
+        return None
+    largest = max(groups, key=len)
+    if len(largest) < min_votes or len(largest) < min_share * len(usable) or judge.same(largest[0][1], gold):
+        return None
+    from curation.answers import normalize_answer
+
+    g, a = normalize_answer(gold), normalize_answer(largest[0][1])
+    kind = "missing_or_extra_items" if isinstance(g, list) or isinstance(a, list) else "wrong_value"
+    return {"kind": kind, "recomputed": largest[0][1], "wrong_gold": True,
+            "confidence": round(0.9 * len(largest) / len(usable), 2), "engines": [w for w, _ in largest],
+            "detail": f"{len(largest)} of {len(usable)} candidates agree on {largest[0][1]!r}, not the gold"}
+
+
+def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None,
+                  programs: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """`candidates`: {candidate name: {sample_id: answer}} (replayed model outputs run by `curate
+    evaluate`'s replay, see the CLI); `programs` the programs behind them, the same way."""
     import pyarrow.parquet as pq
 
     from curation.arrow_io import table_at, table_index
@@ -404,6 +532,11 @@ def audit_release(path: str, candidates: str | None = None) -> dict[str, Any]:
             program = row["program"] or {}
             sql = prov.get("source_sql") or (program.get("text") if program.get("kind") == "sql" else None)
             if not sql:
+                found = _vote_sample(row, prov, index, candidates or {}, programs or {})
+                if found is not None:
+                    checked += 1
+                    if found is not True:
+                        findings.append(found)
                 continue
             tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
             key = tuple(row["table_ids"])
@@ -429,6 +562,30 @@ def audit_release(path: str, candidates: str | None = None) -> dict[str, Any]:
             findings.append(Finding("", str(skipped.get("source_id", "")), "sql_fails", None, None, True, 0.95, ["sqlite"],
                                     [], f"left out by the import: {skipped.get('reason')}"))
     return report(str(release), manifest, checked, findings)
+
+
+def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any],
+                 candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]]) -> Any:
+    """A gold without a program: None when nothing could be said, True when checked and fine, else a Finding."""
+    from curation.arrow_io import table_at
+    from curation.programs import data_view
+
+    gold = prov.get("source_answer", json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"])
+    votes = [(name, answers[row["id"]]) for name, answers in candidates.items() if row["id"] in answers]
+    tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
+    bodies = {t.name: data_view(t) for t in tables}
+    if len(bodies) == 1:
+        votes += rule_answers(row["question"], next(iter(bodies.values())))
+    if not votes:
+        return None
+    found = vote_on_gold(gold, votes)
+    if found is None:
+        return True
+    used = [f"{w}: {programs.get(w, {}).get(row['id'], '')}".strip() for w in found["engines"]]
+    values = [gold, found["recomputed"]]
+    return Finding(row["id"], str(prov.get("source_id", "")), found["kind"], gold, found["recomputed"], True,
+                   found["confidence"], found["engines"], used, found["detail"], row["question"],
+                   excerpt(bodies, values))
 
 
 def report(path: str, manifest: dict[str, Any], checked: int, findings: list[Finding]) -> dict[str, Any]:
