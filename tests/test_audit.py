@@ -165,3 +165,31 @@ def test_golds_without_a_program_are_voted_against_replayed_candidate_programs(t
     assert ismb["engines"] == ["hand-a", "hand-b"] and "ismb" in ismb["programs"][0]
     assert corrections["bdfc75083d56bd5610e9b315a8439e1b"]["cleaned_answer"] == "68"
     assert flagged["bdfc75083d56bd5610e9b315a8439e1b"]["recomputed"] in (68, "68")
+
+
+@pytest.mark.integration
+def test_real_model_replies_as_candidates_find_the_golds_tablebench_corrected(tmp_path):
+    """o3-mini's published DP replies (a real model's outputs, ../shared/data/tablebench/eval_examples)
+    cover 10 of the 98 original-release questions; 3 of those golds the authors corrected (2 value, 1 items).
+    One candidate only, so --min-votes 1: every flag is o3-mini disagreeing with the gold."""
+    from importers import write_import
+
+    original = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
+    o3 = [json.loads(x) for x in shared("tablebench", "eval_examples", "o3-mini_DP_inference.jsonl").read_text()
+          .splitlines()]
+    lines = [x for x in original.read_text().splitlines() if json.loads(x)["id"] in {r["id"] for r in o3}]
+    assert len(lines) == 10
+    (tmp_path / "tb.jsonl").write_text("\n".join(lines) + "\n")
+    write_import("tablebench", [str(tmp_path / "tb.jsonl")], name="tb", releases=tmp_path / "releases")
+    ids = {json.loads(x)["id"] for x in lines}
+    replies = tmp_path / "o3-mini.jsonl"
+    replies.write_text("".join(json.dumps({"source_id": r["id"], "mode": "tcot", "reply": r["prediction"]}) + "\n"
+                               for r in o3 if r["id"] in ids))
+    out = invoke("audit", tmp_path / "releases" / "tb" / "1.0.0", "--candidates", replies, "--min-votes", "1", "--json")
+    corrections = {c["id"]: c for c in json.loads(shared("tablebench", "original_release", "corrections.json")
+                                                   .read_text())}
+    wrong = {i for i in ids if corrections.get(i, {}).get("kind") in ("value", "items")}
+    flagged = {f["source_id"]: f["kind"] for f in json.loads(out.output) if f["wrong_gold"]}
+    assert set(flagged) == wrong and len(wrong) == 3  # precision 3/3, recall 3/3 (on 10 questions)
+    (items,) = [i for i in wrong if corrections[i]["kind"] == "items"]  # "nicosia (cyp)" without the score
+    assert flagged[items] == "missing_or_extra_items"

@@ -482,7 +482,11 @@ def vote_on_gold(gold: Any, candidates: list[tuple[str, Any]], min_votes: int = 
     answer is not the gold; None otherwise (too few or split candidates, or they agree with the gold)."""
     from validators.voting import RuleJudge
 
+    from curation.answers import split_list
+
     judge = RuleJudge()
+    if isinstance(gold, str):  # "a, b" is a list of two; TableBench writes some with a full-width comma
+        gold = split_list(gold.replace("，", ", ").strip())
     usable = [(who, a) for who, a in candidates if a not in (None, "")]
     groups: list[list[tuple[str, Any]]] = []
     for who, a in usable:
@@ -500,14 +504,15 @@ def vote_on_gold(gold: Any, candidates: list[tuple[str, Any]], min_votes: int = 
     from curation.answers import normalize_answer
 
     g, a = normalize_answer(gold), normalize_answer(largest[0][1])
-    kind = "missing_or_extra_items" if isinstance(g, list) or isinstance(a, list) else "wrong_value"
+    g, a = (g if isinstance(g, list) else [g]), (a if isinstance(a, list) else [a])
+    kind = "missing_or_extra_items" if len(g) != len(a) else "wrong_value"
     return {"kind": kind, "recomputed": largest[0][1], "wrong_gold": True,
             "confidence": round(0.9 * len(largest) / len(usable), 2), "engines": [w for w, _ in largest],
             "detail": f"{len(largest)} of {len(usable)} candidates agree on {largest[0][1]!r}, not the gold"}
 
 
 def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None,
-                  programs: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+                  programs: dict[str, dict[str, str]] | None = None, min_votes: int = 2) -> dict[str, Any]:
     """`candidates`: {candidate name: {sample_id: answer}} (replayed model outputs run by `curate
     evaluate`'s replay, see the CLI); `programs` the programs behind them, the same way."""
     import pyarrow.parquet as pq
@@ -532,7 +537,7 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
             program = row["program"] or {}
             sql = prov.get("source_sql") or (program.get("text") if program.get("kind") == "sql" else None)
             if not sql:
-                found = _vote_sample(row, prov, index, candidates or {}, programs or {})
+                found = _vote_sample(row, prov, index, candidates or {}, programs or {}, min_votes)
                 if found is not None:
                     checked += 1
                     if found is not True:
@@ -565,7 +570,8 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
 
 
 def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any],
-                 candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]]) -> Any:
+                 candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]], min_votes: int = 2
+                 ) -> Any:
     """A gold without a program: None when nothing could be said, True when checked and fine, else a Finding."""
     from curation.arrow_io import table_at
     from curation.programs import data_view
@@ -578,7 +584,7 @@ def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any
         votes += rule_answers(row["question"], next(iter(bodies.values())))
     if not votes:
         return None
-    found = vote_on_gold(gold, votes)
+    found = vote_on_gold(gold, votes, min_votes=min_votes)
     if found is None:
         return True
     used = [f"{w}: {programs.get(w, {}).get(row['id'], '')}".strip() for w in found["engines"]]
