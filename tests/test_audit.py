@@ -117,24 +117,17 @@ def test_audit_of_spider_flags_failing_empty_and_tied_gold_sql(tmp_path):
 
 # Golds without a program (TableBench): candidate PoT programs from a replayed file of outputs. No
 # capable model runs here, so these candidates are HAND-WRITTEN (two styles, "hand-a" and "hand-b"),
-# for four questions only, to test the plumbing: two golds the authors corrected as wrong (kind value),
-# one they only re-wrote (format: "7,562,936"), one they kept. They are not model outputs.
+# for two questions only, to test the plumbing (each program starts a sandbox worker: about a second
+# each here): a gold the authors corrected as wrong (kind value), and one they only re-wrote (format:
+# "7,562,936"), which must not be flagged. They are not model outputs.
 HAND_WRITTEN = {
     "7341c70da411447ef71639df09d1b994": (  # average weight of the ismb beams: 13.14 published, 70.63 corrected
         "print('Final Answer:', round(df[df['type'].str.startswith('ismb')]['weight (kg / m)'].mean(), 2))",
         "w = [r['weight (kg / m)'] for _, r in df.iterrows() if 'ismb' in r['type']]\n"
         "print('Final Answer: %.2f' % (sum(w) / len(w)))"),
-    "bdfc75083d56bd5610e9b315a8439e1b": (  # races won by Daniel Willemsen: 86 published, 68 corrected
-        "d = df[df['driver'] == 'daniël willemsen']\n"
-        "print('Final Answer:', int(pd.to_numeric(d['wins'], errors='coerce').fillna(0).sum()))",
-        "t = 0\nfor _, r in df.iterrows():\n    if r['driver'] == 'daniël willemsen' and str(r['wins']).isdigit():\n"
-        "        t += int(r['wins'])\nprint('Final Answer:', t)"),
     "eb0fb4b94b11893ab0deabdb1ea670e5": (  # top 5 albums' sales: right, only written "7,562,936"
         "print('Final Answer:', df.sort_values('position').head(5)['sales'].sum())",
         "print('Final Answer:', sum(df[df['position'] <= 5]['sales']))"),
-    "c83997f5fbd697a85059649fdfb3293d": (  # camp mates across all series: right (137)
-        "print('Final Answer:', df['camp mates'].sum())",
-        "print('Final Answer:', int(np.sum(df['camp mates'].values)))"),
 }
 
 
@@ -158,13 +151,11 @@ def test_golds_without_a_program_are_voted_against_replayed_candidate_programs(t
     corrections = {c["id"]: c for c in json.loads(shared("tablebench", "original_release", "corrections.json")
                                                    .read_text())}
     flagged = {f["source_id"]: f for f in findings}
-    assert set(flagged) == {"7341c70da411447ef71639df09d1b994", "bdfc75083d56bd5610e9b315a8439e1b"}
-    assert all(corrections[s]["kind"] == "value" for s in flagged)  # precision 2/2 with hand-written candidates
+    assert set(flagged) == {"7341c70da411447ef71639df09d1b994"}
+    assert all(corrections[s]["kind"] == "value" for s in flagged)  # 1/1 with hand-written candidates
     ismb = flagged["7341c70da411447ef71639df09d1b994"]
     assert ismb["kind"] == "wrong_value" and ismb["wrong_gold"] and ismb["recomputed"] in (70.63, "70.63")
     assert ismb["engines"] == ["hand-a", "hand-b"] and "ismb" in ismb["programs"][0]
-    assert corrections["bdfc75083d56bd5610e9b315a8439e1b"]["cleaned_answer"] == "68"
-    assert flagged["bdfc75083d56bd5610e9b315a8439e1b"]["recomputed"] in (68, "68")
 
 
 @pytest.mark.integration
