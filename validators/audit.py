@@ -13,7 +13,9 @@ compared with the gold as a result set:
   'Leighton')), a table-shaped `{"columns", "index", "data"}` or prose ("Gender 1: 5") gold: the same
   answer shaped differently (`presentation`, not wrong);
 - numbers through `curation.answers.Equivalence`, within the rounding the gold is written to;
-- a row chosen by `ORDER BY ... LIMIT` among rows tied on the order keys is `ambiguous`, not wrong.
+- a row chosen by `ORDER BY ... LIMIT` among rows tied on the order keys is `ambiguous`, not wrong;
+  so is a result that changes when the tables' rows are stored in reverse order (a bare column beside
+  MAX over tied rows, a LIMIT without a unique order).
 
 Where the gold *is* the SQL's result (Spider, BIRD, MMQA's text-to-SQL twin), only SQL that fails,
 returns nothing, or depends on an arbitrary tie is flagged. A question naming a quoted value its SQL
@@ -84,6 +86,7 @@ class Engines:
         self.bodies = typed_bodies(bodies)
         self._sqlite: Any = None
         self._duckdb: Any = None
+        self._reversed: Any = None
 
     @property
     def sqlite(self) -> Any:
@@ -101,6 +104,26 @@ class Engines:
             return cursor.fetchall(), [d[0] for d in cursor.description or ()], None
         except (sqlite3.Error, sqlite3.Warning) as e:
             return None, [], str(e)
+
+    def order_dependent(self, sql: str, rows: list[tuple]) -> str | None:
+        """The result again over the tables with their rows in reverse order: where it changes, the SQL
+        depends on the order rows are stored in (a bare column beside MAX over tied rows, a LIMIT
+        without a unique order)."""
+        import sqlite3
+
+        if self._reversed is None:
+            from curation.programs.sql import sqlite_copy
+
+            self._reversed = sqlite_copy({n: b.take(list(range(b.num_rows - 1, -1, -1)))
+                                          for n, b in self.bodies.items()}, typed=True)
+        try:
+            again = self._reversed.execute(sql).fetchall()
+        except (sqlite3.Error, sqlite3.Warning):
+            return None
+        if _multiset(again) == _multiset(rows):
+            return None
+        return (f"the result changes when the tables' rows are stored in reverse order: {_short(rows)} "
+                f"becomes {_short(again)}")
 
     def run_duckdb(self, sql: str) -> tuple[list[tuple] | None, str | None]:
         import duckdb
@@ -122,10 +145,10 @@ class Engines:
             return None, str(e).splitlines()[0]
 
     def close(self) -> None:
-        for con in (self._sqlite, self._duckdb):
+        for con in (self._sqlite, self._duckdb, self._reversed):
             if con is not None:
                 con.close()
-        self._sqlite = self._duckdb = None
+        self._sqlite = self._duckdb = self._reversed = None
 
 
 def tie_under_limit(sql: str, con: Any) -> str | None:
@@ -296,6 +319,8 @@ def check_sql(question: str, sql: str, gold: Any, bodies: dict[str, Any] | Engin
     try:
         rows, columns, error = engines_of.run_sqlite(sql)
         tie = tie_under_limit(sql, engines_of.sqlite) if rows is not None else None
+        if rows is not None and tie is None:
+            tie = engines_of.order_dependent(sql, rows)
         duck_rows, duck_error = engines_of.run_duckdb(sql)
     finally:
         if engines_of is not bodies:
@@ -344,6 +369,10 @@ def check_sql(question: str, sql: str, gold: Any, bodies: dict[str, Any] | Engin
                 "detail": f"the question names {', '.join(repr(q) for q in literals)}, which the SQL never "
                           "mentions (the gold agrees with the SQL)"}
     return {**out, "kind": None, "wrong_gold": False, "confidence": base, "detail": why}
+
+
+def _short(rows: list[tuple], n: int = 3) -> str:
+    return str([list(r) for r in rows[:n]])[:-1] + (f", ... ({len(rows)} rows)]" if len(rows) > n else "]")
 
 
 def _multiset(rows: list[tuple]) -> Any:
