@@ -358,13 +358,14 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
                    "voted with the rule judge against golds that have no program (repeatable)")
 @click.option("--isolation", type=click.Choice(["bwrap", "none"]), default="bwrap",
               help="how candidate programs are isolated (as `curate evaluate`)")
+@click.option("--limit", type=int, default=None, help="audit the first N samples only")
 @click.option("--min-votes", type=int, default=2, show_default=True,
               help="candidates that must agree on an answer other than the gold before it is flagged")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="write the errata here: audit.json, audit.md, audit.html")
 @json_option
-def audit(release: str, candidates: tuple[str, ...], isolation: str, min_votes: int, out: str | None,
-          as_json: bool) -> None:
+def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int | None, min_votes: int,
+          out: str | None, as_json: bool) -> None:
     """Find the wrong gold answers of a release (imported or built): its SQL re-run in its own
     dialect (SQLite, DuckDB as a second opinion) and compared as result sets; golds without a
     program voted against candidate programs (--candidates) and general rules. One finding per
@@ -379,7 +380,7 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, min_votes: 
         name = Path(path).stem
         answers[name], programs[name] = resolve("evaluation.candidates:replayed_answers")(release, path, isolation)
     report = resolve("validators.audit:audit_release")(release, candidates=answers, programs=programs,
-                                                       min_votes=min_votes)
+                                                       min_votes=min_votes, limit=limit)
     if out:
         resolve("validators.audit:write_errata")(report, out)
     _emit(report["findings"] if as_json else report, as_json, _render_audit)

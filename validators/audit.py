@@ -125,7 +125,7 @@ class Engines:
         return (f"the result changes when the tables' rows are stored in reverse order: {_short(rows)} "
                 f"becomes {_short(again)}")
 
-    def run_duckdb(self, sql: str) -> tuple[list[tuple] | None, str | None]:
+    def run_duckdb(self, sql: str, dialect: str = "sqlite") -> tuple[list[tuple] | None, str | None]:
         import duckdb
         import sqlglot
 
@@ -139,7 +139,7 @@ class Engines:
                     con.register("__source", body)
                     con.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT * FROM __source")
                     con.unregister("__source")
-            duck = sqlglot.transpile(sql, read="sqlite", write="duckdb")[0]
+            duck = sql if dialect == "duckdb" else sqlglot.transpile(sql, read=dialect, write="duckdb")[0]
             return self._duckdb.execute(duck).fetchall(), None
         except (duckdb.Error, sqlglot.errors.SqlglotError) as e:
             return None, str(e).splitlines()[0]
@@ -309,34 +309,45 @@ def compare(gold: Any, rows: list[tuple], columns: list[str], sql: str, question
 # --------------------------------------------------------------------------- one sample
 
 
-def check_sql(question: str, sql: str, gold: Any, bodies: dict[str, Any] | Engines, gold_is_result: bool = False
-              ) -> dict[str, Any]:
-    """The SQL re-run (SQLite, then DuckDB) and compared with the gold: `{kind, wrong_gold, confidence,
-    recomputed, engines, detail, tie}`; `kind` is None when nothing is wrong."""
+def check_sql(question: str, sql: str, gold: Any, bodies: dict[str, Any] | Engines, gold_is_result: bool = False,
+              dialect: str = "sqlite") -> dict[str, Any]:
+    """The SQL re-run in its own dialect first (SQLite for Spider-family and MMQA; DuckDB for curate's
+    own programs), the other engine as second opinion, and compared with the gold: `{kind, wrong_gold,
+    confidence, recomputed, engines, detail, tie}`; `kind` is None when nothing is wrong."""
+    import sqlglot
+
     from curation.answers import plain
 
+    sqlite_sql: str | None = sql
+    if dialect != "sqlite":
+        try:
+            sqlite_sql = sqlglot.transpile(sql, read=dialect, write="sqlite")[0]
+        except sqlglot.errors.SqlglotError:
+            sqlite_sql = None
     engines_of = bodies if isinstance(bodies, Engines) else Engines(bodies)
     try:
-        rows, columns, error = engines_of.run_sqlite(sql)
-        tie = tie_under_limit(sql, engines_of.sqlite) if rows is not None else None
-        if rows is not None and tie is None:
-            tie = engines_of.order_dependent(sql, rows)
-        duck_rows, duck_error = engines_of.run_duckdb(sql)
+        lite, columns, error = engines_of.run_sqlite(sqlite_sql) if sqlite_sql else (None, [], "no SQLite form")
+        tie = tie_under_limit(sqlite_sql, engines_of.sqlite) if lite is not None and sqlite_sql else None
+        if lite is not None and tie is None and sqlite_sql:
+            tie = engines_of.order_dependent(sqlite_sql, lite)
+        duck_rows, duck_error = engines_of.run_duckdb(sql, dialect)
     finally:
         if engines_of is not bodies:
             engines_of.close()
     engines = []
-    if rows is not None:
+    if lite is not None:
         engines.append("sqlite")
     if duck_rows is not None:
         engines.append("duckdb")
-    agree = rows is not None and duck_rows is not None and _multiset(rows) == _multiset(duck_rows)
+    if dialect == "duckdb":
+        engines.reverse()
+    agree = lite is not None and duck_rows is not None and _multiset(lite) == _multiset(duck_rows)
     out: dict[str, Any] = {"engines": engines, "engines_agree": agree, "tie": tie,
                            "sqlite_error": error, "duckdb_error": duck_error, "columns": columns}
-    if rows is None and duck_rows is not None:  # SQLite's dialect failed, DuckDB ran it: DuckDB's answer
-        rows, note = duck_rows, "SQLite failed, DuckDB ran it"
-    else:
-        note = ""
+    own, other = (lite, duck_rows) if dialect == "sqlite" else (duck_rows, lite)
+    rows, note = own, ""
+    if own is None and other is not None:  # its own dialect failed, the other engine ran it
+        rows, note = other, f"{'SQLite' if dialect == 'sqlite' else 'DuckDB'} failed, the other engine ran it"
     out["recomputed"] = plain([list(r) for r in rows]) if rows is not None else None
     base = 0.9 if agree else 0.6
     literals = [q for q in _QUOTED.findall(question) if q.lower() not in sql.lower()]
@@ -344,7 +355,8 @@ def check_sql(question: str, sql: str, gold: Any, bodies: dict[str, Any] | Engin
         return {**out, "kind": "sql_fails", "wrong_gold": gold_is_result, "confidence": 0.95,
                 "detail": f"the SQL fails: SQLite: {error}; DuckDB: {duck_error}"}
     if gold_is_result:
-        if not rows:
+        if not rows and dialect == "sqlite":  # a benchmark's question has an answer; curate's own
+            # programs may answer with an empty list on purpose (no outliers)
             return {**out, "kind": "sql_fails", "wrong_gold": True, "confidence": base,
                     "detail": "the SQL returns no rows: the gold answer is empty"}
         if tie:
@@ -541,7 +553,8 @@ def vote_on_gold(gold: Any, candidates: list[tuple[str, Any]], min_votes: int = 
 
 
 def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None,
-                  programs: dict[str, dict[str, str]] | None = None, min_votes: int = 2) -> dict[str, Any]:
+                  programs: dict[str, dict[str, str]] | None = None, min_votes: int = 2,
+                  limit: int | None = None) -> dict[str, Any]:
     """`candidates`: {candidate name: {sample_id: answer}} (replayed model outputs run by `curate
     evaluate`'s replay, see the CLI); `programs` the programs behind them, the same way."""
     import pyarrow.parquet as pq
@@ -565,6 +578,9 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
             prov = json.loads(prov) if isinstance(prov, str) else dict(prov or {})
             program = row["program"] or {}
             sql = prov.get("source_sql") or (program.get("text") if program.get("kind") == "sql" else None)
+            dialect = "sqlite" if prov.get("source_sql") else (program.get("dialect") or "duckdb")
+            if limit is not None and checked >= limit:
+                break
             if not sql:
                 found = _vote_sample(row, prov, index, candidates or {}, programs or {}, min_votes)
                 if found is not None:
@@ -573,18 +589,20 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
                         findings.append(found)
                 continue
             tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
-            key = tuple(row["table_ids"])
+            # curate's own programs name a single table `t` (curation.programs.sql.SqlRunner)
+            alias = not prov.get("source_sql") and len(tables) == 1
+            key = (*row["table_ids"], alias)
             if key not in engines:
-                engines[key] = Engines({t.name: data_view(t) for t in tables})
+                engines[key] = Engines({("t" if alias else t.name): data_view(t) for t in tables})
             bodies = engines[key].bodies
             gold_is_result = row["task"].endswith("text_to_sql") or "source_answer" not in prov
             gold = prov.get("source_answer", json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"])
             checked += 1
-            r = check_sql(row["question"], sql, gold, engines[key], gold_is_result)
+            r = check_sql(row["question"], sql, gold, engines[key], gold_is_result, dialect)
             if r["kind"] is None:
                 continue
             findings.append(Finding(row["id"], str(prov.get("source_id", "")), r["kind"], gold, r["recomputed"],
-                                    r["wrong_gold"], r["confidence"], r["engines"], [f"sql (sqlite): {sql}"],
+                                    r["wrong_gold"], r["confidence"], r["engines"], [f"sql ({dialect}): {sql}"],
                                     r["detail"], row["question"],
                                     excerpt(bodies, [*(gold if isinstance(gold, list) else [gold]),
                                                      *[v for rr in (r["recomputed"] or []) for v in rr],
