@@ -185,3 +185,18 @@ def test_real_model_replies_as_candidates_find_the_golds_tablebench_corrected(tm
     assert set(flagged) == wrong and len(wrong) == 3  # precision 3/3, recall 3/3 (on 10 questions)
     (items,) = [i for i in wrong if corrections[i]["kind"] == "items"]  # "nicosia (cyp)" without the score
     assert flagged[items] == "missing_or_extra_items"
+
+
+@pytest.mark.integration
+def test_without_a_model_only_general_rules_answer_and_they_flag_no_tablebench_gold(tmp_path):
+    """The part that needs no model, on all 98 original-release questions: the general rules apply to 3
+    (camp mates summed, elevations summed, engines counted over a threshold), agree with their golds,
+    and so flag nothing: recall 0 of the 17 value/items corrections, said plainly."""
+    from importers import write_import
+
+    source = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
+    write_import("tablebench", [str(source)], name="tb", releases=tmp_path / "releases")
+    from validators.audit import audit_release
+
+    report = audit_release(str(tmp_path / "releases" / "tb" / "1.0.0"), min_votes=1)
+    assert (report["checked"], report["findings"]) == (3, [])
