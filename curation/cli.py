@@ -123,6 +123,7 @@ def main() -> None:
     curate check                      near-duplicate questions, leakage across splits
     curate keys [DB]                  declared and inferred keys of the databases, side by side
     curate recheck mmqa.json          re-run a published dataset's SQL, list wrong gold answers
+    curate audit releases/x/1.0.0     find wrong gold answers in a release, with evidence
     curate import FORMAT PATH...      a published benchmark as a release (tablebench, realhitbench, mmqa, spider, bird, jsonl)
     curate show                       what the workspace holds
     curate inspect FILE --json        a spreadsheet's sheets, notes, header tree and structures
@@ -350,11 +351,50 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
 
 
 @main.command()
+@click.argument("release", type=click.Path(exists=True, file_okay=False))
+@click.option("--candidates", type=click.Path(exists=True, dir_okay=False), multiple=True,
+              help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply}, as "
+                   "`curate evaluate --backend replay` reads): PoT programs run in the sandbox, their answers "
+                   "voted with the rule judge against golds that have no program (repeatable)")
+@click.option("--isolation", type=click.Choice(["bwrap", "none"]), default="bwrap",
+              help="how candidate programs are isolated (as `curate evaluate`)")
+@click.option("--limit", type=int, default=None, help="audit the first N samples only")
+@click.option("--min-votes", type=int, default=2, show_default=True,
+              help="candidates that must agree on an answer other than the gold before it is flagged")
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None,
+              help="write the errata here: audit.json, audit.md, audit.html")
+@json_option
+def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int | None, min_votes: int,
+          out: str | None, as_json: bool) -> None:
+    """Find the wrong gold answers of a release (imported or built): its SQL re-run in its own
+    dialect (SQLite, DuckDB as a second opinion) and compared as result sets; golds without a
+    program voted against candidate programs (--candidates) and general rules. One finding per
+    suspect sample: kind, gold, recomputed answer, engines, confidence, wrong_gold, evidence.
+    Exit code 1 if any gold is found wrong."""
+    from pathlib import Path
+
+    from curation.registry import resolve
+
+    answers, programs = {}, {}
+    for path in candidates:
+        name = Path(path).stem
+        answers[name], programs[name] = resolve("evaluation.candidates:replayed_answers")(release, path, isolation)
+    report = resolve("validators.audit:audit_release")(release, candidates=answers, programs=programs,
+                                                       min_votes=min_votes, limit=limit)
+    if out:
+        resolve("validators.audit:write_errata")(report, out)
+    _emit(report["findings"] if as_json else report, as_json, _render_audit)
+    if report["wrong_gold"]:
+        sys.exit(1)
+
+
+@main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @json_option
 def recheck(file: str, as_json: bool) -> None:
     """Re-run the SQL of a published dataset (MMQA's sample format) on its own tables and list
-    which gold answers agree with the result and which do not. Exit code 1 if any disagree."""
+    which gold answers agree with the result and which do not: the SQL-only view of `curate audit`
+    (a gold shaped differently, or chosen among tied rows, agrees). Exit code 1 if any disagree."""
     from curation.registry import resolve
 
     report = resolve("validators.recheck:recheck_mmqa")(file)
@@ -937,11 +977,23 @@ def _render_release_verify(report: dict[str, Any]) -> None:
     console.print("release OK" if report["ok"] else "release FAILED", highlight=False)
 
 
+def _render_audit(report: dict[str, Any]) -> None:
+    console = _console()
+    for f in report["findings"]:
+        mark = "[red]WRONG[/]" if f["wrong_gold"] else "[yellow]note[/]"
+        console.print(f"{mark} {f['kind']} {f['source_id'] or f['sample_id']}: gold {f['gold']!r}, recomputed "
+                      f"{f['recomputed']!r} ({f['confidence']:.2f}; {f['detail']})", highlight=False)
+    counts = ", ".join(f"{k} {n}" for k, n in report["counts"].items() if n)
+    console.print(f"{report['checked']} samples checked; {len(report['findings'])} findings ({counts or 'none'}); "
+                  f"{report['wrong_gold']} gold answers wrong", highlight=False)
+
+
 def _render_recheck(report: dict[str, Any]) -> None:
     console = _console()
     for r in report["results"]:
         mark = "[green]agree[/]" if r["agree"] else "[red]DISAGREE[/]"
-        detail = r.get("error") or f"gold {r['gold']!r}, SQL gives {r.get('computed')!r}"
+        kind = f" [{r['kind']}]" if r.get("kind") else ""
+        detail = r.get("error") or f"gold {r['gold']!r}, SQL gives {r.get('computed')!r}{kind}: {r.get('detail', '')}"
         console.print(f"{mark} #{r['id']}: {detail}", highlight=False)
     console.print(f"{report['agree']} of {report['samples']} gold answers agree with their own SQL", highlight=False)
 
