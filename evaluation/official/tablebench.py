@@ -88,47 +88,39 @@ def _rounded(value: Decimal, places: int) -> str:
     return str(value.quantize(Decimal("1." + "0" * places), rounding=ROUND_HALF_UP))
 
 
-def em_one(reference: str, prediction: str) -> float:
-    """`compute_em` for one pair (already normalised): position by position over the comma parts."""
+def _by_position(reference: str, prediction: str, same_number: Any) -> float:
+    """TableBench's comparison of comma parts, position by position: text parts equal, number
+    parts by `same_number(ref, pred)` (Decimals); each part weighs 1/len(reference parts)."""
     refs = [x.strip() for x in reference.split(",")]
     preds = [x.strip() for x in prediction.split(",")]
     weight, score = 1.0 / len(refs), 0.0
-    places = _decimals([r for r in refs if _is_number(r) and not r.endswith("%")])
-    for i, r in enumerate(refs):
-        if i >= len(preds):
-            continue
-        p = preds[i]
+    for r, p in zip(refs, preds):
         if not _is_number(r):
             score += weight if r == p else 0.0
             continue
         try:
-            same = (_decimal(r) == _decimal(p)) if r.endswith("%") else (
-                _rounded(_decimal(r), places) == _rounded(_decimal(p), places))
+            same = same_number(r, p)
         except (InvalidOperation, ValueError):
             continue
         score += weight if same else 0.0
     return score
 
 
+def em_one(reference: str, prediction: str) -> float:
+    """`compute_em` for one pair (already normalised): numbers equal at the reference's decimals
+    (a percentage exactly)."""
+    places = _decimals([r.strip() for r in reference.split(",") if _is_number(r.strip()) and not r.strip().endswith("%")])
+    return _by_position(reference, prediction, lambda r, p: (_decimal(r) == _decimal(p)) if r.endswith("%") else (
+        _rounded(_decimal(r), places) == _rounded(_decimal(p), places)))
+
+
 def em_tolerance_one(reference: str, prediction: str, percent: float) -> float:
     """`compute_em_with_tolerance` for one pair: numbers within `percent`% of the reference."""
-    refs = [x.strip() for x in reference.split(",")]
-    preds = [x.strip() for x in prediction.split(",")]
-    weight, score = 1.0 / len(refs), 0.0
-    for i, r in enumerate(refs):
-        if i >= len(preds):
-            continue
-        p = preds[i]
-        if not _is_number(r):
-            score += weight if r == p else 0.0
-            continue
-        try:
-            ref, pred = _decimal(r), _decimal(p)
-        except (InvalidOperation, ValueError):
-            continue
-        if (pred == ref) if ref == 0 else (abs(ref - pred) / abs(ref) <= percent / 100):
-            score += weight
-    return score
+    def close(r: str, p: str) -> bool:
+        ref, pred = _decimal(r), _decimal(p)
+        return (pred == ref) if ref == 0 else (abs(ref - pred) / abs(ref) <= percent / 100)
+
+    return _by_position(reference, prediction, close)
 
 
 _SCORER: Any = None
