@@ -345,3 +345,22 @@ def test_a_column_both_joined_tables_have_is_never_asked_about():
                          question="What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?",
                          children=children)
     assert kept and {q.columns["a.num"] for q in kept} == {"amount"}
+
+
+def test_either_or_counts_a_parent_whose_own_condition_holds_without_children():
+    """"How many parents either have a child with kind v or have zone w themselves?": a parent in
+    zone w counts even with no child (staff of gender 1 with no assignment, rv39 review)."""
+    parents = {"parent_id": [1, 2, 3, 4, 5], "label": ["north", "south", "east", "west", "far"],
+               "cat": ["x", "y", "x", "y", "y"], "zone": ["in", "out", "in", "out", "out"],
+               "num": [10.0, 20.0, 20.0, 5.0, 1.0]}  # parent 5 has no children
+    kept, _ = synthesize("""SELECT COUNT(*) FROM (
+        SELECT b.key_ab FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :v
+        UNION
+        SELECT b.key_ab FROM B AS b WHERE b.cat2 = :w) AS g""", "count", parents=parents,
+                         question="How many {B} entries have an {A} entry with {a.cat} {v} or {b.cat2} {w}?")
+    assert kept
+    for q in kept:
+        own = dict(zip(parents["parent_id"], parents[q.columns["b.cat2"]]))
+        expected = {p for p, c in own.items() if c == q.values["w"]}
+        expected |= {p for p, k in zip(CHILDREN["parent_id"], CHILDREN["kind"]) if k == q.values["v"]}
+        assert q.answer == len(expected)

@@ -97,7 +97,7 @@ def _spider_schema(tables_json: str, db_id: str) -> dict[str, Any] | None:
     return next((s for s in schemas if isinstance(s, dict) and s.get("db_id") == db_id), None)
 
 
-_SPIDER_TYPES = {"number": ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC", "BOOL"), "text": TEXT_AFFINITY}
+_SPIDER_TYPES = {"number": ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC"), "text": TEXT_AFFINITY}  # else any
 
 
 def _natural_names(tables_json: str, db_id: str, con: sqlite3.Connection) -> dict[str, tuple[str, dict[str, str]]]:
@@ -112,25 +112,41 @@ def _natural_names(tables_json: str, db_id: str, con: sqlite3.Connection) -> dic
         tables = [str(t) for t in schema["table_names_original"]]
         natural_tables = [str(t) for t in schema["table_names"]]
         columns: list[list[tuple[str, str, str]]] = [[] for _ in tables]
+        position: list[tuple[int, int]] = []  # each column of the file: (table, position in it)
         for (t, original), (_, said), kind in zip(schema["column_names_original"], schema["column_names"],
                                                   schema["column_types"]):
+            position.append((int(t), len(columns[int(t)]) if int(t) >= 0 else -1))
             if int(t) >= 0:
                 columns[int(t)].append((str(original), str(said), str(kind)))
+        references = {position[int(a)]: position[int(b)][0] for a, b in schema.get("foreign_keys", [])}
     except (KeyError, TypeError, ValueError, IndexError):
         return {}
-    out: dict[str, tuple[str, dict[str, str]]] = {}
     names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
-    for name in names:
-        info = con.execute(f"PRAGMA table_info({_quote(name)})").fetchall()
+    infos = {name: con.execute(f"PRAGMA table_info({_quote(name)})").fetchall() for name in names}
+    fits: dict[str, list[int]] = {}
+    for name, info in infos.items():
         same = [i for i, t in enumerate(tables) if t.lower() == name.lower()]
         if not same:
             kinds = [_spider_kind(r[2] or "") for r in info]
             same = [i for i, cols in enumerate(columns) if len(cols) == len(info)
                     and all(k is None or k == c[2] for k, c in zip(kinds, cols))]
-        if len(same) == 1 and len(columns[same[0]]) == len(info):
-            i = same[0]
-            out[name] = (natural_tables[i], {r[1]: said for r, (_, said, _) in zip(info, columns[i])})
-    return out
+        fits[name] = same
+    chosen: dict[str, int] = {}
+    while True:  # a table that fits one entry takes it; the others then fit one fewer
+        taken = set(chosen.values())
+        settled = {n: [i for i in f if i not in taken] for n, f in fits.items() if n not in chosen}
+        found = {n: f[0] for n, f in settled.items() if len(f) == 1}
+        for name, i in chosen.items():  # a key of a matched table points where its entry's key does (`sänger`)
+            names_at = [r[1] for r in infos[name]]
+            for fk in con.execute(f"PRAGMA foreign_key_list({_quote(name)})").fetchall():
+                target = references.get((i, names_at.index(fk[3]) if fk[3] in names_at else -1))
+                if fk[2] in settled and target in settled[fk[2]] and fk[2] not in found:
+                    found[fk[2]] = target
+        if not found:
+            break
+        chosen.update(found)
+    return {name: (natural_tables[i], {r[1]: said for r, (_, said, _) in zip(infos[name], columns[i])})
+            for name, i in chosen.items() if len(columns[i]) == len(infos[name])}
 
 
 def _spider_kind(declared: str) -> str | None:

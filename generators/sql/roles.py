@@ -14,9 +14,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_CATEGORIES = 30  # a categorical column has at most this many distinct values...
 MAX_CATEGORY_SHARE = 0.6  # ...and repeats: distinct values are at most this share of its rows
-MIN_LABEL_SHARE = 0.5  # a label column names rows: mostly distinct values
 MAX_LABEL_CHARS = 60  # ...and short enough to be an answer
-_ID_LIKE = re.compile(r"(^|_)u?id$|[a-z]Id$|ID$|^rownames$|^Unnamed: \d+$")  # R's rownames: a row number
+# R's rownames (a row number); standard codes of states and countries (ICPSR, FIPS, COW), no measures
+_ID_LIKE = re.compile(r"(^|_)u?id$|[a-z]Id$|ID$|^rownames$|^Unnamed: \d+$|^(?i:icpsr|fips|ccode|cowcode|iso_?num)$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _YEAR_NAME = re.compile(r"(^|_)(year|yr|jahr|season)s?($|_)", re.IGNORECASE)
 
@@ -59,7 +59,7 @@ def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]
                 roles["date"].append(name)
             elif 2 <= distinct <= MAX_CATEGORIES and distinct <= MAX_CATEGORY_SHARE * rows:
                 roles["cat"].append(name)
-            elif distinct >= MIN_LABEL_SHARE * len(valid) and distinct >= 3:
+            elif distinct == len(valid) and distinct >= 3:  # a label names one row: "sp." of six genera does not
                 longest = pc.max(pc.utf8_length(valid)).as_py() or 0
                 if longest <= MAX_LABEL_CHARS:
                     roles["label"].append(name)

@@ -66,7 +66,7 @@ class SqlTemplate:
     drops: dict[str, Any] = field(default_factory=dict)  # end table letter -> skeleton without it
     tie_query: Any = None  # counts the answers that share the top of the ORDER BY
     aggregated: frozenset[str] = frozenset()  # aliases whose rows a SUM/AVG/COUNT over a join adds up
-    groups: bool = False  # GROUP BY, EXCEPT, INTERSECT: several rows of one table per row of another (no 1:1 join)
+    groups: bool = False  # GROUP BY, EXCEPT, INTERSECT, IN: several rows of one table per row of another (no 1:1 join)
 
     @property
     def answer(self) -> str:
@@ -147,7 +147,7 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
     if template.answer == "one":
         template.tie_query = _tie_query(skeleton)
     template.aggregated = _aggregated_aliases(skeleton)
-    template.groups = any(skeleton.find(kind) is not None for kind in (exp.Group, exp.Except, exp.Intersect))
+    template.groups = any(skeleton.find(kind) is not None for kind in (exp.Group, exp.Except, exp.Intersect, exp.In))
     return template
 
 
