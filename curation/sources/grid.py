@@ -373,7 +373,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     body = from_rows(names, rows)
     r0, c0 = grid.origin
     cell_range = f"{column_letter(c0 + cols[0])}{r0 + top + 1}:{column_letter(c0 + cols[-1])}{r0 + bottom + 1}"
-    if header_levels > 1:
+    if header_levels > 1 or any(n.end > n.start for n in nodes):  # levels, or a label merged over a group
         header = tuple(nodes) + tuple(row_nodes)
     else:  # one plain header row: the flat header from the (unique) column names
         header = flat_header(body.column_names) + tuple(row_nodes)
