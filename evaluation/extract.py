@@ -5,7 +5,8 @@ In the order tried (the first that finds something wins):
 1. a "Final Answer:" line (the last one: models restate)
 2. a JSON answer block: {"answer": ...} (fenced or bare; the last one)
 3. \\boxed{...} (the last one; nested braces kept)
-4. for program modes: what the last code block printed (passed in by the caller)
+4. for program modes: what the last code block printed (passed in by the caller); its own last
+   "Final Answer:" line when it prints one
 
 A reply with none of these has no answer: it scores zero and is counted as `unextracted`.
 """
@@ -32,6 +33,8 @@ class Extracted:
 
 def extract_answer(reply: str, program_output: str | None = None) -> Extracted:
     text = reply or ""
+    if program_output is not None:  # `print(f"Final Answer: {x}")` in the code states nothing: its output does
+        text = _CODE_BLOCK.sub("", text)
     stated = final_answer(text)
     if stated is not None:
         return Extracted(stated, "final_answer")
@@ -46,6 +49,9 @@ def extract_answer(reply: str, program_output: str | None = None) -> Extracted:
     if boxed:
         return Extracted(split_list(clean_answer(boxed)), "boxed")
     if program_output is not None and program_output.strip():
+        printed = final_answer(program_output)
+        if printed is not None:  # a program that prints "Final Answer: x" (TableBench's PoT prompt asks so)
+            return Extracted(printed, "program_output")
         lines = [line for line in program_output.strip().splitlines() if line.strip()]
         return Extracted(split_list(clean_answer(lines[-1])) if len(lines) == 1 else program_output.strip(),
                          "program_output")

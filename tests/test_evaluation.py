@@ -36,6 +36,12 @@ def test_a_programs_output_is_the_answer_when_the_reply_states_none():
     assert extract_answer("```python\nprint(7)\n```", program_output="7\n").answer == "7"
     assert extract_answer("", program_output="").method == "none"
     assert extract_sql("```sql\nSELECT 1\n```\nFinal Answer: x").answer == "SELECT 1"
+    # a program that prints its own Final Answer line (TableBench's PoT instruction asks for one): the
+    # line in the code is no statement, the line it printed is the answer
+    code = "```python\nanswer = 6 * 7\nprint(f'Final Answer: {answer}')\n```"
+    printed = extract_answer(code, program_output="rows: 3\nFinal Answer: 42\n")
+    assert (printed.answer, printed.method) == ("42", "program_output")
+    assert extract_answer(code + "\nFinal Answer: 41").answer == "41"  # no program run: the reply's own line
 
 
 # ------------------------------------------------------------------ metrics, by hand
