@@ -312,6 +312,19 @@ def plural(noun: str) -> str:
     return f"{head} {last}".strip()
 
 
+def singular(noun: str) -> str:
+    """`plural` undone for one word: "flights" -> "flight", "countries" -> "country", "species" stays."""
+    if noun in ("species", "series"):
+        return noun
+    if noun.endswith("ies") and len(noun) > 4:
+        return noun[:-3] + "y"
+    if re.search(r"(ches|shes|xes|sses)$", noun):
+        return noun[:-2]
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return noun[:-1]
+    return noun
+
+
 def snake(name: str) -> str:
     """"SampleNumber" -> "Sample_Number", so name patterns see camelCase words."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)

@@ -69,7 +69,7 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
                said: str = "") -> Noun | None:
     """What one row of `table` is, when its key or its name (or its natural name `said`) says it;
     None when none does (the question then says "{table} entries")."""
-    from curation.semantics import is_word, plural
+    from curation.semantics import is_word, plural, singular
 
     key = tuple(key)
     if len(key) == 1:
@@ -81,13 +81,13 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
             spoken.append(named.group(1) if named else _KEY_SUFFIX.sub("", text).strip())
         for words in spoken:
             first = words.split(" or ")[0].split(" and ")[0].strip()  # "countries and areas": countries
-            one = _singular(first)
+            one = singular(first)
             if one in _ENTITY_WORDS:
                 return Noun(one, plural(one), from_key=True)
     for name, given in ((said.strip(), True), (table.lower(), False)):
         if not re.fullmatch(r"[a-z]+", name):
             continue
-        one = _singular(name) if not re.search(r"(ss|us|is)$", name) else name
+        one = singular(name) if not re.search(r"(ss|us|is)$", name) else name
         if one != name and is_word(one) and is_word(name):
             return Noun(one, name)  # "flights", "airlines", "surveys"
         if given and one == name and is_word(name) and name not in _NOT_COUNTED:
@@ -96,18 +96,6 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
 
 
 _NOT_COUNTED = frozenset("staff data information equipment weather music software personnel".split())
-
-
-def _singular(word: str) -> str:
-    if word in ("species", "series"):
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if re.search(r"(ches|shes|xes|sses)$", word):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
 
 
 def column_words(column: str, info: "ColumnInfo | None") -> str:
