@@ -59,10 +59,14 @@ DOC_IDENTIFIER = re.compile(r"\b(id|identifier|identification|id number|id code|
 DOC_CODE = re.compile(r"\b(factor|coded|code|codes|levels?|categor|dummy|indicator|binary|classification|"
                       r"\d+\s*=\s*\w)", re.I)
 DOC_TIME = re.compile(r"^\s*(the\s+)?(year|month|day|date|time|quarter|week|season|period)\b", re.I)
-DOC_COUNT = re.compile(r"^\s*(the\s+|a\s+)?(total\s+)?(number|count|frequency|numbers)\s+of\b", re.I)
+DOC_COUNT = re.compile(r"^\s*(the\s+|a\s+)?(total\s+)?(number|count|frequency|numbers)\s+of\b|"
+                       r"^\s*(cell\s+)?(frequenc(y|ies)|counts?)\s*\.?\s*$", re.I)  # minn38's `f`: "frequency."
 CLAUSE_LABEL = re.compile(r"(is|are|was|were|indicates?|whether|if|does|did|do|how|what|which|when|who|"
                           r"shows?|gives?|equals?)\b", re.I)  # a clause, not a noun: it cannot stand in "the total of ..."
 MAX_CODES = 12
+# numbers on a scale say something themselves: a rating of 3, grade 2, stage IV, first class
+ORDINAL = re.compile(r"(^|[^a-z])(rating|ratings|rate|score|grade|rank|ranking|level|stage|scale|stars?|likert|"
+                     r"class|pclass|size|dose|doses|step|tier|category)s?($|[^a-z])", re.I)
 ASIDE_OR_FORMULA = re.compile(r"^as\b|\b(minus|plus|times|divided by|whoever|see|cf)\b|[=+*^]|\bi\.e\.|\be\.g\.|"
                               r"::|[A-Za-z_]\(", re.I)  # R code ("lubridate::decimal_date(x)") is no name
 MAX_LABEL = 60
@@ -115,7 +119,7 @@ def documented(name: str, description: str) -> ColumnInfo:
 def label_from(description: str, name: str = "") -> str:
     """The first clause of a description, short enough to stand in a question; "" when the
     description says only what type the column is or repeats its name."""
-    text = description.strip().strip("`").strip()
+    text = description.replace("\\", "").strip().strip("`").strip()  # R's escapes: "14-24\ "
     if not text or PLACEHOLDER_LABEL.match(text):
         return ""
     text = re.sub(r"\s*\([^()]*=[^()]*\)", "", text)  # "(0 = V-shaped, 1 = straight)": codes, kept in `codes`
@@ -149,7 +153,8 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r"^(number|count)\s+(?!of\b|per\b|in\b)(?=[A-Za-z])", r"\1 of ", sentence,
                       flags=re.I)
     sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
-    sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.)\s", sentence)[0]
+    sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.|measured|recorded|"
+                        r"expressed|given|defined)\s", sentence)[0]  # "income, measured as a 19-point scale"
     # "scores may range from 1 - 36": the documentation's remark, not the name
     sentence = re.split(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:may|can|could|might|will|should|must)\s", sentence)[0]
     # "number of cylinders between 4 and 8": the range the values take, which reads as a filter
@@ -162,6 +167,8 @@ def label_from(description: str, name: str = "") -> str:
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")") \
             or sentence.endswith("?") or PLACEHOLDER_LABEL.match(sentence) or CLAUSE_LABEL.match(sentence):
         return ""  # too long, cut, a question ("did the author get the J tile?") or only a type
+    if re.search(r"\b(\w+ \w+)\b.*\b\1\b", sentence, re.I):
+        return ""  # "Maternal mortality 2017 Maternal Mortality Ratio": a spreadsheet's header path pasted
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
         return ""
     words = sentence.split()
@@ -355,6 +362,9 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if info.label and ABBREVIATION.search(info.label) and pa.types.is_string(typ) and values \
                 and sum(len(str(v)) for v in values) > 6 * len(values):  # "state abbreviation" over full names
             info = replace(info, label="")
+        if info.label and re.search(r"\b(percent|percentage)s? of\b", info.label, re.I) and values \
+                and all(isinstance(v, (int, float)) for v in values) and max(values) > 100:
+            info = replace(info, label="")  # UScrime's `M` "percentage of males" runs to 177: per 1000, not per cent
         if not values or distinct == 1:
             done(EMPTY, "no values" if not values else "one value throughout")
             continue
@@ -481,6 +491,37 @@ def without_repeated_labels(infos: list[ColumnInfo]) -> list[ColumnInfo]:
             seen[i.label.casefold()] = seen.get(i.label.casefold(), 0) + 1
     return [replace(i, label="", evidence=f"{i.evidence}; the documentation gives another column the same label")
             if i.label and seen[i.label.casefold()] > 1 else i for i in infos]
+
+
+def value_meaning(info: ColumnInfo | None, value: Any) -> str:
+    """What one value of a code stands for: its documented meaning ("3" of party -> "Democrat"),
+    "male"/"female" for a sex of m/f, "yes"/"no" for a 0/1 flag; "" when nothing says."""
+    if info is None:
+        return ""
+    text = value if isinstance(value, str) else (repr(value)[:-2] if isinstance(value, float) and
+                                                   repr(value).endswith(".0") else str(value))
+    if info.codes:
+        return dict(info.codes).get(text, "")
+    if re.fullmatch(r"(sex|gender)", info.name, re.I) and text.casefold() in ("m", "f"):
+        return {"m": "male", "f": "female"}[text.casefold()]
+    if info.role == FLAG and not isinstance(value, bool) and text in ("0", "1"):
+        return "yes" if text == "1" else "no"
+    return ""
+
+
+def opaque_code(info: ColumnInfo | None, values: Iterable[Any]) -> bool:
+    """Whether a column's values are numbers that stand for categories nobody names ("firm is 1",
+    "cond is 3", "region 2"): a question filtering or grouping on them is about a symbol. Numbers
+    that are quantities themselves (doses 0, 1, 3.2, 10 of a design) are not opaque, nor are codes
+    whose meanings the documentation gives."""
+    if info is None or info.role != CODE or info.codes or ORDINAL.search(f"{snake(info.name)} {info.label}"):
+        return False
+    present = sorted({v for v in values if v is not None and not isinstance(v, (str, bool))
+                      and not (isinstance(v, float) and v != v)})
+    if not present or not all(float(v).is_integer() for v in present):
+        return False
+    consecutive = [int(v) for v in present] == list(range(int(present[0]), int(present[0]) + len(present)))
+    return consecutive or not info.evidence.startswith("a design")
 
 
 def roles(table: "Table") -> dict[str, str]:

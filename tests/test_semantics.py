@@ -14,6 +14,7 @@ from curation import semantics as sem
 from curation.body import from_pandas
 from curation.sources.rdatasets import tidy_frame
 from curation.table import Table
+from generators.rules.profile import TableProfile
 from tests.test_rules import generate
 
 MTCARS_FORMAT = """### Format
@@ -281,7 +282,19 @@ def test_a_test_whose_measure_is_fixed_by_the_group_is_no_question():
         semantics=(sem.ColumnInfo("distance", label="distance in kilometers"),))
     samples, _, stats = generate(races, ["da.mannwhitney", "da.ttest"])
     assert samples and not any('"column": "distance"' in s.program.text for s in samples)
-    assert stats.rejected["DA/hypothesis_testing"]["constant_within_a_group"] >= 1
+    assert "distance" not in TableProfile(races).numeric  # it says which race a row is, measuring nothing
+
+
+def test_a_number_the_design_fixes_is_no_measure_under_any_grouping():
+    """strep_tb's dose: 0 g for every control patient, 2 g for every treated one. Comparing it
+    between men and women tests how the arms were allocated, not anything about the patients."""
+    trial = Table(name="trial", body=pa.table({
+        "arm": ["Control", "Streptomycin"] * 8, "gender": ["M", "M", "F", "F"] * 4,
+        "dose_strep_g": [0, 2] * 8, "weight_kg": [61.5, 70.2, 55.0, 58.3, 66.1, 72.4, 49.9, 60.0, 63.2, 75.8, 52.1, 57.7, 68.0, 71.3, 54.6, 59.9]}))
+    profile = TableProfile(trial)
+    assert "dose_strep_g" not in profile.numeric and "weight_kg" in profile.numeric
+    samples, _, _ = generate(trial, ["da.mannwhitney", "da.ttest"])
+    assert not any("dose_strep_g" in s.program.text for s in samples)
 
 
 def test_a_ratio_that_rounds_to_zero_is_not_asked_and_numpy_floats_state_their_rounding():
@@ -654,3 +667,36 @@ def test_a_label_is_the_name_the_documentation_gives_not_its_type_or_a_remark():
     # a series' title names one value: no title capitals, no plural
     assert series_label("Average Yearly Temperatures in New Haven") == "average yearly temperature in New Haven"
     assert series_label("Monthly Airline Passenger Numbers 1949-1960") == "monthly airline passenger number"
+
+
+def test_a_code_nobody_names_neither_filters_nor_groups_but_a_scale_or_a_documented_code_does():
+    table = Table(name="firms", body=pa.table({
+        "firm": [1, 2, 3, 4, 5] * 4, "rating": [1, 2, 3, 4] * 5, "party": [1, 2] * 10,
+        "invest": [float(10 + (i * 37) % 90) for i in range(20)]}),
+        semantics=(sem.documented("firm", "firm code"), sem.documented("party", "party (1 = Democrat, 2 = Republican)")))
+    profile = TableProfile(table)
+    assert "firm" not in profile.categorical  # "firm is 1": General Motors is never named
+    assert {"rating", "party"} <= set(profile.categorical)
+    assert profile.condition("party", "==", 1).phrase() == "party is 1 (Democrat)"
+
+
+def test_a_label_the_values_contradict_or_that_repeats_itself_is_not_used():
+    uscrime = Table(name="UScrime", body=pa.table({"M": [151, 143, 142, 136, 141, 121, 127, 131, 157, 140]}),
+                    semantics=(sem.documented("M", "percentage of males aged 14\\-24."),))
+    assert sem.infer(uscrime)[0].label == ""  # 151 "percent": it is per 1000
+    assert sem.label_from("Maternal mortality 2017 Maternal Mortality Ratio", "mmr") == ""
+    assert sem.label_from("family income, measured as a 19-point scale", "income") == "family income"
+
+
+def test_a_column_that_spells_the_key_again_is_not_looked_up():
+    """MCAS: "Which entry's district name is Westfield?" answered "WESTFIELD"."""
+    table = Table(name="mcas", body=pa.table({
+        "municipa": ["ABINGTON", "AGAWAM", "AMHERST", "ANDOVER", "ARLINGTON", "ASHLAND"],
+        "distn": ["Abington", "Agawam", "Amherst", "Andover", "Arlington", "Ashland"],
+        "county": ["Plymouth", "Hampden", "Hampshire", "Essex", "Middlesex", "Middlesex"],
+        "totsc4": [714.0, 721.0, 730.0, 741.0, 726.0, 719.0]}),
+        semantics=(sem.documented("municipa", "municipality"), sem.documented("distn", "district name")))
+    profile = TableProfile(table)
+    assert profile.key == "distn" and profile.spells_key("municipa")
+    samples, _, _ = generate(table, ["tbo.exact_query"])
+    assert not any("ABINGTON" in str(s.answer) or "municipa" in s.question for s in samples)

@@ -364,3 +364,29 @@ def test_either_or_counts_a_parent_whose_own_condition_holds_without_children():
         expected = {p for p, c in own.items() if c == q.values["w"]}
         expected |= {p for p, k in zip(CHILDREN["parent_id"], CHILDREN["kind"]) if k == q.values["v"]}
         assert q.answer == len(expected)
+
+
+def test_a_number_standing_for_an_unnamed_category_filters_nothing_and_a_flag_says_yes_or_no():
+    """"with firm 1", "whose y is 0": a code nobody names is a symbol, not a thing; a 0/1 flag
+    reads "1 (yes)"."""
+    from curation import semantics as sem
+
+    parents = {"parent_id": list(range(1, 9)), "cond": [1, 2, 3, 4] * 2, "voted": [0, 1] * 4,
+               "num": [10.0, 20.0, 20.0, 5.0, 7.0, 3.0, 8.0, 1.0]}
+    template = build_template({"id": "test.count", "tables": 2, "question": "How many {A} entries have a {B} entry with {b.cat} {v}?",
+                               "sql": "SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v"}, "test", "count")
+    db, tables = toy_database(parents, CHILDREN)
+    parent = tables["parent"]
+    infos = {i.name: i for i in sem.infer(parent)}
+    assert infos["cond"].role == sem.CODE and sem.opaque_code(infos["cond"], parents["cond"])
+    tables["parent"] = Table(name=parent.name, body=parent.body, provenance=parent.provenance,
+                             semantics=tuple(infos.values()))
+    synth = Synthesizer(db, tables, {"attempts": 12, "per_path": 12})
+    try:
+        assert "cond" not in synth.roles["parent"]["cat"] and "voted" in synth.roles["parent"]["cat"]
+        kept = synth.synthesize([template], Stats())
+    finally:
+        synth.close()
+    flags = [q for q in kept if q.columns["b.cat"] == "voted"]
+    assert flags and all(q.question.endswith(f"voted {q.values['v']} ({'yes' if q.values['v'] else 'no'})?")
+                         for q in flags), [q.question for q in flags]

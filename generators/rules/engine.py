@@ -552,6 +552,9 @@ def op_reverse_lookup(ctx: Context) -> None:
         if p.frame[column].dtype.kind in "if":
             ctx.reject("number_to_look_up")  # "Which state has a pop of 1872838?" is nobody's question
             continue
+        if p.spells_key(column):
+            ctx.reject("spells_the_key")  # "Which entry's district name is Westfield?" -> "WESTFIELD"
+            continue
         present = p.present(column)
         values = p.frame[column]
         codes = np.unique(values[present].astype(str) if values.dtype == object else values[present],
@@ -1091,6 +1094,9 @@ def op_correlation(ctx: Context) -> None:
             continue
         if np.array_equal(x[both], y[both]) or p.related[a, b]:
             ctx.reject("same_variable")  # or one is a function of the other: r = -1 by definition
+            continue
+        if p.cell_counts[a] or p.cell_counts[b]:
+            ctx.reject("correlation_of_cell_counts")  # survivors and passengers per cell: both follow the layout
             continue
         cands.append((a, b))
     for idx in ctx.pick(list(range(len(cands)))):

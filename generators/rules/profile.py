@@ -179,7 +179,9 @@ class TableProfile:
                         and not self._model_output(c) and not NUISANCE.match(c)]
         self.categorical = self._without_duplicate_groupings(
             [c for c in self.usable if c != self.key and self.role.get(c) in sem.GROUPINGS
-             and self._is_categorical(c) and not NUISANCE.match(c)])
+             and self._is_categorical(c) and not NUISANCE.match(c)
+             and not sem.opaque_code(self.info.get(c), self.frame[c].tolist())])
+        self.numeric = [c for c in self.numeric if not self._set_by_design(c)]
         self.dates = [c for c in self.usable if c in self.date_columns and c != self.key]
         self.is_matrix = self._is_matrix()
         self.weights, self.levels = self._weights()
@@ -206,8 +208,8 @@ class TableProfile:
         """The column that names rows as people do: a natural name, else a unique year or date."""
         names = [c for c in self.usable if self.role.get(c) == sem.NAME and self._unique(c)]
         if names:  # "Ghana" over its code "GH", when a table holds both
-            codes = [c for c in names if all(len(str(v)) <= 5 and str(v).isupper() and " " not in str(v)
-                                             for v in self.frame[c].tolist())]
+            codes = [c for c in names if all(str(v).isupper() and (len(str(v)) <= 5 and " " not in str(v)
+                                                                   or len(names) > 1) for v in self.frame[c].tolist())]
             return next((c for c in names if c not in codes), names[0])
         for c in self.usable:
             if self.role.get(c) == sem.TIME and self._unique(c) and (c in self.date_columns or self.holds_years(c)):
@@ -222,6 +224,16 @@ class TableProfile:
         keep = self.present(column) & self.present(self.key)
         diff = self.frame[column][keep].astype(np.float64) - self.frame[self.key][keep].astype(np.float64)
         return bool(len(diff) >= 2 and np.ptp(diff) == 0)
+
+    def spells_key(self, column: str) -> bool:
+        """Whether a text column is the key written another way (`district name` "Westfield" beside
+        the key `municipa` "WESTFIELD"): looking one up by the other asks for the same name."""
+        if not self.key or column not in self.text_columns or self.key not in self.text_columns:
+            return False
+        def norm(v: Any) -> str:
+            return re.sub(r"[\W_]+", "", str(v)).casefold() if v is not None else ""
+        same = sum(norm(a) == norm(b) != "" for a, b in zip(self.frame[column].tolist(), self.frame[self.key].tolist()))
+        return same >= 0.5 * self.n_rows
 
     def holds_years(self, column: str) -> bool:
         v = self.frame[column]
@@ -542,6 +554,24 @@ class TableProfile:
         return self.positive(column) and not INTERVAL.search(self.words(column, with_unit=True)) \
             and not self.holds_years(column) and not split
 
+    def _set_by_design(self, column: str) -> bool:
+        """Whether a few-valued number is fixed by a grouping (strep_tb's dose: 0 g for every control
+        patient, 2 g for every treated one): it says which group a row is in, so a mean, a test or a
+        correlation of it measures the design, not the subjects."""
+        values = self.frame[column]
+        keep = self.present(column)
+        if len(set(values[keep].tolist())) > 4:
+            return False
+        for by in self.categorical:
+            fixed: dict[Any, Any] = {}
+            levels = self.frame[by]
+            rows = keep & self.present(by)
+            if rows.sum() < 3 * len(set(levels[rows].tolist())):
+                continue
+            if all(fixed.setdefault(g, v) == v for g, v in zip(levels[rows].tolist(), values[rows].tolist())):
+                return True
+        return False
+
     @cached_property
     def cell_counts(self) -> np.ndarray:
         """`numeric`'s order: True for a frequency table's count column, which is only ever added up."""
@@ -591,14 +621,7 @@ class TableProfile:
     def meaning(self, column: str, value: Any) -> str:
         """What a code's value stands for: its documented meaning, else "male" for a sex of "m",
         and "yes" or "no" for a 0/1 flag ("TrumpWin is 0 (no)")."""
-        info = self.info.get(column)
-        if info is not None and info.codes:
-            return dict(info.codes).get(show(value), "")
-        if re.fullmatch(r"(sex|gender)", column, re.I) and str(value).casefold() in ("m", "f"):
-            return {"m": "male", "f": "female"}[str(value).casefold()]
-        if self.role.get(column) == sem.FLAG and not isinstance(value, bool) and show(value) in ("0", "1"):
-            return "yes" if show(value) == "1" else "no"
-        return ""
+        return sem.value_meaning(self.info.get(column), value)
 
     def _find_time(self) -> str | None:
         for c in self.usable:

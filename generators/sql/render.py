@@ -113,11 +113,12 @@ def column_words(column: str, info: "ColumnInfo | None") -> str:
 
 def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any],
            nouns: Mapping[str, Noun | None] | None = None, words: Mapping[str, str] | None = None,
-           names: Mapping[str, str] | None = None) -> str:
+           names: Mapping[str, str] | None = None, meanings: Mapping[str, str] | None = None) -> str:
     """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value). `nouns` (by table)
     names a table by what its rows are; `words` (by column slot) names a column; `names` (by table)
-    a table without a noun ("has pet entries"). Two tables of one question that are rows of the same
-    thing keep their names, so a reader tells them apart."""
+    a table without a noun ("has pet entries"); `meanings` (by value) what a code's value stands
+    for ("1 (yes)"). Two tables of one question that are rows of the same thing keep their names,
+    so a reader tells them apart."""
     nouns = nouns or {}
     words = words or {}
     named = {ref: nouns.get(table) for ref, table in tables.items()}
@@ -140,7 +141,8 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
         if ref in columns:
             return words.get(ref) or label(columns[ref])
         if ref in values:
-            return value_text(values[ref])
+            meaning = (meanings or {}).get(ref)
+            return value_text(values[ref]) + (f" ({meaning})" if meaning else "")
         raise KeyError(ref)
 
     out = _ARTICLE.sub(_article, _PLACEHOLDER.sub(fill, text))

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.answers import answers_match, format_answer, plain
 from curation.pipeline.rng import record_rng
-from curation.semantics import QUANTITIES
+from curation.semantics import QUANTITIES, opaque_code, value_meaning
 from generators.sql.render import column_words, label, natural_name, render, table_noun, without_table_names
 from generators.sql.roles import column_roles
 from generators.sql.schema import SchemaGraph
@@ -186,6 +186,9 @@ class Synthesizer:
         for name, infos in self.infos.items():  # the clean stage's roles: an ICPSR state code is no measure
             self.roles[name]["num"] = [c for c in self.roles[name]["num"]
                                        if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)]
+            # "with firm 1", "whose y is 0": a number standing for a category nobody names
+            self.roles[name]["cat"] = [c for c in self.roles[name]["cat"]
+                                       if not opaque_code(infos.get(c), self.views[name].column(c).to_pylist())]
         primary = {pk.table: pk.columns for pk in self.graph.primary_keys}
         self.names = {name: natural_name(name, t.caption) for name, t in tables.items()}
         self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name],
@@ -537,8 +540,9 @@ class Synthesizer:
                     names = dict(zip("ABC", orientation.tables))
                     words = {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column))
                              for slot, column in columns.items() if slot[:1].upper() in names}
-                    question = (render(template.question, names, columns, values, self.nouns, words, self.names)
-                                if not reason else "")
+                    meanings = self._meanings(template, names, columns, values)
+                    question = (render(template.question, names, columns, values, self.nouns, words, self.names,
+                                       meanings) if not reason else "")
                     if question:
                         question = _with_join_words(question, self.join_words(orientation))
                     said = (tuple(sorted(orientation.tables)), _normalized(question))
@@ -560,8 +564,20 @@ class Synthesizer:
                         sqlite_checked=in_sqlite,
                         unnamed=render(without_table_names(template.question,
                                                            {r: self.nouns[t] for r, t in names.items()}),
-                                       {}, columns, values, words=words)))
+                                       {}, columns, values, words=words, meanings=meanings)))
         return kept
+
+    def _meanings(self, template: SqlTemplate, tables: dict[str, str], columns: dict[str, str],
+                  values: dict[str, Any]) -> dict[str, str]:
+        """Value name -> what the value stands for ("1" of a flag: "yes"; a documented code's level)."""
+        out = {}
+        for name, spec in template.values.items():
+            if name in values and spec.slot in columns:
+                info = self.infos[tables[spec.slot[0].upper()]].get(columns[spec.slot])
+                meaning = value_meaning(info, values[name])
+                if meaning:
+                    out[name] = meaning
+        return out
 
 
 def _with_join_words(question: str, words: str) -> str:
