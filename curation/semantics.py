@@ -514,11 +514,16 @@ def opaque_code(info: ColumnInfo | None, values: Iterable[Any]) -> bool:
     "cond is 3", "region 2"): a question filtering or grouping on them is about a symbol. Numbers
     that are quantities themselves (doses 0, 1, 3.2, 10 of a design) are not opaque, nor are codes
     whose meanings the documentation gives."""
-    if info is None or info.role != CODE or info.codes or ORDINAL.search(f"{snake(info.name)} {info.label}"):
+    if info is None or info.role not in (CODE, CATEGORY, FLAG) or info.codes \
+            or ORDINAL.search(f"{snake(info.name)} {info.label}"):
         return False
-    present = sorted({v for v in values if v is not None and not isinstance(v, (str, bool))
-                      and not (isinstance(v, float) and v != v)})
-    if not present or not all(float(v).is_integer() for v in present):
+    seen = {v for v in values if v is not None and not isinstance(v, bool) and not (isinstance(v, float) and v != v)}
+    if info.role != CODE:  # Spider's staff gender "1" / "0": digits written as text stand for something unsaid
+        if not seen or not all(isinstance(v, str) and v.strip().isdigit() for v in seen):
+            return False
+        seen = {int(v) for v in seen}
+    present = sorted(v for v in seen if not isinstance(v, str))
+    if len(present) != len(seen) or not present or not all(float(v).is_integer() for v in present):
         return False
     consecutive = [int(v) for v in present] == list(range(int(present[0]), int(present[0]) + len(present)))
     return consecutive or not info.evidence.startswith("a design")
