@@ -127,7 +127,8 @@ def _profile(table: str, body: "pa.Table") -> list[_Column]:
 def id_like(name: str) -> bool:
     """Does the name say the column identifies things (`id`, `*_code`, `iso3c`, `state`)?"""
     n = _norm(name)
-    return (n == "id" or n.endswith(("id", "code", "key")) or n in GENERIC_ENTITIES or n in ("faa", "tailnum", "carrier")
+    return (n == "id" or n.endswith(("id", "code", "key")) or n in GENERIC_ENTITIES
+            or n in ("faa", "tailnum", "carrier", "icpsr", "fips", "ccode", "cowcode", "isonum", "iso3c", "iso2c")
             or (n.endswith(("nr", "num", "no", "number")) and n not in ("nr", "num", "no", "number")))  # `No`: a count
 
 

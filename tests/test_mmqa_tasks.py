@@ -259,3 +259,13 @@ def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_table
                                                                       "a.key_ab": "State"}))
     # margin is polls', but BA is also a column of a table the query does not use
     assert not columns_point_to(graph, query(("polls", "Election16"), {"a.num": "margin", "b.num": "BA"}))
+
+
+def test_an_unnamed_question_reads_as_entries_and_leaves_the_linking_table_for_the_reader_to_find():
+    from generators.sql.render import Noun, without_table_names
+
+    text = without_table_names("What is the lowest {c.num} among the {C} entries linked through {B} to {A} entries "
+                               "with {a.cat} {v}?", {"A": Noun("student", "students", from_key=True), "B": None, "C": None})
+    assert text == "What is the lowest {c.num} among the entries linked to students with {a.cat} {v}?"
+    text = without_table_names("Which {B} entry (give its {b.label}) has the most recent {A} entry by {a.date}?")
+    assert text == "Which entry (give its {b.label}) has the most recent entry by {a.date}?"

@@ -47,7 +47,7 @@ PARTS = re.compile(r"\b(state|county|country|region|province|district|city|munic
                    r"sector|industry|company|firm|category|continent|territory|nation|ward|borough|constituency|"
                    r"commodity|crop|source|occupation|age group|product|brand|segment|division)$", re.I)  # rows that split one whole between them
 INTERVAL = re.compile(r"\b(temp|temperature|celsius|fahrenheit|degrees?|log|ln|lat|lon|latitude|longitude|"
-                      r"year|date|z|score|scale|index)s?\b", re.I)
+                      r"year|date|z|score|scale|index|level|elevation|altitude|stage)s?\b", re.I)  # Lake Huron's level: feet above sea
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction|"
                       r"mortality|fertility|incidence|prevalence)s?\b|%", re.I)  # swiss' Infant.Mortality: a rate
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)

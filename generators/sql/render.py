@@ -84,6 +84,12 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
             one = singular(first)
             if one in _ENTITY_WORDS:
                 return Noun(one, plural(one), from_key=True)
+    words = said.strip().split()
+    if 2 <= len(words) <= 3 and all(re.fullmatch(r"[a-z]+", w) for w in words):  # "car makers", "department stores"
+        last = words[-1]
+        one = singular(last) if not re.search(r"(ss|us|is)$", last) else last
+        if one != last and is_word(one) and is_word(last) and last not in _NOT_COUNTED:
+            return Noun(" ".join([*words[:-1], one]), said.strip())
     for name, given in ((said.strip(), True), (table.lower(), False)):
         if not re.fullmatch(r"[a-z]+", name):
             continue
@@ -149,14 +155,11 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
     return out[:1].upper() + out[1:]
 
 
-UNNAMED_TABLES = {"A": ("record", "records"), "B": ("related record", "related records"),
-                  "C": ("record linked to those", "records linked to those")}
-
-
 def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = None) -> str:
     """A template's question with its tables unnamed, as MMQA's retrieval questions read: a table
-    is the entity its key names ("states"), else "{A} entries" -> "records", "{B} entry" -> "related
-    record". The columns and values it names are what point to the tables."""
+    is the entity its key names ("states"), else plain "entries"; a table that only links two others
+    goes unsaid ("the pets linked to students with ..."). The columns and values it names are what
+    point to the tables."""
     said: set[str] = set()
     for letter in "ABC":
         noun = (entities or {}).get(letter)
@@ -164,9 +167,10 @@ def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = 
             said.add(noun.one)
             text = (text.replace(f"{{{letter}}} entries", noun.many).replace(f"{{{letter}}} entry", noun.one)
                     .replace(f"{{{letter}}}", noun.many))
-    for letter, (one, many) in UNNAMED_TABLES.items():
-        text = text.replace(f"{{{letter}}} entries", many).replace(f"{{{letter}}} entry", one)
-        text = text.replace(f"{{{letter}}}", many)
+    text = re.sub(r" through \{B\}(?= to )", "", text)  # the linking table is what the reader must find
+    for letter in "ABC":
+        text = text.replace(f"{{{letter}}} entries", "entries").replace(f"{{{letter}}} entry", "entry")
+        text = text.replace(f"{{{letter}}}", "entries")
     return text
 
 
