@@ -269,3 +269,11 @@ def test_an_unnamed_question_reads_as_entries_and_leaves_the_linking_table_for_t
     assert text == "What is the lowest {c.num} among the entries linked to students with {a.cat} {v}?"
     text = without_table_names("Which {B} entry (give its {b.label}) has the most recent {A} entry by {a.date}?")
     assert text == "Which entry (give its {b.label}) has the most recent entry by {a.date}?"
+
+
+def test_a_table_named_by_a_plural_phrase_is_counted_by_it_not_by_its_entries():
+    from generators.sql.render import table_noun
+
+    assert table_noun("autohersteller", (), None, "car makers").many == "car makers"
+    assert table_noun("Department_Stores", ()).one == "department store"
+    assert table_noun("sowc_demographics", ()) is None  # "sowc demographic" names nothing: "sowc demographics entries"

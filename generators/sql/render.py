@@ -84,12 +84,12 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
             one = singular(first)
             if one in _ENTITY_WORDS:
                 return Noun(one, plural(one), from_key=True)
-    words = said.strip().split()
+    words = (said.strip() or label(table)).split()
     if 2 <= len(words) <= 3 and all(re.fullmatch(r"[a-z]+", w) for w in words):  # "car makers", "department stores"
         last = words[-1]
         one = singular(last) if not re.search(r"(ss|us|is)$", last) else last
-        if one != last and is_word(one) and is_word(last) and last not in _NOT_COUNTED:
-            return Noun(" ".join([*words[:-1], one]), said.strip())
+        if one != last and all(is_word(w) for w in (*words, one)) and last not in _NOT_COUNTED:
+            return Noun(" ".join([*words[:-1], one]), " ".join(words))
     for name, given in ((said.strip(), True), (table.lower(), False)):
         if not re.fullmatch(r"[a-z]+", name):
             continue
