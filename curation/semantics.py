@@ -45,7 +45,7 @@ COUNTER = re.compile(r"^(t|trend|index|idx|time|period|game|match|round|episode|
 ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)"
                      r"(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
-                     r"specimen|sample|pair|obs|observation|unit|tag|band|quake|event|family|fam)$", re.I)
+                     r"specimen|sample|pair|obs|observation|unit|tag|band|quake|event|family|fam|page)$", re.I)
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
@@ -112,8 +112,10 @@ def from_json(text: str | None) -> tuple[ColumnInfo, ...]:
 def documented(name: str, description: str) -> ColumnInfo:
     """A column as its documentation describes it: the label, unit and codes read off the text."""
     description = " ".join(description.split())
-    return ColumnInfo(name=name, label=label_from(description, name), unit=unit_from(description),
-                      description=description[:400], codes=codes_from(description))
+    label, codes = label_from(description, name), codes_from(description)
+    if label and any(label.casefold() == meaning.casefold() for _, meaning in codes):
+        label = ""  # "gender: male (1 = male, 2 = female)": one level's name is not the column's
+    return ColumnInfo(name=name, label=label, unit=unit_from(description), description=description[:400], codes=codes)
 
 
 def label_from(description: str, name: str = "") -> str:
@@ -460,6 +462,11 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             continue
         if integral and n >= 5 and column.to_pylist() == list(range(1, n + 1)) and not re.search(r"age", name, re.I):
             done(IDENTIFIER, "numbers the rows 1..n in order: pump 1 to pump 13, not a measurement")
+            continue
+        if integral and unique and n >= 8 and sorted(int(v) for v in values) == list(range(1, n + 1)):
+            if info.label and not re.search(r"\brank", info.label, re.I):
+                info = replace(info, label=f"rank by {info.label}")  # Guerry's `Lottery`: 1..86, not a wager
+            done(MEASURE, f"ranks 1..{n}, one per row")
             continue
         done(MEASURE, "numbers")
     return tuple(without_repeated_labels(out))

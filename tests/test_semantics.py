@@ -700,3 +700,15 @@ def test_a_column_that_spells_the_key_again_is_not_looked_up():
     assert profile.key == "distn" and profile.spells_key("municipa")
     samples, _, _ = generate(table, ["tbo.exact_query"])
     assert not any("ABINGTON" in str(s.answer) or "municipa" in s.question for s in samples)
+
+
+def test_ranks_are_said_to_be_ranks_and_a_level_is_no_label_of_its_column():
+    """Guerry's `Lottery` holds the departments' ranks 1..86, documented as "per capita wager";
+    "male (1 = male, 2 = female)" names one level, not the column; a book's page is no measure."""
+    table = Table(name="g", body=pa.table({"Lottery": [3, 1, 2, 5, 4, 8, 7, 6, 9, 10],
+                                           "Page": [360, 368, 371, 380, 384, 390, 391, 402, 410, 415]}),
+                  semantics=(sem.documented("Lottery", "Per capita wager on Royal Lottery. Ranked ratio."),))
+    lottery, page = sem.infer(table)
+    assert lottery.label == "rank by per capita wager on Royal Lottery" and page.role == sem.IDENTIFIER
+    assert not TableProfile(table).additive("Lottery")
+    assert sem.documented("gender", "male (1 = male, 2 = female)").label == ""

@@ -27,7 +27,7 @@ from curation.table import Table
 
 TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
-NOT_ADDITIVE = re.compile(r"\b(rate|ratio|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
+NOT_ADDITIVE = re.compile(r"\b(rate|ratio|rank|ranking|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
                           r"deviation|diff|difference|change|z|std|sd|se|record|time|duration|min|max|minimum|maximum|"
@@ -47,7 +47,7 @@ PARTS = re.compile(r"\b(state|county|country|region|province|district|city|munic
                    r"sector|industry|company|firm|category|continent|territory|nation|ward|borough|constituency|"
                    r"commodity|crop|source|occupation|age group|product|brand|segment|division)$", re.I)  # rows that split one whole between them
 INTERVAL = re.compile(r"\b(temp|temperature|celsius|fahrenheit|degrees?|log|ln|lat|lon|latitude|longitude|"
-                      r"year|date|z|score|scale|index|level|elevation|altitude|stage)s?\b", re.I)  # Lake Huron's level: feet above sea
+                      r"year|date|z|score|scale|index|level|elevation|altitude|stage|rank|ranking)s?\b", re.I)  # Lake Huron's level: feet above sea
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction|"
                       r"mortality|fertility|incidence|prevalence)s?\b|%", re.I)  # swiss' Infant.Mortality: a rate
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
