@@ -277,3 +277,21 @@ def test_a_table_named_by_a_plural_phrase_is_counted_by_it_not_by_its_entries():
     assert table_noun("autohersteller", (), None, "car makers").many == "car makers"
     assert table_noun("Department_Stores", ()).one == "department store"
     assert table_noun("sowc_demographics", ()) is None  # "sowc demographic" names nothing: "sowc demographics entries"
+
+
+def test_no_foreign_key_question_where_the_data_holds_a_link_the_schema_does_not_declare():
+    """world_1: `land.hauptstadt` (capital) holds ids of `stadt`, undeclared; a gold of the declared
+    keys alone would mark the reader who finds it wrong."""
+    from generators.sql.tasks import FK_SELECTION, key_samples, undeclared_links
+
+    land = pa.table({"code": ["A", "B", "C"], "hauptstadt": [1, 3, None]})
+    stadt = pa.table({"id": [1, 2, 3], "ländercode": ["A", "A", "B"]})
+    pks = (PrimaryKey("land", ("code",)), PrimaryKey("stadt", ("id",)))
+    fks = (ForeignKey("stadt", ("ländercode",), "land", ("code",)),)
+    db = Database("w", (("land", "t1"), ("stadt", "t2")), pks, fks)
+    graph = SchemaGraph(db, {"land": land, "stadt": stadt})
+    assert undeclared_links(graph, ("land", "stadt")) == ["land.hauptstadt -> stadt.id"]
+    assert not [s for s in key_samples(db, graph, {"land": "t1", "stadt": "t2"}) if s.task == FK_SELECTION]
+    declared = Database("w", db.tables, pks, (*fks, ForeignKey("land", ("hauptstadt",), "stadt", ("id",))))
+    graph = SchemaGraph(declared, {"land": land, "stadt": stadt})
+    assert [s for s in key_samples(declared, graph, {"land": "t1", "stadt": "t2"}) if s.task == FK_SELECTION]

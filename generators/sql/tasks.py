@@ -168,7 +168,7 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                          "table.column for every key column.",
                 question_short=f"primary keys of {named}?"))
         foreign = sorted(f"{a} -> {b}" for a, b in keys["foreign_keys"])
-        if foreign and seen_whole:
+        if foreign and seen_whole and not (declared and undeclared_links(graph, chosen)):
             samples.append(Sample(
                 task=FK_SELECTION, answer=foreign, answer_type="list", table_ids=ids, origin="sql",
                 template="sql.keys.foreign", quality=quality, provenance=provenance,
@@ -176,6 +176,34 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                          "Answer each as table.column -> referenced_table.column.",
                 question_short=f"foreign keys between {listed}?"))
     return samples
+
+
+def undeclared_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
+    """References the data holds but the schema does not declare: a column named after another of
+    the tables (world_1's `hauptstadt`, capital, after `stadt`) whose values all are that table's
+    key. A reader who finds it would be marked wrong by a gold of the declared keys alone."""
+    import pyarrow.compute as pc
+
+    declared = {(k.table, c) for k in graph.foreign_keys for c in k.columns}
+    declared |= {(k.table, c) for k in graph.primary_keys for c in k.columns}
+    found = []
+    for key in graph.primary_keys:
+        ref = key.table
+        if ref not in tables or len(key.columns) != 1 or len(ref) < 4:
+            continue
+        values = set(graph.bodies[ref].column(key.columns[0]).drop_null().to_pylist())
+        for table in tables:
+            if table == ref:
+                continue
+            body = graph.bodies[table]
+            for name in body.column_names:
+                if (table, name) in declared or ref.casefold().rstrip("s") not in name.casefold():
+                    continue
+                column = body.column(name).drop_null()
+                if len(column) and column.type == graph.bodies[ref].column(key.columns[0]).type \
+                        and set(pc.unique(column).to_pylist()) <= values:
+                    found.append(f"{table}.{name} -> {ref}.{key.columns[0]}")
+    return found
 
 
 def unambiguous_primary_keys(graph: "SchemaGraph") -> set[str]:
