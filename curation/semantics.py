@@ -513,6 +513,8 @@ def value_meaning(info: ColumnInfo | None, value: Any) -> str:
         return {"m": "male", "f": "female"}[text.casefold()]
     if info.role == FLAG and not isinstance(value, bool) and text in ("0", "1"):
         return "yes" if text == "1" else "no"
+    if info.role in (CATEGORY, FLAG) and text in ("T", "F", "Y", "N"):  # Spider's `ist_männlich` "T"
+        return "yes" if text in ("T", "Y") else "no"
     return ""
 
 
@@ -526,6 +528,8 @@ def opaque_code(info: ColumnInfo | None, values: Iterable[Any]) -> bool:
         return False
     seen = {v for v in values if v is not None and not isinstance(v, bool) and not (isinstance(v, float) and v != v)}
     if info.role != CODE:  # Spider's staff gender "1" / "0": digits written as text stand for something unsaid
+        if len(seen) >= 3 and all(isinstance(v, str) and re.fullmatch(r"[A-Z]", v) for v in seen):
+            return True  # flights' daylight-saving zone "A", "N", "U": letters nobody spelt out
         if not seen or not all(isinstance(v, str) and v.strip().isdigit() for v in seen):
             return False
         seen = {int(v) for v in seen}

@@ -712,3 +712,10 @@ def test_ranks_are_said_to_be_ranks_and_a_level_is_no_label_of_its_column():
     assert lottery.label == "rank by per capita wager on Royal Lottery" and page.role == sem.IDENTIFIER
     assert not TableProfile(table).additive("Lottery")
     assert sem.documented("gender", "male (1 = male, 2 = female)").label == ""
+
+
+def test_single_letter_codes_are_opaque_and_t_or_f_reads_yes_or_no():
+    dst = sem.ColumnInfo("dst", role=sem.CATEGORY, label="daylight savings time zone")
+    assert sem.opaque_code(dst, ["A", "N", "U", "A"])
+    assert not sem.opaque_code(sem.ColumnInfo("grade", role=sem.CATEGORY), ["A", "B", "C"])  # a scale says itself
+    assert sem.value_meaning(sem.ColumnInfo("ist_maennlich", role=sem.CATEGORY), "T") == "yes"

@@ -390,3 +390,20 @@ def test_a_number_standing_for_an_unnamed_category_filters_nothing_and_a_flag_sa
     flags = [q for q in kept if q.columns["b.cat"] == "voted"]
     assert flags and all(q.question.endswith(f"voted {q.values['v']} ({'yes' if q.values['v'] else 'no'})?")
                          for q in flags), [q.question for q in flags]
+
+
+def test_an_inferred_reference_with_values_the_referenced_table_lacks_asks_nothing():
+    """MplsStops' "Near - North" is no neighbourhood of MplsDemo: "how many neighborhoods have
+    stops of both races" then depends on whose neighbourhoods the reader counts."""
+    template = build_template({"id": "test.count", "tables": 2, "question": "How many {A} entries have a {B} entry with {b.cat} {v}?",
+                               "sql": "SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v"}, "test", "count")
+    for evidence, expected in (("9 of 10 distinct values found in parent.parent_id; not found: 99", False),
+                               ("10 of 10 distinct values found in parent.parent_id", True)):
+        tables = {"parent": _table("parent", PARENTS), "child": _table("child", CHILDREN)}
+        db = Database("toy", tuple((n, t.id) for n, t in tables.items()), (PrimaryKey("parent", ("parent_id",)),),
+                      (ForeignKey("child", ("parent_id",), "parent", ("parent_id",), "inferred", 0.9, evidence),))
+        synth = Synthesizer(db, tables, {"attempts": 6, "per_path": 6})
+        try:
+            assert bool(synth.synthesize([template], Stats())) is expected
+        finally:
+            synth.close()

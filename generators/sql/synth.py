@@ -238,6 +238,19 @@ class Synthesizer:
         one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
         return template.groups and one_to_one
 
+    def partial_reference(self, orientation: Orientation) -> bool:
+        """Whether a step of the path is an inferred reference some of whose values are not in the
+        table referenced (MplsStops' "Near - North", a neighbourhood MplsDemo lacks): "how many
+        neighborhoods ..." then depends on which table's neighbourhoods the reader counts."""
+        for i, (left, right) in enumerate(orientation.edges):
+            pair = {orientation.tables[i], orientation.tables[i + 1]}
+            for edge in self.graph.edges:
+                key = edge.key
+                if set(edge.tables) == pair and {tuple(key.columns), tuple(key.ref_columns)} == {tuple(left), tuple(right)} \
+                        and key.origin == "inferred" and "not found" in key.evidence:
+                    return True
+        return False
+
     def join_words(self, orientation: Orientation) -> str:
         """Which key joins two tables, in words, when more than one could: "(flights are linked to
         airports by their dest)"; "" when each pair of tables shares one key."""
@@ -483,7 +496,7 @@ class Synthesizer:
 
         kept: list[SqlQuery] = []
         s = self.settings
-        paths = orientations(self.graph)
+        paths = [o for o in orientations(self.graph) if not self.partial_reference(o)]
         too_large: dict[str, bool] = {}  # checked when a template first binds to the path
         tried: set[tuple] = set()
         asked: set[tuple] = set()  # (tables, question as `curate check` compares them)
