@@ -46,7 +46,7 @@ ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)"
                      r"(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
                      r"specimen|sample|pair|obs|observation|unit|tag|band|quake|event|family|fam|page)$", re.I)
-CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|"
+CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|series|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
 TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
@@ -127,7 +127,7 @@ def label_from(description: str, name: str = "") -> str:
     text = re.sub(r"\s*\([^()]*=[^()]*\)", "", text)  # "(0 = V-shaped, 1 = straight)": codes, kept in `codes`
     sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
     clauses = sentence.split(", ")  # "gender, numeric, 0 = Male": the name, then codebook notes
-    junk = re.compile(r"^(a |an )?(numeric|numerical|integer|factor|character|categorical|logical|ordered|vector|"
+    junk = re.compile(r"^(a |an )?(binary |dummy |two-level |two level )?(numeric|numerical|integer|factor|character|categorical|logical|ordered|vector|"
                       r"range\b|levels?\b|coded\b)|^as (a|an)\b|=", re.I)
     for i, clause in enumerate(clauses[1:], 1):
         if junk.search(clause.strip()):
@@ -164,6 +164,8 @@ def label_from(description: str, name: str = "") -> str:
     # an aside in brackets ("(whoever that is)", "(see Details)") is no part of a name; a unit is
     sentence = re.sub(r"\s*\((?!in\s|per\s|measured\s)(?=[^()]*\b(?:whoever|that|which|see|note|if|not|was|is)\b|"
                       r"\S+\s+\S+\s+\S)[^()]*\)", "", sentence).strip()
+    if re.match(r"-?\d[\d.,]*\s*(to|-|\u2013)\s*-?\d", sentence):
+        return ""  # "1916 to 1992, by 4": the range of the values, not what they are
     if ASIDE_OR_FORMULA.search(sentence):
         return ""  # "as it says", "absolute value of TimeGuess minus 45": the header says it better
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")") \
@@ -236,7 +238,8 @@ def parse_r_format(doc: str | None, columns: Iterable[str]) -> dict[str, ColumnI
             if current:
                 found[current] = []
             continue
-        inline = re.match(r"^[-*\s]*`([^`]+)`\s*[:\-\u2013]\s+(.+)$", line)
+        inline = (re.match(r"^[-*\s]*`([^`]+)`\s*[:\-\u2013]\s+(.+)$", line)
+                  or re.match(r"^[-*\s]*\*\*([^*]+?):?\*\*:?\s+(.+)$", line))  # wooldridge: "* **deaths:** deaths per 100,000"
         if inline and inline.group(1) in names and names[inline.group(1)] not in found:
             found[names[inline.group(1)]] = [inline.group(2)]
             current = None
@@ -511,7 +514,8 @@ def value_meaning(info: ColumnInfo | None, value: Any) -> str:
         return dict(info.codes).get(text, "")
     if re.fullmatch(r"(sex|gender)", info.name, re.I) and text.casefold() in ("m", "f"):
         return {"m": "male", "f": "female"}[text.casefold()]
-    if info.role == FLAG and not isinstance(value, bool) and text in ("0", "1"):
+    if info.role == FLAG and not isinstance(value, bool) and text in ("0", "1") \
+            and not ORDINAL.search(f"{snake(info.name)} {info.label}"):  # udca1's `stage` 1 is no "yes"
         return "yes" if text == "1" else "no"
     if info.role in (CATEGORY, FLAG) and text in ("T", "F", "Y", "N"):  # Spider's `ist_männlich` "T"
         return "yes" if text in ("T", "Y") else "no"

@@ -719,3 +719,35 @@ def test_single_letter_codes_are_opaque_and_t_or_f_reads_yes_or_no():
     assert sem.opaque_code(dst, ["A", "N", "U", "A"])
     assert not sem.opaque_code(sem.ColumnInfo("grade", role=sem.CATEGORY), ["A", "B", "C"])  # a scale says itself
     assert sem.value_meaning(sem.ColumnInfo("ist_maennlich", role=sem.CATEGORY), "T") == "yes"
+
+
+def test_wooldridge_bold_entries_give_labels_and_a_range_is_no_label():
+    doc = ("### Format\n\nA data.frame with 21 observations on 3 variables:\n\n  * **year:** 1916 to 1992, by 4 \n\n"
+           "  * **deaths:** deaths per 100,000 \n\n  * **DUR:** duration \n\n### Source\n")
+    found = sem.parse_r_format(doc, ["year", "deaths", "DUR"])
+    assert found["deaths"].label == "deaths per 100,000" and found["DUR"].label == "duration"
+    assert "year" not in found or found["year"].label == ""
+    assert sem.label_from("epizoochorous fruits, a binary factor", "epizoo") == "epizoochorous fruits"
+
+
+def test_a_name_beside_its_own_short_form_names_no_row_and_a_stage_is_no_yes_or_no():
+    bakers = Table(name="bakers", body=pa.table({
+        "baker": ["Manon", "Michael", "Rav", "Kate", "Julia", "Liam"],
+        "baker_full": ["Manon Lagrève", "Michael Georgiou", "Rav Bansal", "Kate Lyon", "Julia Chernogorova", "Liam Charles"],
+        "age": [26, 20, 28, 29, 21, 19]}))
+    assert TableProfile(bakers).key is None  # "Which baker ...?": "Manon" and "Manon Lagrève" both right
+    assert sem.value_meaning(sem.ColumnInfo("stage", role=sem.FLAG, label="stage of disease"), 1) == ""
+
+
+def test_a_frequency_beside_the_counts_it_tallies_is_a_weight_not_a_measure():
+    """Jevons: how often each number of beans was seen. Correlating `actual` with `frequency`
+    describes the table's layout."""
+    jevons = Table(name="jevons", body=pa.table({"actual": list(range(3, 15)),
+                                                 "frequency": [23, 65, 102, 107, 147, 112, 114, 81, 68, 43, 21, 10]}),
+                   semantics=(sem.documented("actual", "number of beans actually in the box"),
+                              sem.documented("frequency", "frequency")))
+    jevons = Table(name="jevons", body=jevons.body, semantics=sem.infer(jevons))
+    profile = TableProfile(jevons)
+    assert profile.weights == "frequency" and "actual" not in profile.numeric
+    samples, _, _ = generate(jevons, ["da.spearman", "da.pearson"])
+    assert not samples

@@ -36,7 +36,8 @@ NOT_ADDITIVE = re.compile(r"\b(rate|ratio|rank|ranking|log|index|idx|mean|averag
 NUISANCE = re.compile(r"^(?:(block|blk|blocks|plot|rep|reps|replicate|replication|batch|panel|run|stratum|strata|"
                       r"cluster|trial|occasion|session|lab|laboratory|row|col|column|center|centre|clinic|hospital)\d*|"
                       r"x|y|xcoord|ycoord|easting|northing)$", re.I)  # a trial's site, a plant's place in a plot
-MODEL_OUTPUT = re.compile(r"\b(residuals?|resid|fitted|predicted|prediction|standard error|"
+MODEL_OUTPUT = re.compile(r"\b(residuals?|resid|fitted|predicted|prediction|standard error|standardi[sz]ed|"
+                          r"normali[sz]ed|z-?scores?|"
                           r"std error|confidence|upper bound|lower bound|bound of|weights? for|ub|lb|se|fit|pred)\b", re.I)
 SIMULATED = re.compile(r"\b(fake|simulated|simulation|artificial|synthetic|randomly generated|random data|"
                        r"hypothetical|made-up|toy data|generated data)\b", re.I)
@@ -207,6 +208,8 @@ class TableProfile:
     def _find_key(self) -> str | None:
         """The column that names rows as people do: a natural name, else a unique year or date."""
         names = [c for c in self.usable if self.role.get(c) == sem.NAME and self._unique(c)]
+        if any(self._short_form(other, c) for c in names for other in self.text_columns if other != c):
+            return None  # `baker` "Manon" beside `baker_full` "Manon Lagrève": "which baker" has two right answers
         if names:  # "Ghana" over its code "GH", when a table holds both
             codes = [c for c in names if all(str(v).isupper() and (len(str(v)) <= 5 and " " not in str(v)
                                                                    or len(names) > 1) for v in self.frame[c].tolist())]
@@ -215,6 +218,12 @@ class TableProfile:
             if self.role.get(c) == sem.TIME and self._unique(c) and (c in self.date_columns or self.holds_years(c)):
                 return c
         return None
+
+    def _short_form(self, short: str, full: str) -> bool:
+        """Whether most values of `short` are the first words of `full`'s ("Manon" of "Manon Lagrève")."""
+        pairs = [(a, b) for a, b in zip(self.frame[short].tolist(), self.frame[full].tolist())
+                 if isinstance(a, str) and isinstance(b, str) and a.strip()]
+        return len(pairs) >= 0.8 * self.n_rows and sum(b.startswith(a.strip() + " ") for a, b in pairs) >= 0.8 * len(pairs)
 
     def restates_key(self, column: str) -> bool:
         """Whether a column is the key plus a constant (`SeasonEnd` = `SeasonStart` + 1): reading it
@@ -248,6 +257,8 @@ class TableProfile:
         `count` (words used once, twice, ...) the `Freq` is the weight and the `count` a level."""
         counts = [c for c in self.usable if self.role.get(c) == sem.COUNT and WEIGHT_NAME.match(c)]
         levels: list[str] = []
+        if len(counts) == 1 and FREQUENCY_NAME.match(counts[0]):  # Jevons' beans: how often each `actual` count was seen
+            levels = [c for c in self.usable if c != counts[0] and self.role.get(c) in sem.QUANTITIES and self.is_int(c)]
         if len(counts) > 1:
             named = [c for c in counts if FREQUENCY_NAME.match(c)]
             if len(named) != 1:
@@ -310,8 +321,8 @@ class TableProfile:
     def additive(self, column: str) -> bool:
         """Whether parts of the column add up to a whole (counts, amounts), so that a total and a
         share of the total mean something: not rates, ratios, logs, indexes, averages or scores."""
-        if self.role.get(column) == sem.COUNT:
-            return True
+        if self.role.get(column) == sem.COUNT:  # 4, 6 or 8 cylinders a car: their total counts the cars
+            return len(set(self.frame[column][self.present(column)].tolist())) > 4
         words = self.words(column, with_unit=True)
         return self.role.get(column) == sem.MEASURE and bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
 
@@ -536,8 +547,9 @@ class TableProfile:
             return f"number of cases (`{column}`)"  # a frequency table's weight: "the total Freq" says nothing
         if info is None or not info.label:
             return column
-        if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
-            return info.label  # "fentanyl pain medication (micrograms)" already names `fentanyl`
+        if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I) \
+                and not any(c != column and column.casefold() in c.casefold() for c in self.table.columns):
+            return info.label  # "fentanyl pain medication (micrograms)" already names `fentanyl` (not beside `inflation2`)
         return f"{info.label} (`{column}`)"
 
     def the(self, column: str) -> str:
