@@ -407,3 +407,16 @@ def test_an_inferred_reference_with_values_the_referenced_table_lacks_asks_nothi
             assert bool(synth.synthesize([template], Stats())) is expected
         finally:
             synth.close()
+
+
+def test_a_retrieval_question_may_say_a_translated_tables_english_noun_but_never_its_own_name():
+    from generators.sql.render import Noun
+
+    db, tables = toy_database(PARENTS, CHILDREN)
+    synth = Synthesizer(db, tables, {})
+    try:
+        synth.nouns = {"schueler": Noun("student", "students"), "flights": Noun("flight", "flights")}
+        assert synth._unrevealing("schueler").from_key  # "students" does not spell `schueler`
+        assert synth._unrevealing("flights") is None  # "flights" would name the answer
+    finally:
+        synth.close()

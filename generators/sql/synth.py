@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from curation.answers import answers_match, format_answer, plain
 from curation.pipeline.rng import record_rng
 from curation.semantics import QUANTITIES, opaque_code, value_meaning
-from generators.sql.render import column_words, label, natural_name, render, table_noun, without_table_names
+from generators.sql.render import Noun, column_words, label, natural_name, render, table_noun, without_table_names
 from generators.sql.roles import column_roles
 from generators.sql.schema import SchemaGraph
 from generators.sql.templates import ALIASES, SqlTemplate
@@ -576,9 +576,21 @@ class Synthesizer:
                         short=render(template.short, names, columns, values) if template.short else "",
                         sqlite_checked=in_sqlite,
                         unnamed=render(without_table_names(template.question,
-                                                           {r: self.nouns[t] for r, t in names.items()}),
+                                                           {r: self._unrevealing(t) for r, t in names.items()}),
                                        {}, columns, values, words=words, meanings=meanings)))
         return kept
+
+    def _unrevealing(self, table: str) -> Noun | None:
+        """The noun a retrieval question may use for a table: one its key names ("states"), or a
+        natural name that is not the table's own identifier ("students" for `schüler`); "flights"
+        for `flights` would name the answer."""
+        noun = self.nouns.get(table)
+        if noun is None or noun.from_key:
+            return noun
+        spelled = re.sub(r"[\W_]+", "", table).casefold()
+        if re.sub(r"\W+", "", noun.one).casefold() in spelled or re.sub(r"\W+", "", noun.many).casefold() in spelled:
+            return None
+        return Noun(noun.one, noun.many, from_key=True)
 
     def _meanings(self, template: SqlTemplate, tables: dict[str, str], columns: dict[str, str],
                   values: dict[str, Any]) -> dict[str, str]:
