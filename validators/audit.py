@@ -54,8 +54,48 @@ class Finding:
     question: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)  # table excerpt: {table: {columns, rows}}
 
+    @property
+    def needs_review(self) -> bool:
+        """A person should look: the gold may be wrong, or the question may have no single answer, or
+        it names what its SQL does not. A gold that is only shaped differently needs nobody."""
+        return bool(self.sample_id) and (self.wrong_gold or self.kind in ("ambiguous", "question_sql_disagree"))
+
+    @property
+    def proposed(self) -> str | None:
+        """The recomputed answer written as the gold is (one value, or values separated by ", "), the
+        correction an annotator confirms; None where the finding proposes none."""
+        return proposed_answer(self.gold, self.recomputed) if self.kind in CORRECTING else None
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "needs_review": self.needs_review, "proposed": self.proposed}
+
+
+CORRECTING = ("wrong_value", "missing_or_extra_items")  # kinds whose recomputed answer is a correction
+
+
+def proposed_answer(gold: Any, recomputed: Any) -> str | None:
+    """`recomputed` (an SQL result as rows, or a candidate's answer) in the gold's shape: a gold in JSON
+    (a list, a table) gets JSON, a gold in text one value or values separated by ", " (rows repeated by
+    a SQL without DISTINCT once, whole floats as integers: 231794.0 is 231794)."""
+    from curation.answers import plain
+
+    if recomputed is None or recomputed == [] or recomputed == "":
+        return None
+
+    def cell(v: Any) -> Any:
+        v = plain(v)
+        return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else v
+
+    if isinstance(recomputed, list) and all(isinstance(r, list) for r in recomputed):
+        rows = list(dict.fromkeys(tuple(cell(v) for v in r) for r in recomputed))
+        values: Any = [v for r in rows for v in r]
+    else:
+        values = [cell(v) for v in recomputed] if isinstance(recomputed, list) else cell(recomputed)
+    if not isinstance(gold, str):
+        return json.dumps(values, ensure_ascii=False)
+    if isinstance(values, list):
+        return ", ".join(str(v) for v in values)
+    return str(values)
 
 
 # --------------------------------------------------------------------------- engines
@@ -596,7 +636,7 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
                 engines[key] = Engines({("t" if alias else t.name): data_view(t) for t in tables})
             bodies = engines[key].bodies
             gold_is_result = row["task"].endswith("text_to_sql") or "source_answer" not in prov
-            gold = prov.get("source_answer", json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"])
+            gold = _gold(row, prov)
             checked += 1
             r = check_sql(row["question"], sql, gold, engines[key], gold_is_result, dialect)
             if r["kind"] is None:
@@ -616,6 +656,14 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
     return report(str(release), manifest, checked, findings)
 
 
+def _gold(row: dict[str, Any], prov: dict[str, Any]) -> Any:
+    """The gold as the benchmark published it, or as an annotator corrected it (a corrected release)."""
+    answer = json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"]
+    if "source_answer" in prov and "gold_before_review" not in prov:
+        return prov["source_answer"]
+    return answer
+
+
 def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any],
                  candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]], min_votes: int = 2
                  ) -> Any:
@@ -623,7 +671,7 @@ def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any
     from curation.arrow_io import table_at
     from curation.programs import data_view
 
-    gold = prov.get("source_answer", json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"])
+    gold = _gold(row, prov)
     votes = [(name, answers[row["id"]]) for name, answers in candidates.items() if row["id"] in answers]
     tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
     bodies = {t.name: data_view(t) for t in tables}
