@@ -509,6 +509,178 @@ def _names_values(text: str, body: Any) -> bool:
     return False
 
 
+_FILLER = {"what", "is", "was", "are", "were", "the", "a", "an", "of", "all", "in", "table", "total", "sum", "average",
+           "mean", "highest", "maximum", "lowest", "minimum", "number", "how", "many", "have", "has", "had", "with",
+           "that", "which", "who", "for", "and", "do", "does", "did", "there", "across", "listed", "given", "based",
+           "on", "according", "to", "as", "by", "combined", "overall", "at", "least", "or", "more", "greater", "than",
+           "above", "over", "less", "below", "under", "fewer", "most", "higher", "lower", "equal", "exceeding",
+           "exceed", "exceeds", "be", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+           "any", "each", "their", "its", "'s", "s", "occurred", "happened"}
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10}
+_OPS = (("at least", ">="), ("or more", ">="), ("or higher", ">="), ("or above", ">="), ("greater than", ">"),
+        ("more than", ">"), ("higher than", ">"), ("above", ">"), ("over", ">"), ("exceeding", ">"),
+        ("at most", "<="), ("or less", "<="), ("or fewer", "<="), ("or lower", "<="), ("less than", "<"),
+        ("fewer than", "<"), ("lower than", "<"), ("below", "<"), ("under", "<"))
+
+
+def _tokens(text: str) -> list[str]:
+    from curation.semantics import singular
+
+    words = re.findall(r"[^\W_]+(?:'[^\W_]+)?", re.sub(r"\([^)]*\)", " ", text.lower()))
+    return [singular(w) if w.isalpha() and len(w) > 3 else w for w in words]
+
+
+def _units(name: str) -> set[str]:
+    """The words of a column's unit in brackets ("sales (billion )": billion)."""
+    return {w for part in re.findall(r"\(([^)]*)\)", name.lower()) for w in re.findall(r"[^\W_]+", part)}
+
+
+def filtered_rule(question: str, body: Any) -> tuple[str, Any] | None:
+    """A count, or an aggregate of one numeric column, over the rows a question picks out by values the
+    table holds ("in the oil and gas industry": rows whose industry is "oil and gas"; "the ismb beams":
+    rows whose text holds the word) and by thresholds on columns it names ("have sales of at least 300
+    billion"), answered only when every other word of the question is a function word, a column's own
+    words or unit, or one noun naming the rows: a question that says anything more is left alone. The
+    general form of the two rules above."""
+    import pyarrow as pa
+
+    q = question.strip()
+    m = re.match(r"^(?:what (?:is|was) the (?P<agg>total|sum|average|mean|highest|maximum|lowest|minimum|combined)"
+                 r"|how many) (?P<rest>[^?]+)\?$", q, re.I)
+    if not m:
+        return None
+    agg = (m.group("agg") or "count").lower()
+    numeric = [f.name for f in body.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+    texts = [f.name for f in body.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    words = _tokens(m.group("rest"))
+    used = [False] * len(words)
+
+    def find(phrase: list[str], lo: int = 0, hi: int | None = None) -> int:
+        hi = len(words) if hi is None else hi
+        for i in range(max(lo, 0), hi - len(phrase) + 1):
+            if phrase and words[i:i + len(phrase)] == phrase and not any(used[i:i + len(phrase)]):
+                return i
+        return -1
+
+    def mark(i: int, n: int) -> None:
+        for k in range(i, i + n):
+            used[k] = True
+
+    def column_at(lo: int, hi: int) -> tuple[str, int, int] | None:
+        """The numeric column named in full within words[lo:hi] (the longest name): (column, start, length)."""
+        best = None
+        for col in numeric:
+            cw = _tokens(col)
+            i = find(cw, lo, hi)
+            if cw and i >= 0 and (best is None or len(cw) > best[2]):
+                best = (col, i, len(cw))
+        return best
+
+    # thresholds: "<column> [of] <op> N [unit]", "<op> N <column>", "N or more <column>"
+    conditions: list[tuple[str, str, float]] = []
+    number = re.compile(r"-?\d+(?:\.\d+)?")
+    for phrase, op in _OPS:
+        pw = phrase.split()
+        for i in range(len(words) - len(pw) + 1):
+            if words[i:i + len(pw)] != pw or any(used[i:i + len(pw)]):
+                continue
+            if pw[0] == "or":  # "N or more"
+                at = i - 1
+                if at < 0 or not number.fullmatch(words[at]):
+                    continue
+            else:
+                at = i + len(pw)
+                if at >= len(words) or not (number.fullmatch(words[at]) or words[at] in _NUMBER_WORDS):
+                    continue
+            value = float(_NUMBER_WORDS.get(words[at], words[at]))
+            lo = min(at, i)
+            hi = max(at, i + len(pw) - 1) + 1
+            found = column_at(max(0, lo - 5), lo)  # the column before: "sales of at least 300"
+            if found is None or any(w not in ("of", "a", "an", "the", "is", "was") for w in words[found[1] + found[2]:lo]):
+                found = column_at(hi, min(len(words), hi + 5))  # or after: "at least one semifinalist"
+                if found is None or found[1] > hi + 1:
+                    return None
+            conditions.append((found[0], op, value))
+            mark(found[1], found[2])
+            mark(lo, hi - lo)
+            units = _units(found[0])
+            if hi < len(words) and words[hi] in units:
+                used[hi] = True
+    # the measure: the numeric column named in full (the longest), or whose words all appear, for an aggregate
+    measure = None
+    if agg != "count":
+        found = column_at(0, len(words))
+        if found is not None:
+            measure = found[0]
+            mark(found[1], found[2])
+        else:
+            free = {w for i, w in enumerate(words) if not used[i]}
+            named = [c for c in numeric if _tokens(c) and set(_tokens(c)) <= free]
+            if len(named) != 1:
+                return None
+            measure = named[0]
+            for i, w in enumerate(words):
+                if w in _tokens(measure):
+                    used[i] = True
+        for i, w in enumerate(words):
+            if not used[i] and w in _units(measure):
+                used[i] = True
+    # values the table holds: a cell value named in full, or a word that cells of one column hold
+    keep = [True] * body.num_rows
+    named = False
+    cells = {c: [("" if v is None else str(v)).lower() for v in body.column(c).to_pylist()] for c in texts}
+    for col, values in cells.items():
+        chosen = set()
+        for v in sorted({v for v in values if len(v) > 2 and v != col.lower()}, key=len, reverse=True):
+            i = find(_tokens(v))
+            if i >= 0:
+                mark(i, len(_tokens(v)))
+                chosen.add(v)
+        if chosen:  # a cell listing several ("August, September") holds each
+            keep = [k and (v in chosen or bool(chosen & {x.strip() for x in re.split(r"[,;/]", v)}))
+                    for k, v in zip(keep, values)]
+            named = True
+            i = find(_tokens(col))  # "in the oil and gas industry": the column's name says what the value is
+            if i >= 0:
+                mark(i, len(_tokens(col)))
+    held = {c: [set(_tokens(v)) for v in values] for c, values in cells.items()}
+    for i, w in enumerate(words):
+        if used[i] or w in _FILLER or not w.isalpha():
+            continue
+        holders = [c for c, sets in held.items() if any(w in t for t in sets)]
+        if len(holders) == 1:
+            keep = [k and w in t for k, t in zip(keep, held[holders[0]])]
+            used[i] = named = True
+    for col in texts:  # a text column's name: "employers", "the month of"
+        i = find(_tokens(col))
+        if i >= 0:
+            mark(i, len(_tokens(col)))
+    left = [i for i, w in enumerate(words) if not used[i] and w not in _FILLER]
+    # one word may be left: the noun naming the rows ("how many countries", "of companies", "... beams")
+    content = [i for i, w in enumerate(words) if w not in _FILLER]
+    if left and (len(left) > 1 or not words[left[0]].isalpha()
+                 or not (left[0] in (content[0], content[-1]) or (left[0] > 0 and words[left[0] - 1] in
+                                                                   ("of", "all", "the", "many")))):
+        return None
+    if not conditions and not named and agg == "count":
+        return None  # "how many X?" of every row: no rule needed
+    for col, op, value in conditions:
+        column = body.column(col).to_pylist()
+        keep = [k and v is not None and {">": v > value, ">=": v >= value, "<": v < value,
+                                         "<=": v <= value}[op] for k, v in zip(keep, column)]
+    where = " and ".join([f"{c} {op} {n:g}" for c, op, n in conditions] + (["values named"] if named else []))
+    where = where or "all rows"
+    if agg == "count":
+        return f"count({where})", sum(keep)
+    values = [v for k, v in zip(keep, body.column(measure).to_pylist()) if k and v is not None]
+    if not values:
+        return None
+    fn = _AGGREGATES["total" if agg == "combined" else agg]
+    value = {"sum": sum(values), "mean": sum(values) / len(values), "max": max(values), "min": min(values)}[fn]
+    return f"{fn}({measure} where {where})", round(float(value), 2)
+
+
 def rule_answers(question: str, body: Any) -> list[tuple[str, Any]]:
     """Answers general, data-driven rules derive from the table where one applies, as (rule, answer):
     - `aggregate`: "What is the total/average/highest/lowest <column>?" over all rows, where <column>
@@ -553,6 +725,10 @@ def rule_answers(question: str, body: Any) -> list[tuple[str, Any]]:
             else:
                 n = sum(v == num for v in values)
             out.append((f"count({column} {op or tail or '='} {m.group('num')})", n))
+    if not out:
+        found = filtered_rule(question, body)
+        if found is not None:
+            out.append(found)
     return out
 
 

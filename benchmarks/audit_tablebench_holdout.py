@@ -1,0 +1,62 @@
+"""`curate audit` without a model on TableBench's original release, judged against the authors' corrections
+(../shared/data/tablebench/original_release): the general rules (validators.audit.rule_answers) are the only
+candidates, and one rule answer that disagrees with the gold is a finding (`min_votes=1`).
+
+The 98 questions are split by the md5 of their id, fixed before the rules were tuned: odd = `tuning` (the
+rules were written looking at these), even = `held_back` (never looked at while tuning). A wrong gold is a
+correction of kind `value` or `items`; precision and recall of the flags per half:
+
+    python benchmarks/audit_tablebench_holdout.py [--show]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "data" / "tablebench" / "original_release"
+
+
+def half(source_id: str) -> str:
+    return "held_back" if int(hashlib.md5(source_id.encode()).hexdigest(), 16) % 2 == 0 else "tuning"
+
+
+def measure(data: Path = DATA) -> dict:
+    from importers import write_import
+    from validators.audit import audit_release
+
+    corrections = {c["id"]: c for c in json.loads((data / "corrections.json").read_text())}
+    questions = [json.loads(x) for x in (data / "TableBench_original_subset.jsonl").read_text().splitlines() if x]
+    with tempfile.TemporaryDirectory() as tmp:
+        write_import("tablebench", [str(data / "TableBench_original_subset.jsonl")], name="tb",
+                     releases=Path(tmp) / "releases")
+        report = audit_release(str(Path(tmp) / "releases" / "tb" / "1.0.0"), min_votes=1)
+    flagged = {f["source_id"]: f for f in report["findings"] if f["wrong_gold"]}
+    out = {"checked": report["checked"], "halves": {}}
+    for name in ("tuning", "held_back"):
+        ids = {q["id"] for q in questions if half(q["id"]) == name}
+        wrong = {i for i in ids if corrections.get(i, {}).get("kind") in ("value", "items")}
+        flags = {i for i in flagged if i in ids}
+        hit = flags & wrong
+        out["halves"][name] = {
+            "questions": len(ids), "wrong_golds": len(wrong), "flags": len(flags), "right_flags": len(hit),
+            "precision": round(len(hit) / len(flags), 3) if flags else None,
+            "recall": round(len(hit) / len(wrong), 3) if wrong else None,
+            "false_flags": [{"id": i, "question": next(q["question"] for q in questions if q["id"] == i),
+                             "gold": flagged[i]["gold"], "recomputed": flagged[i]["recomputed"],
+                             "rule": flagged[i]["engines"], "correction": corrections.get(i, {}).get("kind")}
+                            for i in sorted(flags - wrong)],
+            "right": [{"id": i, "gold": flagged[i]["gold"], "recomputed": flagged[i]["recomputed"],
+                       "cleaned": corrections[i]["cleaned_answer"], "rule": flagged[i]["engines"]}
+                      for i in sorted(hit)]}
+    return out
+
+
+if __name__ == "__main__":
+    result = measure()
+    print(json.dumps(result, indent=2, ensure_ascii=False))
