@@ -851,13 +851,16 @@ def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any
     votes = [(name, answers[row["id"]]) for name, answers in candidates.items() if row["id"] in answers]
     tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
     bodies = {t.name: data_view(t) for t in tables}
-    if len(bodies) == 1:
-        votes += rule_answers(row["question"], next(iter(bodies.values())))
-    if not votes:
+    rules = rule_answers(row["question"], next(iter(bodies.values()))) if len(bodies) == 1 else []
+    if not votes and not rules:
         return None
-    found = vote_on_gold(gold, votes, min_votes=min_votes)
+    # a rule's answer is a program executed over the table: with no model candidate for the sample it is
+    # a finding alone (confidence 0.6); beside candidates it is one vote among theirs
+    found = vote_on_gold(gold, votes + rules, min_votes=min_votes if votes else 1)
     if found is None:
         return True
+    if not votes:
+        found["confidence"] = 0.6
     used = [f"{w}: {programs.get(w, {}).get(row['id'], '')}".strip() for w in found["engines"]]
     values = [gold, found["recomputed"]]
     return Finding(row["id"], str(prov.get("source_id", "")), found["kind"], gold, found["recomputed"], True,
