@@ -90,6 +90,12 @@ def test_the_filtered_rule_answers_only_what_the_question_fully_says():
     assert filtered_rule("How many companies are listed?", body) is None  # every row: no rule needed
     # a cell that lists several values holds each of them
     assert filtered_rule("How many companies occurred in the month of September?", body)[1] == 2
+    # rows that sum up others are no cases, and distinct things are not rows (RealHiTBench's cost sheet)
+    from validators.audit import rule_answers
+
+    costs = _body(item=["a", "b", "b", "Redemption- New Total", "Total"], Cost=[150.0, 200.0, 200.0, 550.0, 550.0])
+    assert rule_answers("How many items have a Cost greater than 100?", costs)[0][1] == 3
+    assert rule_answers("How many distinct items have a Cost greater than 100?", costs) == []
 
 
 @pytest.mark.integration

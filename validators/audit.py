@@ -681,16 +681,41 @@ def filtered_rule(question: str, body: Any) -> tuple[str, Any] | None:
     return f"{fn}({measure} where {where})", round(float(value), 2)
 
 
+_SUMMARY_LABEL = re.compile(r"^\s*(grand total|sub-?total|totals?|all|overall|average|avg|mean|sum)\b|"
+                            r"\b(totals?|subtotal)\s*[:.]?\s*$", re.I)
+
+
+def _without_summary_rows(body: Any) -> Any:
+    """The body without the rows a text cell labels as a summary of others ("Total", "Redemption- New Total")."""
+    import pyarrow as pa
+
+    texts = [f.name for f in body.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    if not texts:
+        return body
+    columns = [body.column(c).to_pylist() for c in texts]
+    keep = [i for i in range(body.num_rows) if not any(isinstance(col[i], str) and _SUMMARY_LABEL.search(col[i])
+                                                       for col in columns)]
+    return body if len(keep) == body.num_rows else body.take(keep)
+
+
 def rule_answers(question: str, body: Any) -> list[tuple[str, Any]]:
     """Answers general, data-driven rules derive from the table where one applies, as (rule, answer):
     - `aggregate`: "What is the total/average/highest/lowest <column>?" over all rows, where <column>
       is a numeric column named in full and nothing in the question restricts the rows;
     - `count`: "How many ... have <column> greater than / at least / ... N?" over a numeric column
-      named in full. No rule is written for one question."""
+      named in full;
+    - `filtered_rule`: either over the rows the question picks out, where neither applies.
+    Rows that sum up others (a label "Total", "X Total", "All", "Average", as cleaning marks them in
+    curate's own tables; an imported table keeps them in its body) are left out first, and a count
+    of "distinct" or "different" things is not a count of rows: no rule answers it. No rule is
+    written for one question."""
     import pyarrow.compute as pc
 
     out: list[tuple[str, Any]] = []
     q = question.strip()
+    if re.search(r"\b(distinct|different|unique)\b", q, re.I):
+        return out
+    body = _without_summary_rows(body)
     m = re.match(r"^what (?:is|was) the (?P<agg>total|sum|average|mean|highest|maximum|lowest|minimum) "
                  r"(?:of (?:the |all )?)?(?P<col>[^?]+?)(?: (?:of|across|for) all (?:the )?[\w ]+?)?(?: in the table)?"
                  r"\s*\?$", q, re.I)
