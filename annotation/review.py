@@ -190,6 +190,8 @@ def _audit_items(workspace: Any) -> tuple[list[tuple[Any, str, dict[str, Any]]],
     release = Path(queue["release"])
     if not (release / "manifest.json").exists():
         raise ReviewError(f"the audited release {release} is gone")
+    if json.loads((release / "manifest.json").read_text()).get("fingerprint") != queue["fingerprint"]:
+        raise ReviewError(f"{release} is not the release that was audited (its fingerprint changed): audit it again")
     wanted = {f["sample_id"]: f for f in queue["findings"]}
     samples = {}
     for path in sorted((release / "samples").glob("*/*.parquet")):

@@ -627,12 +627,15 @@ def _card_import(imported: dict[str, Any], corrected: dict[str, Any] | None = No
                   "`curate build`: gold answers that `curate audit` found suspect were checked by annotators in "
                   "Label Studio; a confirmed or corrected gold replaces the published one (kept in "
                   "`provenance.gold_before_review`), a question marked ambiguous leaves the release.", ""]
+    lines += [f"- {note}" for note in imported.get("notes", [])]
+    lines += ["", "### Source files", "", "| file | sha256 | licence |", "| --- | --- | --- |"]
+    lines += [f"| {s['path']} | `{s['sha256']}` | {s['licence']} |" for s in imported["sources"]]
     if errata is not None:
         def cell(v: Any) -> str:
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
             return text.replace("|", "\\|").replace("\n", " ")[:200]
 
-        lines += ["## Errata", "",
+        lines += ["", "## Errata", "",
                   f"{len(errata['corrected'])} gold answers corrected, {len(errata['removed'])} samples removed, "
                   f"{len(errata['confirmed'])} audit findings checked and the published gold kept.", ""]
         if errata["corrected"]:
@@ -654,9 +657,6 @@ def _card_import(imported: dict[str, Any], corrected: dict[str, Any] | None = No
             lines += [f"| {e['source_id']} | {e['id']} | {cell(e['gold'])} | {e['finding'] or '-'} |"
                       for e in errata["confirmed"]]
             lines.append("")
-    lines += [f"- {note}" for note in imported.get("notes", [])]
-    lines += ["", "### Source files", "", "| file | sha256 | licence |", "| --- | --- | --- |"]
-    lines += [f"| {s['path']} | `{s['sha256']}` | {s['licence']} |" for s in imported["sources"]]
     lines += ["", "## How answers are scored", "",
               f"`curate evaluate` scores this release with the benchmark's official metrics, reproduced from its "
               f"authors' evaluation code (profile `{imported['profile']}`), and beside them with curate's own "

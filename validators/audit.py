@@ -922,12 +922,18 @@ def write_errata(report: dict[str, Any], out: str) -> list[str]:
         md += ["", f"## {title}", "", f"- question: {f['question']}", f"- gold: `{f['gold']!r}`",
                f"- recomputed: `{f['recomputed']!r}`", f"- confidence: {f['confidence']:.2f}; engines: "
                f"{', '.join(f['engines'])}", f"- why: {f['detail']}"]
+        if f.get("proposed") is not None:
+            md.append(f"- proposed correction: `{f['proposed']}`")
+        if f.get("needs_review"):
+            md.append("- needs a person (`curate audit --queue`, then `curate review push --kind audit`)")
         md += [f"- program: `{p}`" for p in f["programs"]]
         page += [f"<h2>{html.escape(title)}</h2><ul>", f"<li>question: {html.escape(f['question'])}</li>",
                  f"<li>gold: <code>{html.escape(repr(f['gold']))}</code></li>",
                  f"<li>recomputed: <code>{html.escape(repr(f['recomputed']))}</code></li>",
                  f"<li>confidence {f['confidence']:.2f}; engines {html.escape(', '.join(f['engines']))}</li>",
                  f"<li>why: {html.escape(f['detail'])}</li>"]
+        if f.get("proposed") is not None:
+            page.append(f"<li>proposed correction: <code>{html.escape(f['proposed'])}</code></li>")
         page += [f"<li>program: <code>{html.escape(p)}</code></li>" for p in f["programs"]]
         page.append("</ul>")
         for name, part in (f.get("evidence") or {}).items():
