@@ -133,10 +133,10 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
     from curation.pipeline.runner import run_stage
     from curation.progress import progress_bars
 
-    if until and until not in STEPS:
-        raise BuildError(f"--until {until!r}: choose one of {', '.join(STEPS)}")
     if config and config.get("build", {}).get("release"):
         return run_corrected_build(workspace, config, executor, show_progress, until, on_step)
+    if until and until not in STEPS:
+        raise BuildError(f"--until {until!r}: choose one of {', '.join(STEPS)}")
     config = resolve_config(config)
     build = config["build"]
     started = time.perf_counter()

@@ -152,3 +152,29 @@ def test_import_audit_review_in_label_studio_build_the_corrected_release_and_dif
     # nothing new decided: the build writes nothing
     rerun = json.loads(invoke("build", original, "-w", ws, "--json").output)
     assert rerun["release"]["status"] == "up_to_date" and rerun["reran"] == []
+
+
+@pytest.mark.integration
+def test_a_corrected_build_reads_only_the_release_it_names_as_it_was_written(tmp_path):
+    """With no decision the corrected build writes nothing new (same content); a release edited since it was
+    written is refused before anything is applied."""
+    from importers import write_import
+
+    releases = tmp_path / "releases"
+    write_import("mmqa", [str(shared("mmqa", "mmqa_samples.json"))], name="mmqa", releases=releases)
+    original = releases / "mmqa" / "1.0.0"
+    out = invoke("build", original, "-w", tmp_path / "ws", "--json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["release"]["status"] == "unchanged"  # nothing decided: no new version
+    assert invoke("build", original, "-w", tmp_path / "ws", "--until", "select").exit_code != 0  # not a step here
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    edited = next((original / "samples").glob("*/*.parquet"))  # gold answers swapped between samples
+    edited.chmod(0o644)
+    data = pq.read_table(edited)
+    swapped = pa.array(data.column("answer").to_pylist()[::-1], type=data.schema.field("answer").type)
+    pq.write_table(data.set_column(data.schema.get_field_index("answer"), "answer", swapped), edited)
+    out = invoke("build", original, "-w", tmp_path / "ws2", "--json")
+    assert out.exit_code != 0 and "fingerprint" in out.output and "changed since" in out.output
