@@ -365,10 +365,21 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
               help="write the errata here: audit.json, audit.md, audit.html")
 @click.option("--queue", is_flag=True, help="queue the findings that need a person in the workspace (-w) for "
                                             "`curate review push --kind audit`")
+@click.option("--judge-model", default=None, help="a model that checks each question against its SQL (OpenAI-"
+              "compatible server at --judge-base-url; replies cached in the workspace)")
+@click.option("--judge-base-url", default="http://127.0.0.1:8000/v1", show_default=True)
+@click.option("--judge-settings", "judge_json", default="{}", help="more judge settings as JSON (backend, "
+              "api_key_env, max_tokens, ...)")
+@click.option("--judge-prompts", type=click.Path(dir_okay=False), default=None,
+              help="write the question/SQL check's prompts here (JSONL of {sample_id, source_id, prompt}) to run "
+                   "elsewhere")
+@click.option("--judge-replies", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="replies to those prompts made elsewhere (JSONL of {sample_id or source_id, reply})")
 @workspace_option
 @json_option
 def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int | None, min_votes: int,
-          out: str | None, queue: bool, workspace: str, as_json: bool) -> None:
+          out: str | None, queue: bool, judge_model: str | None, judge_base_url: str, judge_json: str,
+          judge_prompts: str | None, judge_replies: str | None, workspace: str, as_json: bool) -> None:
     """Find the wrong gold answers of a release (imported or built): its SQL re-run in its own
     dialect (SQLite, DuckDB as a second opinion) and compared as result sets; golds without a
     program voted against candidate programs (--candidates) and general rules. One finding per
@@ -384,6 +395,30 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int 
         answers[name], programs[name] = resolve("evaluation.candidates:replayed_answers")(release, path, isolation)
     report = resolve("validators.audit:audit_release")(release, candidates=answers, programs=programs,
                                                        min_votes=min_votes, limit=limit)
+    if judge_model or judge_prompts or judge_replies:
+        requests = resolve("validators.audit:judge_requests")(release)
+        if judge_prompts:
+            Path(judge_prompts).write_text("".join(json.dumps({"sample_id": r["sample_ids"][0], "source_id":
+                                                               r["source_id"], "prompt": r["prompt"]},
+                                                              ensure_ascii=False) + "\n" for r in requests))
+        if judge_replies:
+            try:
+                replies = resolve("validators.audit:judge_replayed")(requests, judge_replies)
+            except (ValueError, json.JSONDecodeError) as e:
+                raise click.ClickException(str(e)) from None
+            report = resolve("validators.audit:apply_judge")(report, requests, replies, Path(judge_replies).stem)
+        elif judge_model:
+            from curation.llm.client import client_from_config
+
+            try:
+                section = {"backend": "openai", "model": judge_model, "base_url": judge_base_url,
+                           "temperature": 0.0, "max_tokens": 256, **json.loads(judge_json)}
+                Path(workspace).mkdir(parents=True, exist_ok=True)
+                client, params = client_from_config(section, Path(workspace) / "llm-cache.sqlite", "judge")
+            except (ValueError, json.JSONDecodeError) as e:
+                raise click.UsageError(f"judge: {e}") from None
+            replies = resolve("validators.audit:judge_live")(requests, client, params)
+            report = resolve("validators.audit:apply_judge")(report, requests, replies, judge_model)
     if out:
         resolve("validators.audit:write_errata")(report, out)
     if queue:

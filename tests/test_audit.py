@@ -257,3 +257,47 @@ def test_every_spider_gold_query_whose_result_a_row_order_changes_is_flagged_amb
     result = measure(8)
     assert result["oracle_tie_dependent"] == 14 and result["missed"] == []
     assert result["flagged_not_in_oracle"] == [f"dev_questions:{n}" for n in (217, 218, 26, 27)]
+
+
+@pytest.mark.integration
+def test_the_question_sql_judge_replayed_and_live(tmp_path):
+    """The optional question/SQL consistency check: prompts written out, replies made elsewhere read back
+    (HAND-WRITTEN replies here, not a model's: they test the plumbing), and the same through the LLM layer
+    with a scripted backend. An inconsistent pair is a question_sql_disagree finding that needs a person."""
+    from curation.llm.client import ChatClient
+    from curation.llm.scripted import ScriptedBackend
+    from importers import write_import
+    from validators.audit import apply_judge, audit_release, judge_live, judge_requests, judge_verdict
+
+    write_import("mmqa", [str(shared("mmqa", "mmqa_samples.json"))], name="mmqa", releases=tmp_path / "releases")
+    release = tmp_path / "releases" / "mmqa" / "1.0.0"
+    prompts = tmp_path / "prompts.jsonl"
+    replies = tmp_path / "hand-judge.jsonl"
+    lines = {"5": '{"consistent": false, "reason": "the SQL never filters on the year"}',
+             "2": "Verdict: inconsistent. The SQL averages all acting heads.", "6": "no idea", "9": "{}"}
+    replies.write_text("".join(json.dumps({"source_id": k, "reply": v}) + "\n" for k, v in lines.items())
+                       + json.dumps({"source_id": "1", "reply": '{"consistent": true, "reason": ""}'}) + "\n")
+    out = invoke("audit", release, "--json", "--judge-prompts", prompts, "--judge-replies", replies)
+    written = [json.loads(x) for x in prompts.read_text().splitlines()]
+    assert len(written) == 21 and all("SQL:" in w["prompt"] and "Question:" in w["prompt"] for w in written)
+    findings = {f["source_id"]: f for f in json.loads(out.output)}
+    new = findings["5"]
+    assert new["kind"] == "question_sql_disagree" and not new["wrong_gold"] and new["needs_review"]
+    assert new["engines"] == ["hand-judge"] and "never filters on the year" in new["detail"]
+    assert findings["2"]["kind"] == "wrong_value" and "hand-judge" in findings["2"]["engines"]
+    assert "6" not in findings  # a reply that says neither is no verdict
+    assert findings["1"]["kind"] == "presentation" and "hand-judge" not in findings["1"]["engines"]  # consistent
+    assert findings["9"]["engines"] == ["sqlite", "duckdb"]  # '{}' says nothing: the audit's own finding stays
+    assert judge_verdict("no idea") is None and judge_verdict('{"consistent": true}')["consistent"] is True
+
+    requests = judge_requests(str(release))
+    theme = '{"consistent": false, "reason": "the SQL never filters on the theme"}'
+    client = ChatClient(ScriptedBackend(lambda r: theme if "Question:" in r.messages[0]["content"] and "MTV Cube"
+                                        in r.messages[0]["content"].split("Question:")[1] else
+                                        '{"consistent": true, "reason": ""}'))
+    live = judge_live(requests, client)
+    assert len(live) == 21
+    report = apply_judge(audit_release(str(release)), requests, live, "scripted")
+    assert report["judge"] == {"model": "scripted", "judged": 21, "inconsistent": 2}
+    judged = {f["source_id"]: f for f in report["findings"] if "scripted" in f["engines"]}
+    assert set(judged) == {"9", "11"} and all("theme" in f["detail"] for f in judged.values())

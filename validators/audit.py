@@ -893,6 +893,127 @@ def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any
                    excerpt(bodies, values))
 
 
+# --------------------------------------------------------------------------- question and SQL, by a judge
+
+
+def judge_requests(path: str, rows_shown: int = 3) -> list[dict[str, Any]]:
+    """The question/SQL consistency check's prompts, one per sample that ships SQL with a question (a
+    question and SQL shared by two samples, MMQA's QA and text-to-SQL twins, asked once): `{sample_ids,
+    source_id, prompt}`. Send them to any model (`curate audit --judge-model`), or write them out
+    (`--judge-prompts FILE`) and bring the replies back (`--judge-replies FILE`)."""
+    import tomllib
+
+    import pyarrow.parquet as pq
+
+    from curation.arrow_io import table_at, table_index
+    from curation.programs import data_view
+
+    release = Path(path)
+    template = tomllib.loads((Path(__file__).with_name("prompts") / "audit_judge.toml").read_text())
+    index = table_index([str(release / "tables" / "tables.parquet")])
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for file in sorted((release / "samples").glob("*/*.parquet")):
+        for row in pq.read_table(file, columns=["id", "question", "answer", "table_ids", "provenance"]).to_pylist():
+            prov = json.loads(row["provenance"]) if isinstance(row["provenance"], str) else dict(row["provenance"])
+            sql = prov.get("source_sql")
+            if not sql:
+                continue
+            key = (row["question"], sql)
+            if key in out:
+                out[key]["sample_ids"].append(row["id"])
+                continue
+            shown = []
+            for t in (table_at(*index[i]) for i in row["table_ids"] if i in index):
+                body = data_view(t)
+                lines = [" | ".join(body.column_names)] + [" | ".join(str(v) for v in r.values())
+                                                           for r in body.slice(0, rows_shown).to_pylist()]
+                shown.append(f"{t.name}:\n" + "\n".join(lines))
+            prompt = template["audit_judge"]["prompt"].format(tables="\n\n".join(shown), question=row["question"],
+                                                              sql=sql)
+            out[key] = {"sample_ids": [row["id"]], "source_id": str(prov.get("source_id", "")), "prompt": prompt,
+                        "question": row["question"], "sql": sql, "gold": _gold(row, prov)}
+    return list(out.values())
+
+
+def judge_verdict(reply: str) -> dict[str, Any] | None:
+    """A judge's reply as {consistent, reason}: the JSON object asked for, else a line saying
+    "consistent" / "inconsistent"; None when it says neither."""
+    m = re.search(r"\{.*\}", reply or "", re.S)
+    if m:
+        try:
+            obj = json.loads(m.group(0))
+            if isinstance(obj.get("consistent"), bool):
+                return {"consistent": obj["consistent"], "reason": str(obj.get("reason", ""))[:300]}
+        except (json.JSONDecodeError, AttributeError):
+            pass
+    words = re.findall(r"\b(inconsistent|not consistent|consistent)\b", (reply or "").lower())
+    if len(set(words)) == 1:
+        return {"consistent": words[0] == "consistent", "reason": (reply or "").strip()[:300]}
+    return None
+
+
+def judge_live(requests: list[dict[str, Any]], client: Any, params: dict[str, Any] | None = None) -> dict[str, str]:
+    """The prompts put to a model through the LLM layer (`curation.llm`: cached, retried): the first
+    sample id of each request -> the reply."""
+    from curation.llm.types import ChatRequest
+
+    asked = [ChatRequest(messages=({"role": "user", "content": r["prompt"]},), params=dict(params or {}))
+             for r in requests]
+    replies = client.complete(asked)
+    return {r["sample_ids"][0]: resp.text for r, resp in zip(requests, replies) if resp.text}
+
+
+def judge_replayed(requests: list[dict[str, Any]], path: str) -> dict[str, str]:
+    """A file of judge replies made elsewhere (JSON Lines of `{sample_id or source_id, reply}`, as
+    `--judge-prompts` wrote the prompts): the first sample id of each request -> the reply."""
+    by_source = {r["source_id"]: r["sample_ids"][0] for r in requests if r["source_id"]}
+    by_sample = {sid: r["sample_ids"][0] for r in requests for sid in r["sample_ids"]}
+    out = {}
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        target = by_sample.get(record.get("sample_id", "")) or by_source.get(str(record.get("source_id", "")))
+        if target is None:
+            raise ValueError(f"{path}:{n}: no question with SQL in this release has that sample_id or source_id")
+        out[target] = str(record.get("reply", ""))
+    return out
+
+
+def apply_judge(report_: dict[str, Any], requests: list[dict[str, Any]], replies: dict[str, str],
+                judge: str) -> dict[str, Any]:
+    """The judge's verdicts in the report: an inconsistent question and SQL is a `question_sql_disagree`
+    finding of the first sample that pairs them (the gold may still be right: `wrong_gold` false,
+    confidence 0.5) where nothing else was found for it; beside another finding it is said in its detail."""
+    from collections import Counter
+
+    by_sample = {f["sample_id"]: f for f in report_["findings"] if f["sample_id"]}
+    judged = inconsistent = 0
+    for r in requests:
+        sample_id = r["sample_ids"][0]
+        verdict = judge_verdict(replies.get(sample_id, ""))
+        if verdict is None:
+            continue
+        judged += 1
+        if verdict["consistent"]:
+            continue
+        inconsistent += 1
+        note = f"judge {judge}: the question and the SQL disagree ({verdict['reason']})"
+        f = next((by_sample[s] for s in r["sample_ids"] if s in by_sample), None)
+        if f is not None:
+            f["detail"] = f"{f['detail']}; {note}"
+            f["engines"] = [*f["engines"], judge]
+            continue
+        entry = Finding(sample_id, r["source_id"], "question_sql_disagree", r["gold"], None, False, 0.5, [judge],
+                        [f"sql: {r['sql']}"], note, r["question"]).to_dict()
+        report_["findings"].append(entry)
+        by_sample[sample_id] = entry
+    counts = Counter(f["kind"] for f in report_["findings"])
+    report_["counts"] = {k: counts.get(k, 0) for k in KINDS}
+    report_["judge"] = {"model": judge, "judged": judged, "inconsistent": inconsistent}
+    return report_
+
+
 def report(path: str, manifest: dict[str, Any], checked: int, findings: list[Finding]) -> dict[str, Any]:
     from collections import Counter
 
