@@ -417,7 +417,12 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int 
                 client, params = client_from_config(section, Path(workspace) / "llm-cache.sqlite", "judge")
             except (ValueError, json.JSONDecodeError) as e:
                 raise click.UsageError(f"judge: {e}") from None
-            replies = resolve("validators.audit:judge_live")(requests, client, params)
+            from curation.llm.types import ModelUnavailable
+
+            try:
+                replies = resolve("validators.audit:judge_live")(requests, client, params)
+            except ModelUnavailable as e:
+                raise click.ClickException(str(e)) from None
             report = resolve("validators.audit:apply_judge")(report, requests, replies, judge_model)
     if out:
         resolve("validators.audit:write_errata")(report, out)

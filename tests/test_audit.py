@@ -301,3 +301,12 @@ def test_the_question_sql_judge_replayed_and_live(tmp_path):
     assert report["judge"] == {"model": "scripted", "judged": 21, "inconsistent": 2}
     judged = {f["source_id"]: f for f in report["findings"] if "scripted" in f["engines"]}
     assert set(judged) == {"9", "11"} and all("theme" in f["detail"] for f in judged.values())
+
+    import socket  # a judge server that does not answer is an error, not a silent "nothing judged"
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = invoke("audit", release, "-w", tmp_path / "ws", "--judge-model", "m", "--judge-base-url",
+                 f"http://127.0.0.1:{port}/v1", "--judge-settings", '{"retries": 0, "timeout": 2}')
+    assert out.exit_code == 1 and "21 requests got no reply" in out.output

@@ -955,11 +955,13 @@ def judge_verdict(reply: str) -> dict[str, Any] | None:
 def judge_live(requests: list[dict[str, Any]], client: Any, params: dict[str, Any] | None = None) -> dict[str, str]:
     """The prompts put to a model through the LLM layer (`curation.llm`: cached, retried): the first
     sample id of each request -> the reply."""
+    from curation.llm.client import require_replies
     from curation.llm.types import ChatRequest
 
     asked = [ChatRequest(messages=({"role": "user", "content": r["prompt"]},), params=dict(params or {}))
              for r in requests]
     replies = client.complete(asked)
+    require_replies(client, replies)  # a server that did not answer: say so (the answers it gave are cached)
     return {r["sample_ids"][0]: resp.text for r, resp in zip(requests, replies) if resp.text}
 
 
