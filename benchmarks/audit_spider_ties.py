@@ -10,6 +10,7 @@ reverse) are compared with it on the questions whose SQL runs and returns rows.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 import tempfile
@@ -17,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "spider"
+DATA = Path(os.environ.get("CURATE_SHARED_DATA", ROOT.parent / "shared" / "data")) / "spider"
 
 
 def measure(orders: int = 8, data: Path = DATA) -> dict:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "tablebench" / "original_release"
+DATA = Path(os.environ.get("CURATE_SHARED_DATA", ROOT.parent / "shared" / "data")) / "tablebench" / "original_release"
 
 
 def half(source_id: str) -> str:

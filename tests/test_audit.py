@@ -251,10 +251,9 @@ def test_every_spider_gold_query_whose_result_a_row_order_changes_is_flagged_amb
     with the order, all 14 flagged; the 4 flags the oracle cannot see are groups tied under ORDER BY
     COUNT(*) LIMIT 1, which SQLite orders by the group key whatever the rows' order (2014 and 2015 with
     three concerts each; checked by hand)."""
-    shared("spider", "dev_questions.json")
     from benchmarks.audit_spider_ties import measure
 
-    result = measure(8)
+    result = measure(8, shared("spider"))
     assert result["oracle_tie_dependent"] == 14 and result["missed"] == []
     assert result["flagged_not_in_oracle"] == [f"dev_questions:{n}" for n in (217, 218, 26, 27)]
 
