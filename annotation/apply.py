@@ -138,3 +138,49 @@ class ReviewStage(Stage):
         report["rejected"] = sorted(report.get("rejected", []), key=lambda r: r["id"])
         report["required"] = settings(config)["required"]
         return report
+
+
+def errata(workspace_root: str, original_files: list[str], reviewed_files: list[str],
+           review_report: dict[str, Any]) -> dict[str, Any]:
+    """What a corrected build of a release changed, for its card: each gold an annotator corrected
+    (the published gold, the new one, whether it is the audit's proposed answer or the annotator's own,
+    the audit finding behind it), each sample removed (with the reasons), and each audit finding an
+    annotator checked and found the gold right for."""
+    import pyarrow.parquet as pq
+
+    from annotation.review import audit_queue
+    from curation.arrow_io import samples_from_arrow
+
+    findings = {f["sample_id"]: f for f in (audit_queue(workspace_root) or {}).get("findings", [])}
+    original = {s.id: s for path in original_files for s in samples_from_arrow(pq.read_table(path))}
+    corrected, confirmed = [], []
+    for path in reviewed_files:
+        for s in samples_from_arrow(pq.read_table(path)):
+            finding = findings.get(s.id, {})
+            entry = {"id": s.id, "source_id": s.provenance.get("source_id", ""), "task": s.task,
+                     "question": s.question[:300], "finding": finding.get("kind", ""),
+                     "annotators": sorted({r.annotator for r in s.reviews})}
+            if s.provenance.get("review") == "fixed":
+                before = original[s.id].answer if s.id in original else json.loads(s.provenance["gold_before_review"])
+                proposed = finding.get("proposed")
+                entry.update(gold_before=before, gold=s.answer,
+                             by="the audit's recomputed answer, confirmed" if proposed is not None and
+                             _same_text(proposed, s.answer) else "the annotator's answer")
+                corrected.append(entry)
+            elif s.provenance.get("review") == "accepted" and s.id in findings:
+                confirmed.append({**entry, "gold": s.answer})
+    removed = []
+    for r in review_report.get("rejected", []):
+        s = original.get(r["id"])
+        removed.append({**r, "source_id": s.provenance.get("source_id", "") if s else "",
+                        "finding": findings.get(r["id"], {}).get("kind", ""),
+                        "gold": s.answer if s else None})
+    return {"corrected": sorted(corrected, key=lambda e: e["id"]), "removed": removed,
+            "confirmed": sorted(confirmed, key=lambda e: e["id"])}
+
+
+def _same_text(proposed: str, answer: Any) -> bool:
+    from curation.answers import normalize_answer, split_list
+
+    value = split_list(proposed) if isinstance(answer, list) else proposed
+    return normalize_answer(value) == normalize_answer(answer)

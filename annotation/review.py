@@ -28,7 +28,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from annotation.tasks import KINDS, decision, label_config, task_data
+from annotation.tasks import KINDS, audit_task_data, decision, label_config, task_data
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (kind TEXT PRIMARY KEY, project_id INTEGER, title TEXT, url TEXT);
@@ -41,15 +41,22 @@ CREATE TABLE IF NOT EXISTS decisions (annotation_id INTEGER PRIMARY KEY, sample_
 CHUNK = 50
 OPEN_EXAMPLES = 20  # open samples shown with their reasons
 HIGH_QUALITY = ("rule-based", "executed", "human-annotated", "unanimous", "high")
-CHECK_STAGES = ("vote", "classify", "select")  # the review queue is read from the latest of these
+CHECK_STAGES = ("vote", "classify", "select", "imported")  # the review queue is read from the latest of these
 
 
 class ReviewError(RuntimeError):
     """No workspace to review, or a Label Studio that cannot be reached (the message says which)."""
 
 
+AUDIT_QUEUE = "audit-queue.json"
+
+
 def state_path(workspace_root: str | Path) -> Path:
     return Path(workspace_root) / "review" / "review.sqlite"
+
+
+def audit_queue_path(workspace_root: str | Path) -> Path:
+    return Path(workspace_root) / "review" / AUDIT_QUEUE
 
 
 class ReviewState:
@@ -150,6 +157,52 @@ def _tables(workspace: Any) -> Any:
     return lambda table_id: table_at(*index[table_id]) if table_id in index else None
 
 
+def queue_audit(workspace_root: str | Path, report: dict[str, Any]) -> dict[str, Any]:
+    """`curate audit RELEASE --queue`: the findings a person should look at (`needs_review`: a gold that
+    may be wrong, a question without a single answer, a question naming what its SQL does not; not a
+    gold only shaped differently) queued for `curate review push --kind audit`. One audit queue per
+    workspace: the latest audit's (earlier decisions stay, by sample id)."""
+    from curation.pipeline.store import atomic_write_json
+
+    release = Path(report["release"]).resolve()
+    manifest = json.loads((release / "manifest.json").read_text())
+    findings = [f for f in report["findings"] if f.get("needs_review")]
+    path = audit_queue_path(workspace_root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"release": str(release), "name": manifest["name"], "version": manifest["version"],
+                             "fingerprint": manifest["fingerprint"], "findings": findings})
+    return {"queued": len(findings), "path": str(path)}
+
+
+def audit_queue(workspace_root: str | Path) -> dict[str, Any] | None:
+    path = audit_queue_path(workspace_root)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _audit_items(workspace: Any) -> tuple[list[tuple[Any, str, dict[str, Any]]], Any]:
+    """(sample, reason, finding) for every queued finding, read from the audited release, and a function
+    table id -> Table over the release's tables."""
+    from curation.arrow_io import release_samples, samples_from_arrow, table_at, table_index
+
+    queue = audit_queue(workspace.root)
+    if queue is None:
+        raise ReviewError(f"{workspace.root}: no audit queued (run `curate audit RELEASE --queue -w {workspace.root}`)")
+    release = Path(queue["release"])
+    if not (release / "manifest.json").exists():
+        raise ReviewError(f"the audited release {release} is gone")
+    if json.loads((release / "manifest.json").read_text()).get("fingerprint") != queue["fingerprint"]:
+        raise ReviewError(f"{release} is not the release that was audited (its fingerprint changed): audit it again")
+    wanted = {f["sample_id"]: f for f in queue["findings"]}
+    samples = {}
+    for path in sorted((release / "samples").glob("*/*.parquet")):
+        for sample in samples_from_arrow(release_samples(str(path))):
+            if sample.id in wanted:
+                samples[sample.id] = sample
+    index = table_index([str(release / "tables" / "tables.parquet")])
+    items = [(samples[i], f"audit: {f['kind']}", f) for i, f in sorted(wanted.items()) if i in samples]
+    return items, (lambda table_id: table_at(*index[table_id]) if table_id in index else None)
+
+
 # ------------------------------------------------------------------------------ push, pull, status
 
 
@@ -190,7 +243,14 @@ def _server_tasks(client: Any, project_id: int) -> dict[str, list[int]]:
 def push(workspace: Any, url: str, token: str, kind: str = "answer", title: str | None = None,
          audit_rate: float = 0.0, seed: int = 0, chunk: int = CHUNK) -> dict[str, Any]:
     state = ReviewState(workspace.root)
-    queue = review_queue(workspace, audit_rate, seed)
+    findings: dict[str, dict[str, Any]] = {}
+    tables: Any = None
+    if kind == "audit":  # the findings `curate audit --queue` left, over the audited release
+        items, tables = _audit_items(workspace)
+        queue = [(s, why) for s, why, _ in items]
+        findings = {s.id: f for s, _, f in items}
+    else:
+        queue = review_queue(workspace, audit_rate, seed)
     client = connect(url, token)
     title = title or f"curate {kind} review: {Path(workspace.root).resolve().name}"
     try:
@@ -201,11 +261,14 @@ def push(workspace: Any, url: str, token: str, kind: str = "answer", title: str 
     state.record_tasks(kind, project_id, [(s, ids[0], "") for s, ids in on_server.items()])
     decided = {d["sample_id"] for d in state.decisions(kind)}
     todo = [(s, why) for s, why in queue if s.id not in on_server and s.id not in decided]
-    tables = _tables(workspace) if todo else None
+    if tables is None and todo:
+        tables = _tables(workspace)
     imported = 0
     for start in range(0, len(todo), chunk):
         part = todo[start:start + chunk]
-        data = [{"data": task_data(s, [t for t in map(tables, s.table_ids) if t is not None], why)} for s, why in part]
+        data = [{"data": audit_task_data(s, [t for t in map(tables, s.table_ids) if t is not None], findings[s.id])
+                 if kind == "audit" else task_data(s, [t for t in map(tables, s.table_ids) if t is not None], why)}
+                for s, why in part]
         try:
             response = client.projects.import_tasks(id=project_id, request=data, return_task_ids=True)
         except Exception as e:  # noqa: BLE001
@@ -261,7 +324,7 @@ def pull(workspace: Any, url: str, token: str, kind: str = "answer") -> dict[str
         for annotation in task.get("annotations", []):
             if not sample_id or annotation.get("was_cancelled"):
                 continue
-            d = decision(kind, annotation.get("result", []))
+            d = decision(kind, annotation.get("result", []), task.get("data", {}))
             rows.append({"annotation_id": annotation["id"], "sample_id": sample_id, "kind": kind, "task_id": task["id"],
                          "annotator": _annotator(annotation.get("completed_by"), users), "verdict": d["verdict"],
                          "answer": json.dumps(d["answer"], ensure_ascii=False), "reason": d["reason"],
@@ -372,10 +435,11 @@ def outcome(reviewed: dict[str, Any], answer_type: str | None) -> dict[str, Any]
         elif d["verdict"] == "conflict":
             why[f"{kind} review in conflict"] = "the annotators disagree ({}): another annotator settles it".format(
                 ", ".join(sorted({r["verdict"] for r in d["reviews"]})))
-    fix = decisions.get("answer", {}).get("verdict") == "fix"
+    fixing = next((k for k in ("answer", "audit") if decisions.get(k, {}).get("verdict") == "fix"), None)
+    fix = fixing is not None
     answer = None
-    if fix:
-        written = decisions["answer"]["answer"]
+    if fixing:
+        written = decisions[fixing]["answer"]
         if written is None:
             why["fix without an answer"] = "the fix gives no corrected answer"
         else:

@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 CONFIGS = Path(__file__).with_name("configs")
-KINDS = ("answer", "question")  # answer review (accept / fix / reject), question review (RealHiTBench)
+KINDS = ("answer", "question", "audit")  # answer review (accept / fix / reject), question review (RealHiTBench),
+# audit review (a `curate audit` finding: confirm / correct / keep / ambiguous)
 VERDICTS = ("accept", "fix", "reject")
+# an audit verdict as the review verdict the build applies: confirm and correct replace the gold (with the
+# audit's proposed answer, or the annotator's), keep leaves it, ambiguous takes the sample out
+AUDIT_VERDICTS = {"confirm": "fix", "correct": "fix", "keep": "accept", "ambiguous": "reject"}
 REJECT_REASONS = ("unanswerable", "ambiguous", "wrong table", "bad question")
 CRITERIA = ("relevance", "completeness", "feasibility", "clarity")
 MAX_TABLE_ROWS = 200  # a reviewer judges at a glance; the rest is summarised
@@ -67,6 +71,30 @@ def task_data(sample: Any, tables: list[Any], reason: str) -> dict[str, Any]:
             "reason": reason, "agreement": sample.judge_verdict}
 
 
+def audit_task_data(sample: Any, tables: list[Any], finding: dict[str, Any]) -> dict[str, Any]:
+    """An audit finding as a task: the question, the table, the published gold, the recomputed answer,
+    the correction `confirm` applies, and the evidence (the finding's kind, why, engines, confidence,
+    and the rows of the table that hold the values)."""
+    recomputed = finding.get("recomputed")
+    why = (f"<p><b>{html.escape(finding['kind'])}</b> (confidence {finding.get('confidence', 0):.2f}; "
+           f"{html.escape(', '.join(finding.get('engines') or []) or 'no engine')}): "
+           f"{html.escape(str(finding.get('detail', '')))}</p>")
+    for name, part in (finding.get("evidence") or {}).items():
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in part["columns"])
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
+                       for row in part["rows"])
+        why += (f"<p>{html.escape(name)}: {part['matching_rows']} rows hold a value of the gold or the recomputed "
+                f"answer</p><table><tr>{head}</tr>{body}</table>")
+    return {"sample_id": sample.id, "task_name": f"{sample.task} (audit: {finding['kind']})",
+            "question": sample.question, "gold": shown(finding.get("gold", sample.answer)),
+            "recomputed": "(nothing recomputed)" if recomputed is None else json.dumps(recomputed, ensure_ascii=False),
+            "proposed": finding.get("proposed"),
+            "proposed_shown": finding.get("proposed") or "(none: give the right answer with 'correct')",
+            "table_html": table_html(tables), "evidence_html": why,
+            "programs": "\n".join(finding.get("programs") or []) or "(none)", "finding": finding["kind"],
+            "source_id": str(finding.get("source_id", ""))}
+
+
 def _values(result: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for region in result:
@@ -77,14 +105,22 @@ def _values(result: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def decision(kind: str, result: list[dict[str, Any]]) -> dict[str, Any]:
+def decision(kind: str, result: list[dict[str, Any]], data: dict[str, Any] | None = None) -> dict[str, Any]:
     """An annotation's result regions -> {verdict, answer, reason, difficulty, comment, criteria}.
 
     Question review maps to a verdict too: every criterion met is accept, any unmet is reject
-    with the unmet criteria as the reason."""
+    with the unmet criteria as the reason. Audit review maps by `AUDIT_VERDICTS`: confirm is a fix
+    with the task's proposed answer (`data["proposed"]`), correct a fix with the annotator's."""
     values = _values(result)
     first = lambda key: (values.get(key) or [None])[0] if isinstance(values.get(key), list) else values.get(key)  # noqa: E731
     comment = first("comment") or ""
+    if kind == "audit":
+        said = first("verdict") or ""
+        verdict = AUDIT_VERDICTS.get(said, "")
+        answer = (data or {}).get("proposed") if said == "confirm" else first("corrected_answer") if said == "correct" \
+            else None
+        return {"verdict": verdict, "answer": answer, "reason": "ambiguous" if said == "ambiguous" else "",
+                "difficulty": None, "comment": comment, "criteria": {"audit": said} if said else {}}
     if kind == "question":
         criteria = {c: first(c) for c in CRITERIA}
         unmet = [c for c, v in criteria.items() if v == "no"]

@@ -219,6 +219,20 @@ def samples_from_arrow(data: pa.Table) -> Iterator[Sample]:
         )
 
 
+
+def release_samples(path: str) -> pa.Table:
+    """A release's sample file (`samples/<task>/<split>.parquet`, provenance as a JSON object in text,
+    as `datasets` needs it) read back in the stages' sample schema."""
+    import pyarrow.parquet as pq
+
+    data = pq.read_table(path)
+    provenance = [sorted((k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
+                         for k, v in (json.loads(p) if isinstance(p, str) else dict(p or {})).items())
+                  for p in data.column("provenance").to_pylist()]
+    i = data.schema.get_field_index("provenance")
+    data = data.set_column(i, "provenance", pa.array(provenance, type=SAMPLE_SCHEMA.field("provenance").type))
+    return data.select(SAMPLE_SCHEMA.names).cast(SAMPLE_SCHEMA)
+
 RECORD_KINDS = {
     "tables": (TABLE_SCHEMA, tables_to_arrow, tables_from_arrow),
     "databases": (DATABASE_SCHEMA, databases_to_arrow, databases_from_arrow),

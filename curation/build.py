@@ -133,6 +133,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
     from curation.pipeline.runner import run_stage
     from curation.progress import progress_bars
 
+    if config and config.get("build", {}).get("release"):
+        return run_corrected_build(workspace, config, executor, show_progress, until, on_step)
     if until and until not in STEPS:
         raise BuildError(f"--until {until!r}: choose one of {', '.join(STEPS)}")
     config = resolve_config(config)
@@ -323,6 +325,139 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         step = {"stage": "release", "cached": release["status"] != "written",
                 "seconds": round(time.perf_counter() - step_started, 3),
                 "summary": f"{release['name']} {release['version']} ({release['status'].replace('_', ' ')})",
+                "dataset": release["path"], "parts": 0, "parts_run": 0}
+        steps.append(step)
+        if on_step:
+            on_step(step)
+    return _result(workspace, config, steps, release, started)
+
+
+CORRECTED_STEPS = ("imported", "review", "verify", "contracts", "release")
+
+
+def release_config(path: str | Path) -> dict[str, Any]:
+    """The build config of `curate build RELEASE`: the release (an imported benchmark) to correct."""
+    return {"build": {"release": str(path)}}
+
+
+def resolve_corrected_config(config: dict[str, Any]) -> dict[str, Any]:
+    """`[build] release = PATH`: the corrected release of PATH, written beside it as the next version of
+    its name; `[review]`, `[contracts]` and `[release] description` apply as in any build."""
+    config = copy.deepcopy(config)
+    build = config["build"]
+    unknown = sorted(set(build) - {"release"})
+    if unknown:
+        raise BuildError(f"[build] release = PATH builds the corrected release of PATH and takes no other [build] "
+                         f"setting; got {', '.join(unknown)}")
+    root = Path(build["release"]).resolve()
+    if not (root / "manifest.json").exists():
+        raise BuildError(f"[build] release: {root} is not a release folder (no manifest.json)")
+    build["release"] = str(root)
+    manifest = resolve("exports.release:read_manifest")(root)
+    release = config.setdefault("release", {})
+    if release.get("name", manifest["name"]) != manifest["name"] or release.get("version"):
+        raise BuildError("the corrected release is the next version of the release it corrects: [release] takes "
+                         "neither another name nor a version here")
+    release["name"] = manifest["name"]
+    release.setdefault("description", manifest.get("description", ""))
+    for section in ("review", "contracts"):
+        config.setdefault(section, {})
+    return config
+
+
+def run_corrected_build(workspace: Workspace, config: dict[str, Any], executor: Executor | None = None,
+                        show_progress: bool = False, until: str | None = None,
+                        on_step: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """`curate build RELEASE`: the release read back (`imported`), the annotators' decisions applied
+    (`review`: an audit finding confirmed or corrected replaces the gold, one marked ambiguous leaves
+    the release), every program re-run (`verify`), the contracts, and the corrected release written as
+    the next version of the same name, beside the original, with the errata in its card."""
+    from curation.pipeline.runner import run_stage
+    from curation.progress import progress_bars
+
+    if until and until not in CORRECTED_STEPS:
+        raise BuildError(f"--until {until!r}: a corrected build has the steps {', '.join(CORRECTED_STEPS)}")
+    config = resolve_corrected_config(config)
+    root = Path(config["build"]["release"])
+    manifest = resolve("exports.release:read_manifest")(root)
+    started = time.perf_counter()
+    steps: list[dict[str, Any]] = []
+
+    def record(name: str, run: Any, summary: str) -> None:
+        step = {"stage": name, "cached": run.cached, "seconds": round(run.seconds, 3), "summary": summary,
+                "dataset": run.dataset.name, "parts": run.parts_total, "parts_run": run.parts_run}
+        steps.append(step)
+        if on_step:
+            on_step(step)
+
+    with workspace.lock(), progress_bars(show_progress) as bars:
+        def stage(name: str, stage_config: dict[str, Any], inputs: list[Any]) -> Any:
+            try:
+                return run_stage(name, stage_config, inputs, workspace.stages_dir, executor, bars)
+            except ValueError as e:
+                raise BuildError(str(e)) from None
+
+        imported = stage("imported", {"release": str(root)}, [])
+        workspace.set_current("imported", [imported.dataset])
+        record("imported", imported, f"{imported.report.get('samples', 0):,} samples, "
+               f"{imported.report.get('tables', 0):,} tables of {manifest['name']} {manifest['version']}")
+        if until == "imported":
+            return _result(workspace, config, steps, None, started)
+        snapshot = resolve("annotation.review:review_snapshot")(workspace.root)
+        digest = resolve("annotation.review:snapshot_digest")(snapshot)
+        reviewed = stage("review", {**config["review"], "decisions": digest}, [imported.dataset])
+        workspace.set_current("review", [reviewed.dataset])
+        record("review", reviewed, review_summary(reviewed.report))
+        if until == "review":
+            return _result(workspace, config, steps, None, started)
+        verify = stage("verify", {}, [reviewed.dataset, imported.dataset])
+        workspace.set_current("verify", [verify.dataset])
+        v = verify.report
+        record("verify", verify, f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
+               f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors")
+        if until == "verify":
+            return _result(workspace, config, steps, None, started)
+        contracts_config = {"splits": sorted(manifest["counts"]["by_split"]), **config["contracts"]}
+        contracts = stage("contracts", contracts_config, [reviewed.dataset, verify.dataset, imported.dataset])
+        workspace.set_current("contracts", [contracts.dataset])
+        c = contracts.report
+        met = sum(1 for e in c.get("expectations", []) if e["success"])
+        record("contracts", contracts, f"{met} of {len(c.get('expectations', []))} expectations met")
+        if not c.get("ok"):
+            raise ContractsFailed(c, steps)
+        if until == "contracts":
+            return _result(workspace, config, steps, None, started)
+
+        step_started = time.perf_counter()
+        errata = resolve("annotation.apply:errata")(workspace.root, [str(p) for p in imported.dataset.files("samples")],
+                                                    [str(p) for p in reviewed.dataset.files("samples")],
+                                                    reviewed.report)
+        release_settings = resolve("exports.release:settings")(config["release"])
+        signature = content_hash("release", RELEASE_WRITER_VERSION, contracts.dataset.signature, release_settings)[:16]
+        build_record = {
+            "import": manifest.get("build", {}).get("import"),
+            "corrected": {"from": {"version": manifest["version"], "fingerprint": manifest["fingerprint"]},
+                          "corrected": len(errata["corrected"]), "removed": len(errata["removed"]),
+                          "confirmed": len(errata["confirmed"])},
+            "config": _without_secrets(config), "seed": manifest.get("seed", 0), "signature": signature,
+            "stages": {name: {"dataset": run.dataset.name, "signature": run.dataset.signature,
+                              "version": _stage_version(name)}
+                       for name, run in (("imported", imported), ("review", reviewed), ("verify", verify),
+                                         ("contracts", contracts))}}
+        inputs = resolve("exports.release:ReleaseInputs")(
+            sample_files=[str(p) for p in reviewed.dataset.files("samples")],
+            table_files=[str(p) for p in imported.dataset.files("tables")],
+            build=build_record, reports={"review": reviewed.report, "errata": errata})
+        try:
+            release = resolve("exports.release:write_release")(inputs, root.parent.parent, config["release"], bars,
+                                                               executor)
+        except (ValueError, RuntimeError) as e:
+            raise BuildError(str(e)) from None
+        step = {"stage": "release", "cached": release["status"] != "written",
+                "seconds": round(time.perf_counter() - step_started, 3),
+                "summary": f"{release['name']} {release['version']} ({release['status'].replace('_', ' ')}): "
+                           f"{len(errata['corrected'])} gold answers corrected, {len(errata['removed'])} samples "
+                           "removed",
                 "dataset": release["path"], "parts": 0, "parts_run": 0}
         steps.append(step)
         if on_step:

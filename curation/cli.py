@@ -363,9 +363,23 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
               help="candidates that must agree on an answer other than the gold before it is flagged")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="write the errata here: audit.json, audit.md, audit.html")
+@click.option("--queue", is_flag=True, help="queue the findings that need a person in the workspace (-w) for "
+                                            "`curate review push --kind audit`")
+@click.option("--judge-model", default=None, help="a model that checks each question against its SQL (OpenAI-"
+              "compatible server at --judge-base-url; replies cached in the workspace)")
+@click.option("--judge-base-url", default="http://127.0.0.1:8000/v1", show_default=True)
+@click.option("--judge-settings", "judge_json", default="{}", help="more judge settings as JSON (backend, "
+              "api_key_env, max_tokens, ...)")
+@click.option("--judge-prompts", type=click.Path(dir_okay=False), default=None,
+              help="write the question/SQL check's prompts here (JSONL of {sample_id, source_id, prompt}) to run "
+                   "elsewhere")
+@click.option("--judge-replies", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="replies to those prompts made elsewhere (JSONL of {sample_id or source_id, reply})")
+@workspace_option
 @json_option
 def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int | None, min_votes: int,
-          out: str | None, as_json: bool) -> None:
+          out: str | None, queue: bool, judge_model: str | None, judge_base_url: str, judge_json: str,
+          judge_prompts: str | None, judge_replies: str | None, workspace: str, as_json: bool) -> None:
     """Find the wrong gold answers of a release (imported or built): its SQL re-run in its own
     dialect (SQLite, DuckDB as a second opinion) and compared as result sets; golds without a
     program voted against candidate programs (--candidates) and general rules. One finding per
@@ -381,8 +395,41 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int 
         answers[name], programs[name] = resolve("evaluation.candidates:replayed_answers")(release, path, isolation)
     report = resolve("validators.audit:audit_release")(release, candidates=answers, programs=programs,
                                                        min_votes=min_votes, limit=limit)
+    if judge_model or judge_prompts or judge_replies:
+        requests = resolve("validators.audit:judge_requests")(release)
+        if judge_prompts:
+            Path(judge_prompts).write_text("".join(json.dumps({"sample_id": r["sample_ids"][0], "source_id":
+                                                               r["source_id"], "prompt": r["prompt"]},
+                                                              ensure_ascii=False) + "\n" for r in requests))
+        if judge_replies:
+            try:
+                replies = resolve("validators.audit:judge_replayed")(requests, judge_replies)
+            except (ValueError, json.JSONDecodeError) as e:
+                raise click.ClickException(str(e)) from None
+            report = resolve("validators.audit:apply_judge")(report, requests, replies, Path(judge_replies).stem)
+        elif judge_model:
+            from curation.llm.client import client_from_config
+
+            try:
+                section = {"backend": "openai", "model": judge_model, "base_url": judge_base_url,
+                           "temperature": 0.0, "max_tokens": 256, **json.loads(judge_json)}
+                Path(workspace).mkdir(parents=True, exist_ok=True)
+                client, params = client_from_config(section, Path(workspace) / "llm-cache.sqlite", "judge")
+            except (ValueError, json.JSONDecodeError) as e:
+                raise click.UsageError(f"judge: {e}") from None
+            from curation.llm.types import ModelUnavailable
+
+            try:
+                replies = resolve("validators.audit:judge_live")(requests, client, params)
+            except ModelUnavailable as e:
+                raise click.ClickException(str(e)) from None
+            report = resolve("validators.audit:apply_judge")(report, requests, replies, judge_model)
     if out:
         resolve("validators.audit:write_errata")(report, out)
+    if queue:
+        queued = resolve("annotation.review:queue_audit")(workspace, report)
+        if not as_json:
+            click.echo(f"{queued['queued']} findings queued for `curate review push --kind audit -w {workspace}`")
     _emit(report["findings"] if as_json else report, as_json, _render_audit)
     if report["wrong_gold"]:
         sys.exit(1)
@@ -431,7 +478,7 @@ def import_(fmt: str, paths: tuple[str, ...], name: str | None, version: str | N
 
 
 @main.command()
-@click.argument("config", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.argument("config", required=False, type=click.Path(exists=True))
 @workspace_option
 @click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
               help="Folder that holds the releases (<name>/<version>/).")
@@ -447,8 +494,15 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
     execution checks, data contracts, release.
 
     A rerun reuses every finished stage and part; a failed data contract blocks the release.
+
+    CONFIG may also be a release folder (or a config with `[build] release = PATH`): the corrected
+    release of an imported benchmark, with the decisions `curate review pull` brought back applied
+    (audit findings confirmed or corrected, ambiguous questions removed), written beside it as the
+    next version, the errata in its card.
     """
-    from curation.build import BuildError, ContractsFailed, load_build_config, run_build
+    from pathlib import Path
+
+    from curation.build import BuildError, ContractsFailed, load_build_config, release_config, run_build
 
     console = None if as_json else _console()
 
@@ -458,7 +512,13 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
             console.print(f"[bold]{step['stage']:<10}[/] {state:>8}  {step['summary']}", highlight=False)
 
     try:
-        result = run_build(_workspace(workspace), load_build_config(config), releases, executor=_executor(workers),
+        if config and Path(config).is_dir():
+            if not (Path(config) / "manifest.json").exists():
+                raise click.BadParameter(f"{config} is neither a build config nor a release folder", param_hint="CONFIG")
+            settings = release_config(config)
+        else:
+            settings = load_build_config(config)
+        result = run_build(_workspace(workspace), settings, releases, executor=_executor(workers),
                            show_progress=not (quiet or as_json), until=until, on_step=on_step)
     except ContractsFailed as e:
         _emit({"ok": False, "error": str(e), "contracts": e.report, "steps": e.steps}, as_json,
@@ -759,8 +819,9 @@ def _review_options(function):  # type: ignore[no-untyped-def]
                      help="Label Studio's address (env LABEL_STUDIO_URL)."),
         click.option("--token-env", default="LABEL_STUDIO_API_KEY", show_default=True,
                      help="The environment variable holding the API token (never the token itself)."),
-        click.option("--kind", type=click.Choice(["answer", "question"]), default="answer", show_default=True,
-                     help="answer: accept / fix / reject; question: RealHiTBench's four criteria."),
+        click.option("--kind", type=click.Choice(["answer", "question", "audit"]), default="answer",
+                     show_default=True, help="answer: accept / fix / reject; question: RealHiTBench's four "
+                     "criteria; audit: the findings `curate audit --queue` left (confirm / correct / keep / ambiguous)."),
         json_option]):
         function = option(function)
     return function
@@ -834,7 +895,7 @@ def review_pull(workspace: str, url: str, token_env: str, kind: str, as_json: bo
 
 @review.command("status")
 @workspace_option
-@click.option("--kind", type=click.Choice(["answer", "question"]), default="answer", show_default=True)
+@click.option("--kind", type=click.Choice(["answer", "question", "audit"]), default="answer", show_default=True)
 @json_option
 def review_status(workspace: str, kind: str, as_json: bool) -> None:
     """What was pushed, what is decided, what is still open (from the workspace: no server needed)."""
@@ -959,6 +1020,12 @@ def _render_diff(result: dict[str, Any]) -> None:
         for e in s["examples"][kind][:3]:
             extra = f": {e['old_answer']!r} -> {e['new_answer']!r}" if kind == "changed" else ""
             console.print(f"{kind} {e['id']} {e['task']}: {e['question'][:90]!r}{extra}", highlight=False)
+    if s.get("answer_changed"):
+        console.print(f"gold answers changed: {s['answer_changed']:,} of the {s['changed']:,} changed samples",
+                      highlight=False)
+        for e in s.get("answers_changed", [])[:50]:
+            console.print(f"  {e['id']} {e['task']}: {e['question'][:80]!r}: {e['old_answer']!r} -> "
+                          f"{e['new_answer']!r}", highlight=False)
 
 
 def _render_release_verify(report: dict[str, Any]) -> None:

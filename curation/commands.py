@@ -15,7 +15,7 @@ def sample_datasets(workspace: Workspace) -> list:
     """The workspace's samples: the release's selection once `select` (and `classify`, `vote`,
     `review`) has run, else every generated sample."""
     selected = (workspace.current("review") or workspace.current("vote") or workspace.current("classify")
-                or workspace.current("select"))
+                or workspace.current("select") or workspace.current("imported"))
     return selected or [d for stage in SAMPLE_STAGES for d in workspace.current(stage)]
 
 

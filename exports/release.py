@@ -41,6 +41,7 @@ RELEASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 DEFAULT_SERIALIZATION, DEFAULT_PERTURBATION = "markdown", "none"
 DEFAULTS: dict[str, Any] = {"name": "curate-rdatasets", "version": "", "serializations": [],
                             "max_serialized_cells": 50_000, "description": ""}
+ANSWER_EXAMPLES = 1000  # samples whose gold changed, each listed by `curate diff`
 DIFF_EXAMPLES = 10
 SERIALIZE_CHUNK = 250  # tables per worker task
 TABLE_RECORDS = "tables.parquet"
@@ -572,7 +573,7 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
     table("By split", ["split", "samples"], [[k, f"{v:,}"] for k, v in counts["by_split"].items()])
 
     if imported:
-        lines += _card_import(imported)
+        lines += _card_import(imported, manifest["build"].get("corrected"), reports.get("errata"))
     else:
         lines += _card_built(manifest, reports)
     lines += ["## Sources and licences", ""]
@@ -613,15 +614,49 @@ def _card_built(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _card_import(imported: dict[str, Any]) -> list[str]:
-    """Where an imported release came from (every file with its sha256 and licence) and how its
-    authors score it (the official profile `curate evaluate` applies by default)."""
+def _card_import(imported: dict[str, Any], corrected: dict[str, Any] | None = None,
+                 errata: dict[str, Any] | None = None) -> list[str]:
+    """Where an imported release came from (every file with its sha256 and licence), the errata of a
+    corrected one (`curate build RELEASE`), and how its authors score it (the official profile
+    `curate evaluate` applies by default)."""
     lines = ["## Method", "",
              f"Imported with `curate import {imported['format']}` (importer version {imported['importer_version']}). "
              f"Citation: {imported['citation']}.", ""]
+    if corrected:
+        lines += [f"Corrected from version {corrected['from']['version']} (`{corrected['from']['fingerprint']}`) by "
+                  "`curate build`: gold answers that `curate audit` found suspect were checked by annotators in "
+                  "Label Studio; a confirmed or corrected gold replaces the published one (kept in "
+                  "`provenance.gold_before_review`), a question marked ambiguous leaves the release.", ""]
     lines += [f"- {note}" for note in imported.get("notes", [])]
     lines += ["", "### Source files", "", "| file | sha256 | licence |", "| --- | --- | --- |"]
     lines += [f"| {s['path']} | `{s['sha256']}` | {s['licence']} |" for s in imported["sources"]]
+    if errata is not None:
+        def cell(v: Any) -> str:
+            text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+            return text.replace("|", "\\|").replace("\n", " ")[:200]
+
+        lines += ["", "## Errata", "",
+                  f"{len(errata['corrected'])} gold answers corrected, {len(errata['removed'])} samples removed, "
+                  f"{len(errata['confirmed'])} audit findings checked and the published gold kept.", ""]
+        if errata["corrected"]:
+            lines += ["### Corrected gold answers", "",
+                      "| source id | sample | task | question | published gold | corrected gold | by | finding |",
+                      "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+            lines += [f"| {e['source_id']} | {e['id']} | {e['task']} | {cell(e['question'])} | {cell(e['gold_before'])} "
+                      f"| {cell(e['gold'])} | {e['by']} | {e['finding'] or '-'} |" for e in errata["corrected"]]
+            lines.append("")
+        if errata["removed"]:
+            lines += ["### Removed", "", "| source id | sample | task | question | published gold | reasons | finding |",
+                      "| --- | --- | --- | --- | --- | --- | --- |"]
+            lines += [f"| {e['source_id']} | {e['id']} | {e['task']} | {cell(e['question'])} | {cell(e['gold'])} | "
+                      f"{cell('; '.join(e['reasons']))} | {e['finding'] or '-'} |" for e in errata["removed"]]
+            lines.append("")
+        if errata["confirmed"]:
+            lines += ["### Checked, the published gold kept", "", "| source id | sample | gold | finding |",
+                      "| --- | --- | --- | --- |"]
+            lines += [f"| {e['source_id']} | {e['id']} | {cell(e['gold'])} | {e['finding'] or '-'} |"
+                      for e in errata["confirmed"]]
+            lines.append("")
     lines += ["", "## How answers are scored", "",
               f"`curate evaluate` scores this release with the benchmark's official metrics, reproduced from its "
               f"authors' evaluation code (profile `{imported['profile']}`), and beside them with curate's own "
@@ -629,8 +664,9 @@ def _card_import(imported: dict[str, Any]) -> list[str]:
               "reported, never one for the other. `curate evaluate --backend gold` answers every sample with its "
               "own gold and must score 1.000 under curate's metrics.", "",
               "## Limitations", "",
-              "- The gold answers are the authors'; curate did not re-compute them (`curate audit` looks for wrong "
-              "ones).", ""]
+              ("- The gold answers are the authors', but for the errata above." if errata is not None else
+               "- The gold answers are the authors'; curate did not re-compute them (`curate audit` looks for wrong "
+               "ones)."), ""]
     return lines
 
 
@@ -822,10 +858,16 @@ def diff_releases(old: Path | None, new: Path) -> dict[str, Any]:
         WHERE a.id IS NULL OR b.id IS NULL OR a.digest <> b.digest
         ORDER BY kind, id""").fetchall()
     by_task: dict[str, dict[str, int]] = {}
-    ids: dict[str, list[str]] = {"added": [], "removed": [], "changed": []}
+    ids: dict[str, list[str]] = {"added": [], "removed": [], "changed": [], "answer_changed": []}
     examples: dict[str, list[dict[str, Any]]] = {"added": [], "removed": [], "changed": []}
+    answers: list[dict[str, Any]] = []  # every sample whose gold answer changed (up to ANSWER_EXAMPLES)
     for sid, task, kind, question, old_answer, new_answer in rows:
         ids[kind].append(sid)
+        if kind == "changed" and json.loads(old_answer) != json.loads(new_answer):
+            ids["answer_changed"].append(sid)
+            if len(answers) < ANSWER_EXAMPLES:
+                answers.append({"id": sid, "task": task, "question": question, "old_answer": json.loads(old_answer),
+                                "new_answer": json.loads(new_answer)})
         by_task.setdefault(task, {"added": 0, "removed": 0, "changed": 0})[kind] += 1
         if len(examples[kind]) < DIFF_EXAMPLES:
             example = {"id": sid, "task": task, "question": question}
@@ -835,7 +877,8 @@ def diff_releases(old: Path | None, new: Path) -> dict[str, Any]:
     totals = [con.execute(f"SELECT count(*) FROM {alias}").fetchone()[0] for alias in ("a", "b")]
     con.close()
     return {"samples": {"old": totals[0], "new": totals[1], **{k: len(v) for k, v in ids.items()},
-                        "by_task": dict(sorted(by_task.items())), "examples": examples, "ids": ids}}
+                        "by_task": dict(sorted(by_task.items())), "examples": examples, "answers_changed": answers,
+                        "ids": ids}}
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -74,6 +74,30 @@ def test_sqlite_first_with_types_from_the_data_and_ties_are_ambiguous():
     assert check_sql("q", "SELECT cid FROM r ORDER BY sid LIMIT 1", None, bodies, gold_is_result=True)["kind"] is None
 
 
+def test_the_filtered_rule_answers_only_what_the_question_fully_says():
+    from validators.audit import filtered_rule
+
+    body = _body(company=["a", "b", "c", "d"], industry=["oil and gas", "oil and gas", "banking", "oil and gas"],
+                 **{"sales (billion )": [350.0, 120.0, 400.0, 300.0], "market value (billion )": [10.0, 20.0, 30.0, 40.0],
+                    "months": ["August, September", "September", "October", "August"]})
+    rule, value = filtered_rule("What is the average market value of companies in the oil and gas industry that have "
+                                "sales of at least 300 billion?", body)
+    assert value == 25.0 and "sales (billion ) >= 300" in rule  # rows a and d
+    assert filtered_rule("How many companies have sales greater than 300?", body)[1] == 2
+    assert filtered_rule("How many companies are in the banking industry?", body)[1] == 1
+    assert filtered_rule("How many companies were active in September?", body) is None  # 'active': not said by the table
+    assert filtered_rule("How many companies have sales greater than 300 and grew fastest?", body) is None
+    assert filtered_rule("How many companies are listed?", body) is None  # every row: no rule needed
+    # a cell that lists several values holds each of them
+    assert filtered_rule("How many companies occurred in the month of September?", body)[1] == 2
+    # rows that sum up others are no cases, and distinct things are not rows (RealHiTBench's cost sheet)
+    from validators.audit import rule_answers
+
+    costs = _body(item=["a", "b", "b", "Redemption- New Total", "Total"], Cost=[150.0, 200.0, 200.0, 550.0, 550.0])
+    assert rule_answers("How many items have a Cost greater than 100?", costs)[0][1] == 3
+    assert rule_answers("How many distinct items have a Cost greater than 100?", costs) == []
+
+
 @pytest.mark.integration
 def test_audit_of_imported_mmqa_finds_the_labelled_wrong_golds_with_their_kinds(tmp_path):
     from importers import write_import
@@ -156,7 +180,9 @@ def test_golds_without_a_program_are_voted_against_replayed_candidate_programs(t
     assert all(corrections[s]["kind"] == "value" for s in flagged)  # 1/1 with hand-written candidates
     ismb = flagged["7341c70da411447ef71639df09d1b994"]
     assert ismb["kind"] == "wrong_value" and ismb["wrong_gold"] and ismb["recomputed"] in (70.63, "70.63")
-    assert ismb["engines"] == ["hand-a", "hand-b"] and "ismb" in ismb["programs"][0]
+    # the two candidates and the filtered rule (the ismb rows' mean weight) agree
+    assert ismb["engines"][:2] == ["hand-a", "hand-b"] and "ismb" in ismb["programs"][0]
+    assert ismb["engines"][2:] == ["mean(weight (kg / m) where values named)"]
 
 
 @pytest.mark.integration
@@ -188,15 +214,98 @@ def test_real_model_replies_as_candidates_find_the_golds_tablebench_corrected(tm
 
 
 @pytest.mark.integration
-def test_without_a_model_only_general_rules_answer_and_they_flag_no_tablebench_gold(tmp_path):
-    """The part that needs no model, on all 98 original-release questions: the general rules apply to 3
-    (camp mates summed, elevations summed, engines counted over a threshold), agree with their golds,
-    and so flag nothing: recall 0 of the 17 value/items corrections, said plainly."""
+def test_without_a_model_the_rules_flag_only_golds_tablebench_corrected_and_answer_as_its_authors_did(tmp_path):
+    """The part that needs no model, on all 98 original-release questions. The rules (the filtered rule
+    included) were tuned on the odd-md5 half only (benchmarks/audit_tablebench_holdout.py): they answer 12
+    questions and flag 5, every one a gold the authors corrected (kind `value`), with the authors' corrected
+    answer as the recomputed one; on the held-back even half they answer 3 and flag none (recall 0 of 6).
+    On the 149 cleaned questions (TableBench_DP_subset.jsonl) they flag nothing."""
+    import hashlib
+
     from importers import write_import
+    from validators.audit import audit_release
 
     source = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
     write_import("tablebench", [str(source)], name="tb", releases=tmp_path / "releases")
-    from validators.audit import audit_release
+    report = audit_release(str(tmp_path / "releases" / "tb" / "1.0.0"))
+    corrections = {c["id"]: c for c in json.loads(shared("tablebench", "original_release", "corrections.json")
+                                                   .read_text())}
+    assert report["checked"] == 12
+    flagged = {f["source_id"]: f for f in report["findings"]}
+    assert len(flagged) == 5 and all(f["wrong_gold"] and f["confidence"] == 0.6 for f in flagged.values())
+    assert all(corrections.get(s, {}).get("kind") == "value" for s in flagged)  # precision 1.0
+    assert all(int(hashlib.md5(s.encode()).hexdigest(), 16) % 2 == 1 for s in flagged)  # all from the tuning half
+    for s, f in flagged.items():  # the rule recomputes what the authors corrected the gold to
+        assert float(str(f["recomputed"])) == float(corrections[s]["cleaned_answer"].replace(",", "")), s
 
-    report = audit_release(str(tmp_path / "releases" / "tb" / "1.0.0"), min_votes=1)
-    assert (report["checked"], report["findings"]) == (3, [])
+    cleaned = shared("tablebench", "TableBench_DP_subset.jsonl")
+    write_import("tablebench", [str(cleaned)], name="tbc", releases=tmp_path / "releases")
+    report = audit_release(str(tmp_path / "releases" / "tbc" / "1.0.0"))
+    assert report["checked"] == 12 and report["findings"] == []
+
+
+@pytest.mark.integration
+def test_every_spider_gold_query_whose_result_a_row_order_changes_is_flagged_ambiguous():
+    """Recall of the tie flags against an oracle that shares neither detector: each gold SQL run over the
+    tables with their rows stored in 8 random orders (benchmarks/audit_spider_ties.py). 14 queries change
+    with the order, all 14 flagged; the 4 flags the oracle cannot see are groups tied under ORDER BY
+    COUNT(*) LIMIT 1, which SQLite orders by the group key whatever the rows' order (2014 and 2015 with
+    three concerts each; checked by hand)."""
+    from benchmarks.audit_spider_ties import measure
+
+    result = measure(8, shared("spider"))
+    assert result["oracle_tie_dependent"] == 14 and result["missed"] == []
+    assert result["flagged_not_in_oracle"] == [f"dev_questions:{n}" for n in (217, 218, 26, 27)]
+
+
+@pytest.mark.integration
+def test_the_question_sql_judge_replayed_and_live(tmp_path):
+    """The optional question/SQL consistency check: prompts written out, replies made elsewhere read back
+    (HAND-WRITTEN replies here, not a model's: they test the plumbing), and the same through the LLM layer
+    with a scripted backend. An inconsistent pair is a question_sql_disagree finding that needs a person."""
+    from curation.llm.client import ChatClient
+    from curation.llm.scripted import ScriptedBackend
+    from importers import write_import
+    from validators.audit import apply_judge, audit_release, judge_live, judge_requests, judge_verdict
+
+    write_import("mmqa", [str(shared("mmqa", "mmqa_samples.json"))], name="mmqa", releases=tmp_path / "releases")
+    release = tmp_path / "releases" / "mmqa" / "1.0.0"
+    prompts = tmp_path / "prompts.jsonl"
+    replies = tmp_path / "hand-judge.jsonl"
+    lines = {"5": '{"consistent": false, "reason": "the SQL never filters on the year"}',
+             "2": "Verdict: inconsistent. The SQL averages all acting heads.", "6": "no idea", "9": "{}"}
+    replies.write_text("".join(json.dumps({"source_id": k, "reply": v}) + "\n" for k, v in lines.items())
+                       + json.dumps({"source_id": "1", "reply": '{"consistent": true, "reason": ""}'}) + "\n")
+    out = invoke("audit", release, "--json", "--judge-prompts", prompts, "--judge-replies", replies)
+    written = [json.loads(x) for x in prompts.read_text().splitlines()]
+    assert len(written) == 21 and all("SQL:" in w["prompt"] and "Question:" in w["prompt"] for w in written)
+    findings = {f["source_id"]: f for f in json.loads(out.output)}
+    new = findings["5"]
+    assert new["kind"] == "question_sql_disagree" and not new["wrong_gold"] and new["needs_review"]
+    assert new["engines"] == ["hand-judge"] and "never filters on the year" in new["detail"]
+    assert findings["2"]["kind"] == "wrong_value" and "hand-judge" in findings["2"]["engines"]
+    assert "6" not in findings  # a reply that says neither is no verdict
+    assert findings["1"]["kind"] == "presentation" and "hand-judge" not in findings["1"]["engines"]  # consistent
+    assert findings["9"]["engines"] == ["sqlite", "duckdb"]  # '{}' says nothing: the audit's own finding stays
+    assert judge_verdict("no idea") is None and judge_verdict('{"consistent": true}')["consistent"] is True
+
+    requests = judge_requests(str(release))
+    theme = '{"consistent": false, "reason": "the SQL never filters on the theme"}'
+    client = ChatClient(ScriptedBackend(lambda r: theme if "Question:" in r.messages[0]["content"] and "MTV Cube"
+                                        in r.messages[0]["content"].split("Question:")[1] else
+                                        '{"consistent": true, "reason": ""}'))
+    live = judge_live(requests, client)
+    assert len(live) == 21
+    report = apply_judge(audit_release(str(release)), requests, live, "scripted")
+    assert report["judge"] == {"model": "scripted", "judged": 21, "inconsistent": 2}
+    judged = {f["source_id"]: f for f in report["findings"] if "scripted" in f["engines"]}
+    assert set(judged) == {"9", "11"} and all("theme" in f["detail"] for f in judged.values())
+
+    import socket  # a judge server that does not answer is an error, not a silent "nothing judged"
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = invoke("audit", release, "-w", tmp_path / "ws", "--judge-model", "m", "--judge-base-url",
+                 f"http://127.0.0.1:{port}/v1", "--judge-settings", '{"retries": 0, "timeout": 2}')
+    assert out.exit_code == 1 and "21 requests got no reply" in out.output

@@ -83,11 +83,11 @@ def queued(tmp_path):
     return workspace, samples
 
 
-def test_both_labeling_configs_are_accepted_by_label_studio_and_a_broken_one_is_not(server):
+def test_every_labeling_config_is_accepted_by_label_studio_and_a_broken_one_is_not(server):
     from label_studio_sdk import LabelStudio
 
     client = LabelStudio(base_url=server.url, api_key=server.token)
-    for kind in ("answer", "question"):
+    for kind in ("answer", "question", "audit"):
         assert client.projects.create(title=f"config {kind}", label_config=label_config(kind)).id
     with pytest.raises(Exception, match="400"):
         client.projects.create(title="broken config", label_config="<View><Choices name='x' toName='none'/></View>")

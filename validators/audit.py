@@ -54,8 +54,48 @@ class Finding:
     question: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)  # table excerpt: {table: {columns, rows}}
 
+    @property
+    def needs_review(self) -> bool:
+        """A person should look: the gold may be wrong, or the question may have no single answer, or
+        it names what its SQL does not. A gold that is only shaped differently needs nobody."""
+        return bool(self.sample_id) and (self.wrong_gold or self.kind in ("ambiguous", "question_sql_disagree"))
+
+    @property
+    def proposed(self) -> str | None:
+        """The recomputed answer written as the gold is (one value, or values separated by ", "), the
+        correction an annotator confirms; None where the finding proposes none."""
+        return proposed_answer(self.gold, self.recomputed) if self.kind in CORRECTING else None
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "needs_review": self.needs_review, "proposed": self.proposed}
+
+
+CORRECTING = ("wrong_value", "missing_or_extra_items")  # kinds whose recomputed answer is a correction
+
+
+def proposed_answer(gold: Any, recomputed: Any) -> str | None:
+    """`recomputed` (an SQL result as rows, or a candidate's answer) in the gold's shape: a gold in JSON
+    (a list, a table) gets JSON, a gold in text one value or values separated by ", " (rows repeated by
+    a SQL without DISTINCT once, whole floats as integers: 231794.0 is 231794)."""
+    from curation.answers import plain
+
+    if recomputed is None or recomputed == [] or recomputed == "":
+        return None
+
+    def cell(v: Any) -> Any:
+        v = plain(v)
+        return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else v
+
+    if isinstance(recomputed, list) and all(isinstance(r, list) for r in recomputed):
+        rows = list(dict.fromkeys(tuple(cell(v) for v in r) for r in recomputed))
+        values: Any = [v for r in rows for v in r]
+    else:
+        values = [cell(v) for v in recomputed] if isinstance(recomputed, list) else cell(recomputed)
+    if not isinstance(gold, str):
+        return json.dumps(values, ensure_ascii=False)
+    if isinstance(values, list):
+        return ", ".join(str(v) for v in values)
+    return str(values)
 
 
 # --------------------------------------------------------------------------- engines
@@ -469,16 +509,213 @@ def _names_values(text: str, body: Any) -> bool:
     return False
 
 
+_FILLER = {"what", "is", "was", "are", "were", "the", "a", "an", "of", "all", "in", "table", "total", "sum", "average",
+           "mean", "highest", "maximum", "lowest", "minimum", "number", "how", "many", "have", "has", "had", "with",
+           "that", "which", "who", "for", "and", "do", "does", "did", "there", "across", "listed", "given", "based",
+           "on", "according", "to", "as", "by", "combined", "overall", "at", "least", "or", "more", "greater", "than",
+           "above", "over", "less", "below", "under", "fewer", "most", "higher", "lower", "equal", "exceeding",
+           "exceed", "exceeds", "be", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+           "any", "each", "their", "its", "'s", "s", "occurred", "happened"}
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10}
+_OPS = (("at least", ">="), ("or more", ">="), ("or higher", ">="), ("or above", ">="), ("greater than", ">"),
+        ("more than", ">"), ("higher than", ">"), ("above", ">"), ("over", ">"), ("exceeding", ">"),
+        ("at most", "<="), ("or less", "<="), ("or fewer", "<="), ("or lower", "<="), ("less than", "<"),
+        ("fewer than", "<"), ("lower than", "<"), ("below", "<"), ("under", "<"))
+
+
+def _tokens(text: str) -> list[str]:
+    from curation.semantics import singular
+
+    words = re.findall(r"[^\W_]+(?:'[^\W_]+)?", re.sub(r"\([^)]*\)", " ", text.lower()))
+    return [singular(w) if w.isalpha() and len(w) > 3 else w for w in words]
+
+
+def _units(name: str) -> set[str]:
+    """The words of a column's unit in brackets ("sales (billion )": billion)."""
+    return {w for part in re.findall(r"\(([^)]*)\)", name.lower()) for w in re.findall(r"[^\W_]+", part)}
+
+
+def filtered_rule(question: str, body: Any) -> tuple[str, Any] | None:
+    """A count, or an aggregate of one numeric column, over the rows a question picks out by values the
+    table holds ("in the oil and gas industry": rows whose industry is "oil and gas"; "the ismb beams":
+    rows whose text holds the word) and by thresholds on columns it names ("have sales of at least 300
+    billion"), answered only when every other word of the question is a function word, a column's own
+    words or unit, or one noun naming the rows: a question that says anything more is left alone. The
+    general form of the two rules above."""
+    import pyarrow as pa
+
+    q = question.strip()
+    m = re.match(r"^(?:what (?:is|was) the (?P<agg>total|sum|average|mean|highest|maximum|lowest|minimum|combined)"
+                 r"|how many) (?P<rest>[^?]+)\?$", q, re.I)
+    if not m:
+        return None
+    agg = (m.group("agg") or "count").lower()
+    numeric = [f.name for f in body.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+    texts = [f.name for f in body.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    words = _tokens(m.group("rest"))
+    used = [False] * len(words)
+
+    def find(phrase: list[str], lo: int = 0, hi: int | None = None) -> int:
+        hi = len(words) if hi is None else hi
+        for i in range(max(lo, 0), hi - len(phrase) + 1):
+            if phrase and words[i:i + len(phrase)] == phrase and not any(used[i:i + len(phrase)]):
+                return i
+        return -1
+
+    def mark(i: int, n: int) -> None:
+        for k in range(i, i + n):
+            used[k] = True
+
+    def column_at(lo: int, hi: int) -> tuple[str, int, int] | None:
+        """The numeric column named in full within words[lo:hi] (the longest name): (column, start, length)."""
+        best = None
+        for col in numeric:
+            cw = _tokens(col)
+            i = find(cw, lo, hi)
+            if cw and i >= 0 and (best is None or len(cw) > best[2]):
+                best = (col, i, len(cw))
+        return best
+
+    # thresholds: "<column> [of] <op> N [unit]", "<op> N <column>", "N or more <column>"
+    conditions: list[tuple[str, str, float]] = []
+    number = re.compile(r"-?\d+(?:\.\d+)?")
+    for phrase, op in _OPS:
+        pw = phrase.split()
+        for i in range(len(words) - len(pw) + 1):
+            if words[i:i + len(pw)] != pw or any(used[i:i + len(pw)]):
+                continue
+            if pw[0] == "or":  # "N or more"
+                at = i - 1
+                if at < 0 or not number.fullmatch(words[at]):
+                    continue
+            else:
+                at = i + len(pw)
+                if at >= len(words) or not (number.fullmatch(words[at]) or words[at] in _NUMBER_WORDS):
+                    continue
+            value = float(_NUMBER_WORDS.get(words[at], words[at]))
+            lo = min(at, i)
+            hi = max(at, i + len(pw) - 1) + 1
+            found = column_at(max(0, lo - 5), lo)  # the column before: "sales of at least 300"
+            if found is None or any(w not in ("of", "a", "an", "the", "is", "was") for w in words[found[1] + found[2]:lo]):
+                found = column_at(hi, min(len(words), hi + 5))  # or after: "at least one semifinalist"
+                if found is None or found[1] > hi + 1:
+                    return None
+            conditions.append((found[0], op, value))
+            mark(found[1], found[2])
+            mark(lo, hi - lo)
+            units = _units(found[0])
+            if hi < len(words) and words[hi] in units:
+                used[hi] = True
+    # the measure: the numeric column named in full (the longest), or whose words all appear, for an aggregate
+    measure = None
+    if agg != "count":
+        found = column_at(0, len(words))
+        if found is not None:
+            measure = found[0]
+            mark(found[1], found[2])
+        else:
+            free = {w for i, w in enumerate(words) if not used[i]}
+            named = [c for c in numeric if _tokens(c) and set(_tokens(c)) <= free]
+            if len(named) != 1:
+                return None
+            measure = named[0]
+            for i, w in enumerate(words):
+                if w in _tokens(measure):
+                    used[i] = True
+        for i, w in enumerate(words):
+            if not used[i] and w in _units(measure):
+                used[i] = True
+    # values the table holds: a cell value named in full, or a word that cells of one column hold
+    keep = [True] * body.num_rows
+    named = False
+    cells = {c: [("" if v is None else str(v)).lower() for v in body.column(c).to_pylist()] for c in texts}
+    for col, values in cells.items():
+        chosen = set()
+        for v in sorted({v for v in values if len(v) > 2 and v != col.lower()}, key=len, reverse=True):
+            i = find(_tokens(v))
+            if i >= 0:
+                mark(i, len(_tokens(v)))
+                chosen.add(v)
+        if chosen:  # a cell listing several ("August, September") holds each
+            keep = [k and (v in chosen or bool(chosen & {x.strip() for x in re.split(r"[,;/]", v)}))
+                    for k, v in zip(keep, values)]
+            named = True
+            i = find(_tokens(col))  # "in the oil and gas industry": the column's name says what the value is
+            if i >= 0:
+                mark(i, len(_tokens(col)))
+    held = {c: [set(_tokens(v)) for v in values] for c, values in cells.items()}
+    for i, w in enumerate(words):
+        if used[i] or w in _FILLER or not w.isalpha():
+            continue
+        holders = [c for c, sets in held.items() if any(w in t for t in sets)]
+        if len(holders) == 1:
+            keep = [k and w in t for k, t in zip(keep, held[holders[0]])]
+            used[i] = named = True
+    for col in texts:  # a text column's name: "employers", "the month of"
+        i = find(_tokens(col))
+        if i >= 0:
+            mark(i, len(_tokens(col)))
+    left = [i for i, w in enumerate(words) if not used[i] and w not in _FILLER]
+    # one word may be left: the noun naming the rows ("how many countries", "of companies", "... beams")
+    content = [i for i, w in enumerate(words) if w not in _FILLER]
+    if left and (len(left) > 1 or not words[left[0]].isalpha()
+                 or not (left[0] in (content[0], content[-1]) or (left[0] > 0 and words[left[0] - 1] in
+                                                                   ("of", "all", "the", "many")))):
+        return None
+    if not conditions and not named and agg == "count":
+        return None  # "how many X?" of every row: no rule needed
+    for col, op, value in conditions:
+        column = body.column(col).to_pylist()
+        keep = [k and v is not None and {">": v > value, ">=": v >= value, "<": v < value,
+                                         "<=": v <= value}[op] for k, v in zip(keep, column)]
+    where = " and ".join([f"{c} {op} {n:g}" for c, op, n in conditions] + (["values named"] if named else []))
+    where = where or "all rows"
+    if agg == "count":
+        return f"count({where})", sum(keep)
+    values = [v for k, v in zip(keep, body.column(measure).to_pylist()) if k and v is not None]
+    if not values:
+        return None
+    fn = _AGGREGATES["total" if agg == "combined" else agg]
+    value = {"sum": sum(values), "mean": sum(values) / len(values), "max": max(values), "min": min(values)}[fn]
+    return f"{fn}({measure} where {where})", round(float(value), 2)
+
+
+_SUMMARY_LABEL = re.compile(r"^\s*(grand total|sub-?total|totals?|all|overall|average|avg|mean|sum)\b|"
+                            r"\b(totals?|subtotal)\s*[:.]?\s*$", re.I)
+
+
+def _without_summary_rows(body: Any) -> Any:
+    """The body without the rows a text cell labels as a summary of others ("Total", "Redemption- New Total")."""
+    import pyarrow as pa
+
+    texts = [f.name for f in body.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    if not texts:
+        return body
+    columns = [body.column(c).to_pylist() for c in texts]
+    keep = [i for i in range(body.num_rows) if not any(isinstance(col[i], str) and _SUMMARY_LABEL.search(col[i])
+                                                       for col in columns)]
+    return body if len(keep) == body.num_rows else body.take(keep)
+
+
 def rule_answers(question: str, body: Any) -> list[tuple[str, Any]]:
     """Answers general, data-driven rules derive from the table where one applies, as (rule, answer):
     - `aggregate`: "What is the total/average/highest/lowest <column>?" over all rows, where <column>
       is a numeric column named in full and nothing in the question restricts the rows;
     - `count`: "How many ... have <column> greater than / at least / ... N?" over a numeric column
-      named in full. No rule is written for one question."""
+      named in full;
+    - `filtered_rule`: either over the rows the question picks out, where neither applies.
+    Rows that sum up others (a label "Total", "X Total", "All", "Average", as cleaning marks them in
+    curate's own tables; an imported table keeps them in its body) are left out first, and a count
+    of "distinct" or "different" things is not a count of rows: no rule answers it. No rule is
+    written for one question."""
     import pyarrow.compute as pc
 
     out: list[tuple[str, Any]] = []
     q = question.strip()
+    if re.search(r"\b(distinct|different|unique)\b", q, re.I):
+        return out
+    body = _without_summary_rows(body)
     m = re.match(r"^what (?:is|was) the (?P<agg>total|sum|average|mean|highest|maximum|lowest|minimum) "
                  r"(?:of (?:the |all )?)?(?P<col>[^?]+?)(?: (?:of|across|for) all (?:the )?[\w ]+?)?(?: in the table)?"
                  r"\s*\?$", q, re.I)
@@ -513,6 +750,10 @@ def rule_answers(question: str, body: Any) -> list[tuple[str, Any]]:
             else:
                 n = sum(v == num for v in values)
             out.append((f"count({column} {op or tail or '='} {m.group('num')})", n))
+    if not out:
+        found = filtered_rule(question, body)
+        if found is not None:
+            out.append(found)
     return out
 
 
@@ -596,7 +837,7 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
                 engines[key] = Engines({("t" if alias else t.name): data_view(t) for t in tables})
             bodies = engines[key].bodies
             gold_is_result = row["task"].endswith("text_to_sql") or "source_answer" not in prov
-            gold = prov.get("source_answer", json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"])
+            gold = _gold(row, prov)
             checked += 1
             r = check_sql(row["question"], sql, gold, engines[key], gold_is_result, dialect)
             if r["kind"] is None:
@@ -616,6 +857,14 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
     return report(str(release), manifest, checked, findings)
 
 
+def _gold(row: dict[str, Any], prov: dict[str, Any]) -> Any:
+    """The gold as the benchmark published it, or as an annotator corrected it (a corrected release)."""
+    answer = json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"]
+    if "source_answer" in prov and "gold_before_review" not in prov:
+        return prov["source_answer"]
+    return answer
+
+
 def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any],
                  candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]], min_votes: int = 2
                  ) -> Any:
@@ -623,22 +872,148 @@ def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any
     from curation.arrow_io import table_at
     from curation.programs import data_view
 
-    gold = prov.get("source_answer", json.loads(row["answer"]) if isinstance(row["answer"], str) else row["answer"])
+    gold = _gold(row, prov)
     votes = [(name, answers[row["id"]]) for name, answers in candidates.items() if row["id"] in answers]
     tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
     bodies = {t.name: data_view(t) for t in tables}
-    if len(bodies) == 1:
-        votes += rule_answers(row["question"], next(iter(bodies.values())))
-    if not votes:
+    rules = rule_answers(row["question"], next(iter(bodies.values()))) if len(bodies) == 1 else []
+    if not votes and not rules:
         return None
-    found = vote_on_gold(gold, votes, min_votes=min_votes)
+    # a rule's answer is a program executed over the table: with no model candidate for the sample it is
+    # a finding alone (confidence 0.6); beside candidates it is one vote among theirs
+    found = vote_on_gold(gold, votes + rules, min_votes=min_votes if votes else 1)
     if found is None:
         return True
+    if not votes:
+        found["confidence"] = 0.6
     used = [f"{w}: {programs.get(w, {}).get(row['id'], '')}".strip() for w in found["engines"]]
     values = [gold, found["recomputed"]]
     return Finding(row["id"], str(prov.get("source_id", "")), found["kind"], gold, found["recomputed"], True,
                    found["confidence"], found["engines"], used, found["detail"], row["question"],
                    excerpt(bodies, values))
+
+
+# --------------------------------------------------------------------------- question and SQL, by a judge
+
+
+def judge_requests(path: str, rows_shown: int = 3) -> list[dict[str, Any]]:
+    """The question/SQL consistency check's prompts, one per sample that ships SQL with a question (a
+    question and SQL shared by two samples, MMQA's QA and text-to-SQL twins, asked once): `{sample_ids,
+    source_id, prompt}`. Send them to any model (`curate audit --judge-model`), or write them out
+    (`--judge-prompts FILE`) and bring the replies back (`--judge-replies FILE`)."""
+    import tomllib
+
+    import pyarrow.parquet as pq
+
+    from curation.arrow_io import table_at, table_index
+    from curation.programs import data_view
+
+    release = Path(path)
+    template = tomllib.loads((Path(__file__).with_name("prompts") / "audit_judge.toml").read_text())
+    index = table_index([str(release / "tables" / "tables.parquet")])
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for file in sorted((release / "samples").glob("*/*.parquet")):
+        for row in pq.read_table(file, columns=["id", "question", "answer", "table_ids", "provenance"]).to_pylist():
+            prov = json.loads(row["provenance"]) if isinstance(row["provenance"], str) else dict(row["provenance"])
+            sql = prov.get("source_sql")
+            if not sql:
+                continue
+            key = (row["question"], sql)
+            if key in out:
+                out[key]["sample_ids"].append(row["id"])
+                continue
+            shown = []
+            for t in (table_at(*index[i]) for i in row["table_ids"] if i in index):
+                body = data_view(t)
+                lines = [" | ".join(body.column_names)] + [" | ".join(str(v) for v in r.values())
+                                                           for r in body.slice(0, rows_shown).to_pylist()]
+                shown.append(f"{t.name}:\n" + "\n".join(lines))
+            prompt = template["audit_judge"]["prompt"].format(tables="\n\n".join(shown), question=row["question"],
+                                                              sql=sql)
+            out[key] = {"sample_ids": [row["id"]], "source_id": str(prov.get("source_id", "")), "prompt": prompt,
+                        "question": row["question"], "sql": sql, "gold": _gold(row, prov)}
+    return list(out.values())
+
+
+def judge_verdict(reply: str) -> dict[str, Any] | None:
+    """A judge's reply as {consistent, reason}: the JSON object asked for, else a line saying
+    "consistent" / "inconsistent"; None when it says neither."""
+    m = re.search(r"\{.*\}", reply or "", re.S)
+    if m:
+        try:
+            obj = json.loads(m.group(0))
+            if isinstance(obj.get("consistent"), bool):
+                return {"consistent": obj["consistent"], "reason": str(obj.get("reason", ""))[:300]}
+        except (json.JSONDecodeError, AttributeError):
+            pass
+    words = re.findall(r"\b(inconsistent|not consistent|consistent)\b", (reply or "").lower())
+    if len(set(words)) == 1:
+        return {"consistent": words[0] == "consistent", "reason": (reply or "").strip()[:300]}
+    return None
+
+
+def judge_live(requests: list[dict[str, Any]], client: Any, params: dict[str, Any] | None = None) -> dict[str, str]:
+    """The prompts put to a model through the LLM layer (`curation.llm`: cached, retried): the first
+    sample id of each request -> the reply."""
+    from curation.llm.client import require_replies
+    from curation.llm.types import ChatRequest
+
+    asked = [ChatRequest(messages=({"role": "user", "content": r["prompt"]},), params=dict(params or {}))
+             for r in requests]
+    replies = client.complete(asked)
+    require_replies(client, replies)  # a server that did not answer: say so (the answers it gave are cached)
+    return {r["sample_ids"][0]: resp.text for r, resp in zip(requests, replies) if resp.text}
+
+
+def judge_replayed(requests: list[dict[str, Any]], path: str) -> dict[str, str]:
+    """A file of judge replies made elsewhere (JSON Lines of `{sample_id or source_id, reply}`, as
+    `--judge-prompts` wrote the prompts): the first sample id of each request -> the reply."""
+    by_source = {r["source_id"]: r["sample_ids"][0] for r in requests if r["source_id"]}
+    by_sample = {sid: r["sample_ids"][0] for r in requests for sid in r["sample_ids"]}
+    out = {}
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        target = by_sample.get(record.get("sample_id", "")) or by_source.get(str(record.get("source_id", "")))
+        if target is None:
+            raise ValueError(f"{path}:{n}: no question with SQL in this release has that sample_id or source_id")
+        out[target] = str(record.get("reply", ""))
+    return out
+
+
+def apply_judge(report_: dict[str, Any], requests: list[dict[str, Any]], replies: dict[str, str],
+                judge: str) -> dict[str, Any]:
+    """The judge's verdicts in the report: an inconsistent question and SQL is a `question_sql_disagree`
+    finding of the first sample that pairs them (the gold may still be right: `wrong_gold` false,
+    confidence 0.5) where nothing else was found for it; beside another finding it is said in its detail."""
+    from collections import Counter
+
+    by_sample = {f["sample_id"]: f for f in report_["findings"] if f["sample_id"]}
+    judged = inconsistent = 0
+    for r in requests:
+        sample_id = r["sample_ids"][0]
+        verdict = judge_verdict(replies.get(sample_id, ""))
+        if verdict is None:
+            continue
+        judged += 1
+        if verdict["consistent"]:
+            continue
+        inconsistent += 1
+        note = f"judge {judge}: the question and the SQL disagree ({verdict['reason']})"
+        f = next((by_sample[s] for s in r["sample_ids"] if s in by_sample), None)
+        if f is not None:
+            f["detail"] = f"{f['detail']}; {note}"
+            f["engines"] = [*f["engines"], judge]
+            continue
+        entry = Finding(sample_id, r["source_id"], "question_sql_disagree", r["gold"], None, False, 0.5, [judge],
+                        [f"sql: {r['sql']}"], note, r["question"]).to_dict()
+        report_["findings"].append(entry)
+        by_sample[sample_id] = entry
+    counts = Counter(f["kind"] for f in report_["findings"])
+    report_["counts"] = {k: counts.get(k, 0) for k in KINDS}
+    report_["judge"] = {"model": judge, "judged": judged, "inconsistent": inconsistent}
+    return report_
 
 
 def report(path: str, manifest: dict[str, Any], checked: int, findings: list[Finding]) -> dict[str, Any]:
@@ -670,12 +1045,18 @@ def write_errata(report: dict[str, Any], out: str) -> list[str]:
         md += ["", f"## {title}", "", f"- question: {f['question']}", f"- gold: `{f['gold']!r}`",
                f"- recomputed: `{f['recomputed']!r}`", f"- confidence: {f['confidence']:.2f}; engines: "
                f"{', '.join(f['engines'])}", f"- why: {f['detail']}"]
+        if f.get("proposed") is not None:
+            md.append(f"- proposed correction: `{f['proposed']}`")
+        if f.get("needs_review"):
+            md.append("- needs a person (`curate audit --queue`, then `curate review push --kind audit`)")
         md += [f"- program: `{p}`" for p in f["programs"]]
         page += [f"<h2>{html.escape(title)}</h2><ul>", f"<li>question: {html.escape(f['question'])}</li>",
                  f"<li>gold: <code>{html.escape(repr(f['gold']))}</code></li>",
                  f"<li>recomputed: <code>{html.escape(repr(f['recomputed']))}</code></li>",
                  f"<li>confidence {f['confidence']:.2f}; engines {html.escape(', '.join(f['engines']))}</li>",
                  f"<li>why: {html.escape(f['detail'])}</li>"]
+        if f.get("proposed") is not None:
+            page.append(f"<li>proposed correction: <code>{html.escape(f['proposed'])}</code></li>")
         page += [f"<li>program: <code>{html.escape(p)}</code></li>" for p in f["programs"]]
         page.append("</ul>")
         for name, part in (f.get("evidence") or {}).items():

@@ -5,6 +5,7 @@ from curation.registry import Registry
 
 STAGES = Registry("stage", {
     "ingest": "curation.sources.ingest:IngestStage",
+    "imported": "importers.stage:ImportedStage",  # a release read back, for `curate build RELEASE`
     "clean": "curation.cleaning.stage:CleanStage",
     "rules": "generators.rules.stage:RulesStage",
     "sql": "generators.sql.stage:SqlStage",
@@ -20,18 +21,19 @@ STAGES = Registry("stage", {
 })
 
 # the order data flows in: where two stages hold a copy of the same record, the later one wins
-PIPELINE_ORDER = ("ingest", "clean", "rules", "sql", "adversarial", "phrase", "questions", "select", "classify", "vote",
-                  "review", "verify", "contracts")
+PIPELINE_ORDER = ("imported", "ingest", "clean", "rules", "sql", "adversarial", "phrase", "questions", "select",
+                  "classify", "vote", "review", "verify", "contracts")
 
 # the stages each stage reads: when a stage's current output changes, every stage downstream of it
 # stops being current (it was computed from the old output)
 STAGE_INPUTS: dict[str, tuple[str, ...]] = {
-    "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",), "adversarial": ("rules", "clean"),
+    "imported": (), "ingest": (), "clean": ("ingest",), "rules": ("clean",), "sql": ("clean",),
+    "adversarial": ("rules", "clean"),
     "phrase": ("sql", "clean"), "questions": ("clean",),
     "select": ("rules", "sql", "adversarial", "phrase", "questions"), "classify": ("select",),
-    "vote": ("select", "classify", "clean", "rules"), "review": ("select", "classify", "vote"),
-    "verify": ("select", "classify", "vote", "review", "clean", "rules"),
-    "contracts": ("select", "classify", "vote", "review", "verify", "clean", "rules"),
+    "vote": ("select", "classify", "clean", "rules"), "review": ("imported", "select", "classify", "vote"),
+    "verify": ("imported", "select", "classify", "vote", "review", "clean", "rules"),
+    "contracts": ("imported", "select", "classify", "vote", "review", "verify", "clean", "rules"),
 }
 
 

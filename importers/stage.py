@@ -1,0 +1,50 @@
+"""The `imported` build stage: a release (an imported benchmark, or any release) read back as the
+samples and tables of a workspace, so that `curate build RELEASE` can apply what annotators decided
+about it (`curate audit --queue`, `curate review push --kind audit`, `curate review pull`) and write
+the corrected release as the next version of the same name.
+
+The release's files are checked against its manifest's fingerprint first: a corrected release is
+made only from the release it names, never from files edited since.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from curation.pipeline.stage import Plan, Stage
+
+
+class ImportedStage(Stage):
+    name = "imported"
+    version = "1"
+    outputs = ("samples", "tables")
+
+    def fingerprint(self, config: dict[str, Any]) -> Any:
+        manifest = json.loads((Path(config["release"]) / "manifest.json").read_text())
+        return manifest["fingerprint"]
+
+    def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
+        from exports.release import content_fingerprint
+
+        root = Path(config["release"])
+        manifest = json.loads((root / "manifest.json").read_text())
+        scheme = int(manifest.get("format", 1))
+        found = content_fingerprint(root, scheme)
+        if found != manifest["fingerprint"]:
+            raise ValueError(f"{root}: its content fingerprint is {found}, the manifest says {manifest['fingerprint']}: "
+                             "the release was changed since it was written (`curate release verify` says where)")
+        return Plan(tasks=[str(root)])
+
+    def run_part(self, task: str, shared: dict[str, Any], config: dict[str, Any]):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, release_samples
+
+        root = Path(task)
+        parts = [release_samples(str(p)) for p in sorted((root / "samples").glob("*/*.parquet"))]
+        samples = pa.concat_tables(parts) if parts else SAMPLE_SCHEMA.empty_table()
+        tables = pq.read_table(root / "tables" / "tables.parquet").select(TABLE_SCHEMA.names).cast(TABLE_SCHEMA)
+        return {"samples": samples, "tables": tables}, {"samples": samples.num_rows, "tables": tables.num_rows}
