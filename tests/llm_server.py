@@ -228,6 +228,11 @@ class LocalServer:
             raise ServerFailed(f"the model server did not finish a 2-token completion within {timeout:.0f}s; "
                                f"its log: {self.log}{log_tail(self.log)}")
         if "error" in outcome or not (outcome.get("reply") or {}).get("choices"):
+            try:  # a connection cut by a crash arrives before the crash is reaped: say the crash
+                self.process.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                pass
+            self._raise_if_dead("on its first completion")
             self.kill()
             raise ServerFailed(f"the model server's first completion failed: "
                                f"{outcome.get('error') or outcome.get('reply')}; its log: {self.log}{log_tail(self.log)}")
