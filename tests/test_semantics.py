@@ -155,6 +155,8 @@ def test_empty_columns_and_rows_are_dropped_and_namibias_code_is_a_value():
     assert tidy["iso2c"].tolist() == ["NG", "NA", "NE"]  # the empty last row is gone
     unknown = tidy_frame(pd.DataFrame({"country": ["Nigeria", "Chad", "Niger"], "iso2c": ["NG", None, "NE"]}))
     assert unknown["iso2c"].isna().tolist() == [False, True, False]  # a code missing for Chad stays missing
+    both = tidy_frame(pd.DataFrame({"country": ["Nigeria", "Namibia", "Kosovo"], "iso2c": ["NG", None, None]}))
+    assert both["iso2c"].tolist()[:2] == ["NG", "NA"] and both["iso2c"].isna().tolist()[2]  # DCE12: Kosovo has none
 
 
 def test_a_factor_level_none_read_as_missing_is_put_back_where_the_documentation_lists_it():

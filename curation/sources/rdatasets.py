@@ -170,10 +170,12 @@ def tidy_frame(frame: "pd.DataFrame") -> "pd.DataFrame":
                                                                for v in present):
             continue
         missing = series.isna()
-        named = [c for c in frame.columns if c != column and textual(frame[c])
-                 and set(frame.loc[missing, c].dropna().astype(str)) == {"Namibia"}]
-        if named:
-            frame[column] = series.where(~missing, "NA")
+        namibia = pd.Series(False, index=frame.index)
+        for c in frame.columns:  # row by row: Kosovo's code may be missing too (stevedata's DCE12)
+            if c != column and textual(frame[c]):
+                namibia |= frame[c].astype(str).str.strip() == "Namibia"
+        if (missing & namibia).any():
+            frame[column] = series.where(~(missing & namibia), "NA")
     return frame
 
 
