@@ -128,7 +128,7 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
     clauses = sentence.split(", ")  # "gender, numeric, 0 = Male": the name, then codebook notes
     junk = re.compile(r"^(a |an )?(binary |dummy |two-level |two level )?(numeric|numerical|integer|factor|character|categorical|logical|ordered|vector|"
-                      r"range\b|levels?\b|coded\b)|^as (a|an)\b|=", re.I)
+                      r"range\b|levels?\b|coded\b)|^as (a|an)\b|=|^\d\s*/\s*\d\b", re.I)  # "censoring, 0/1"
     for i, clause in enumerate(clauses[1:], 1):
         if junk.search(clause.strip()):
             sentence = ", ".join(clauses[:i])
@@ -515,7 +515,9 @@ def value_meaning(info: ColumnInfo | None, value: Any) -> str:
     if re.fullmatch(r"(sex|gender)", info.name, re.I) and text.casefold() in ("m", "f"):
         return {"m": "male", "f": "female"}[text.casefold()]
     if info.role == FLAG and not isinstance(value, bool) and text in ("0", "1") \
-            and not ORDINAL.search(f"{snake(info.name)} {info.label}"):  # udca1's `stage` 1 is no "yes"
+            and not ORDINAL.search(f"{snake(info.name)} {info.label}") \
+            and not re.search(r"(sex|gender|cens|status|group|type)", f"{info.name} {info.label}", re.I):
+        # udca1's `stage` 1 is no "yes", nor a donor sex 0 "no", nor a censoring 0
         return "yes" if text == "1" else "no"
     if info.role in (CATEGORY, FLAG) and text in ("T", "F", "Y", "N"):  # Spider's `ist_männlich` "T"
         return "yes" if text in ("T", "Y") else "no"

@@ -753,3 +753,10 @@ def test_a_frequency_beside_the_counts_it_tallies_is_a_weight_not_a_measure():
     assert profile.weights == "frequency" and "actual" not in profile.numeric
     samples, _, _ = generate(jevons, ["da.spearman", "da.pearson"])
     assert not samples
+
+
+def test_a_sex_or_a_censoring_flag_is_no_yes_or_no():
+    assert sem.value_meaning(sem.ColumnInfo("donor.sex", role=sem.FLAG), 0) == ""
+    assert sem.value_meaning(sem.ColumnInfo("cens", role=sem.FLAG, label="censoring"), 0) == ""
+    assert sem.value_meaning(sem.ColumnInfo("TrumpWin", role=sem.FLAG), 1) == "yes"
+    assert sem.label_from("censoring, 0/1", "cens") == "censoring"
