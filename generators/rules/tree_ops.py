@@ -114,7 +114,8 @@ class TreeView:
     def column_label(self, j: int) -> str:
         """The column's path without a title read into the header (a node spanning every column,
         or a long text over most of them); "" for a column with no name of its own ("column 6")."""
-        return self._column_paths[j] or ("" if AUTO_NAME.match(self.table.columns[j]) else self.table.columns[j])
+        label = self._column_paths[j] or self.table.columns[j]
+        return "" if AUTO_NAME.match(label.rpartition(" / ")[2]) else label
 
     @cached_property
     def _column_paths(self) -> list[str]:
@@ -229,8 +230,14 @@ class TreeView:
         if any(n.axis == "R" for n in self.table.header):
             return None
         rows = [r for r, name in enumerate(self.row_names) if name and self.view_row[r] is not None]
-        if len(rows) < 3:
-            return None
+        labelled = sum(1 for r in range(self.table.n_rows) if self.view_row[r] is not None
+                       and pa.types.is_string(self.table.body.schema.field(0).type) and self.table.body.column(0)[r].as_py())
+        if len(rows) < 3 or len(rows) < labelled:
+            return None  # labels repeated block by block: the unique ones are the blocks' heads, not members
+        if any(SUMMARY_TEXT.search(self.row_names[r][-1]) for r in rows):
+            rows = [r for r in rows if not SUMMARY_TEXT.search(self.row_names[r][-1])]
+            if len(rows) < 3:
+                return None
         return Group("R", (), tuple(Part(self.row_names[r][-1], r) for r in rows), (), None, 0,
                      self.table.n_rows - 1, flat=True)
 
@@ -431,6 +438,8 @@ def op_tree_extreme(ctx: "Context") -> None:
             ctx.reject("unnamed_parts")
         elif axis == "R" and rows_are_measures(group):
             ctx.reject("rows_are_measures")
+        elif axis == "R" and BOUND.search(view.column_label(other)):
+            ctx.reject("bounds")
         elif _parts_say_nothing(group):
             ctx.reject("bounds")
         elif axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in group.parts}) > 1:
@@ -792,7 +801,8 @@ def op_tree_count(ctx: "Context") -> None:
         return
     cands = []
     for group, j in _sum_candidates(view, "R", flat=True):
-        if len(group.parts) < 4 or any(p.label is None for p in group.parts) or rows_are_measures(group):
+        if len(group.parts) < 4 or any(p.label is None for p in group.parts) or rows_are_measures(group) \
+                or BOUND.search(view.column_label(j)):
             continue
         values = [float(view.cell(p.pos, j)) for p in group.parts]
         t = _threshold(values)
@@ -844,7 +854,7 @@ def _series(view: TreeView, axis: str, periods: bool) -> list[tuple[str, tuple[P
             if _is_period_labels(labels) != periods or (not periods and any(PERIOD.match(x or "") for x in labels)):
                 continue
             for j in view.labelled:
-                if all(view.present(p.pos, j) for p in group.parts):
+                if not BOUND.search(view.column_label(j)) and all(view.present(p.pos, j) for p in group.parts):
                     out.append((quoted(group.path) if not group.flat else "", group.parts, j))
     return out
 
@@ -979,7 +989,8 @@ def op_tree_chart2(ctx: "Context") -> None:
             for _, parts in view.families:
                 pairs += [(parts[k].pos, parts[k + 1].pos) for k in range(len(parts) - 1)]
         else:
-            pairs = [(a, b) for k, a in enumerate(view.labelled) for b in view.labelled[k + 1:]]
+            measured = [j for j in view.labelled if not BOUND.search(view.column_label(j))]
+            pairs = [(a, b) for k, a in enumerate(measured) for b in measured[k + 1:]]
         for group in _labelled_groups(view):
             if not 3 <= len(group.parts) <= MAX_CHART_PARTS:
                 continue
