@@ -472,3 +472,32 @@ def test_rows_that_name_measures_are_not_compared():
     assert samples == []
     samples, _ = generate(table, ["rh.nr.difference_columns"])  # M0 against M1 within one row is a fair question
     assert samples
+    # one relative measure among counts, or rows labelled by codes: no comparison of the rows either
+    for labels in (["Managers", "Sales", "Percent of total employed", "Service"], ["EM2058", "EM2071", "EM3002", "Other"]):
+        coded = Table(name="rows", body=body.set_column(0, "Measure", pa.array(labels)), header=header)
+        assert generate(coded, ["rh.nr.count_above", "rh.nr.highest_part_rows", "rh.cg.bar_parts"])[0] == []
+    cases = Table(name="rows", body=body.set_column(0, "Measure", pa.array(["Managers", "Sales", "Clerks", "Service"])),
+                  header=header)
+    assert generate(cases, ["rh.nr.count_above", "rh.nr.highest_part_rows"])[0]
+
+
+def test_overlapping_ranges_are_no_parts_and_monthly_dates_are_periods():
+    """An age group read flat ("16 to 24 years" beside its own "16 to 19 years") is no set of
+    parts: nothing is counted, compared or summed over it. Columns of dates are a series of
+    periods: a change between them is asked as a change."""
+    from generators.rules.tree_ops import columns_are_measures, ranges_overlap
+
+    assert ranges_overlap(["16 to 24 years", "16 to 19 years", "20 to 24 years", "25 years and older"])
+    assert not ranges_overlap(["16 to 19 years", "20 to 24 years", "25 to 54 years", "55 years and older"])
+    assert columns_are_measures(["No. of total DCs", "No. of infected DCs"]) and not columns_are_measures(["M0", "M1"])
+    ages = ["16 to 24 years", "16 to 19 years", "20 to 24 years", "25 years and older", "25 to 54 years"]
+    dates = ["2013-01-01", "2013-02-01", "2013-03-01"]
+    body = pa.table({"Age": ages, **{f"Month / {d}": [10 * (k + 1) + j for k in range(len(ages))]
+                                     for j, d in enumerate(dates)}})
+    header = (C(0, 0, 0, "Age"), C(0, 1, 3, "Month"), *(C(1, 1 + j, 1 + j, d) for j, d in enumerate(dates)),
+              R(0, 0, 4, "Age groups"), *(R(1, k, k, a) for k, a in enumerate(ages)))
+    table = Table(name="ages", body=body, header=header)
+    rows = ["rh.nr.count_above", "rh.nr.highest_part_rows", "rh.nr.difference_rows", "rh.nr.parts_sum_rows"]
+    assert generate(table, rows)[0] == []
+    changes, _ = generate(table, ["rh.nr.change_columns", "rh.nr.difference_columns"])
+    assert changes and {s["template"] for s in changes} == {"rh.nr.change_columns"}

@@ -258,7 +258,8 @@ class TreeView:
         out = []
         for parent, parts in by_parent.items():
             labels = [p.label for p in parts]
-            if len(parts) >= 2 and len(set(labels)) == len(labels) and not _parts_say_nothing_labels(labels):
+            if len(parts) >= 2 and len(set(labels)) == len(labels) and not _parts_say_nothing_labels(labels) \
+                    and not columns_are_measures(labels):
                 out.append((parent, tuple(parts)))
         return out
 
@@ -309,7 +310,7 @@ def _tolerance(view: TreeView, cells: list[tuple[int, int]]) -> float:
     return 0.5 * 10.0 ** -max(_decimals(view.cell(r, j)) for r, j in cells) * len(cells)
 
 
-PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
+PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d-[01]\d(-[0-3]\d)?|(1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
                     r"oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december)"
                     r"(\s+(outturn|plans?|estimates?|provisional))?\s*$", re.IGNORECASE)
 BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci)\b", re.IGNORECASE)
@@ -357,6 +358,8 @@ def why_not_summed(ctx: "Context", view: TreeView, group: Group, other: int) -> 
         return "over_time"  # 2022 + 2023: a level summed over periods is no quantity
     if _parts_say_nothing(group):
         return "bounds"
+    if ranges_overlap([p.label for p in group.parts]):
+        return "overlapping_parts"
     if group.total is not None:
         total_cell = (group.total.pos, other) if group.axis == "R" else (other, group.total.pos)
         if not view.present(*total_cell):
@@ -444,6 +447,8 @@ def op_tree_extreme(ctx: "Context") -> None:
             ctx.reject("bounds")
         elif axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in group.parts}) > 1:
             ctx.reject("mixed_measures")
+        elif axis == "C" and columns_are_measures([p.label for p in group.parts]):
+            ctx.reject("columns_are_measures")
         else:
             cands.append((group, other))
     ctx.considered(len(cands))
@@ -587,6 +592,7 @@ def op_tree_chart(ctx: "Context") -> None:
     cands = [(g, o) for g, o in _sum_candidates(view, axis)
              if all(p.label for p in g.parts) and len(g.parts) <= MAX_CHART_PARTS
              and (axis == "R" or len(g.parts) >= 3) and not _parts_say_nothing(g)
+             and not (axis == "R" and rows_are_measures(g))
              and len({view.cell(r, j) for r, j in _cells(g, o)}) > 1]  # one value merged over the group: no chart
     if chart == "pie":  # shares of a whole: positive parts that add up to the group's total
         cands = [(g, o) for g, o in cands if all(view.cell(p.pos, o) > 0 for p in g.parts) and _is_whole(view, g, o)]
@@ -769,13 +775,58 @@ def _threshold(values: list[float]) -> int | float | None:
 
 # a row label that names a measure, not a case ("Number of M1 per FOV", "% Phagocytosis", "Mean age"):
 # rows labelled so are a table's variables, transposed; comparing them compares unlike things
-MEASURE_LABEL = re.compile(r"^\s*(number|no\.|count|total|sum|mean|average|median|percent(age)?|rate|ratio|share|"
-                           r"proportion|index|amount)\b|%|\bper\b|\((number|thousands|millions|percent|%)\)", re.IGNORECASE)
+MEASURE_LABEL = re.compile(r"^\s*((number|count|total|sum|mean|average|median|percent(age)?|rate|ratio|share|"
+                           r"proportion|index|amount)\b|no\.)|%|\bper\b|\((number|thousands|millions|percent|%)\)", re.IGNORECASE)
+
+
+RELATIVE_LABEL = re.compile(r"%|\b(percent(age)?|rate|ratio|share|per)\b", re.IGNORECASE)
+CODE_LABEL = re.compile(r"^\s*([A-Za-z]{0,4}[-_ ]?\d+[A-Za-z]?|\d+(\.\d+)*)\s*$")  # "EM2058", "11", "3.2"
+
+
+RANGE = re.compile(r"(\d+)\s*(?:to|-|\u2013)\s*(\d+)|(\d+)\s*(?:years?\s*)?(?:and|or)\s*(?:over|older|more|above)|"
+                   r"(?:under|less than|below)\s*(\d+)", re.IGNORECASE)
+
+
+def _interval(label: str) -> tuple[float, float] | None:
+    m = RANGE.search(label.replace(",", ""))
+    if not m:
+        return None
+    if m.group(1):
+        return float(m.group(1)), float(m.group(2))
+    if m.group(3):
+        return float(m.group(3)), float("inf")
+    return float("-inf"), float(m.group(4)) - 1e-9
+
+
+def ranges_overlap(labels: list[str | None]) -> bool:
+    """Members whose labels are ranges ("16 to 24 years", "20 to 24 years", "25 years and over")
+    that overlap: one holds another, so they are no disjoint parts (an indented nesting read flat)."""
+    spans = [(x, _interval(x or "")) for x in labels]
+    spans = [(x, i) for x, i in spans if i is not None]
+    for k, (a, i) in enumerate(spans):
+        for b, j in spans[k + 1:]:
+            if i != j and i[0] <= j[1] and j[0] <= i[1] and not (i[1] == j[0] or j[1] == i[0]):
+                return True
+    return False
 
 
 def rows_are_measures(group: Group) -> bool:
-    """Two or more members labelled as measures: the rows are variables, not cases."""
-    return sum(bool(MEASURE_LABEL.search(p.label or "")) for p in group.parts) >= 2
+    """Members that are no cases to compare: two or more labelled as measures (the rows are
+    variables, not cases), one relative measure among counts ("Percent of total employed" among
+    occupations), or most labelled by a code or a number (row numbers, ids: nothing a reader names)."""
+    labels = [p.label or "" for p in group.parts]
+    if sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or any(RELATIVE_LABEL.search(x) for x in labels):
+        return True
+    if ranges_overlap(labels):
+        return True  # "16 to 24 years" beside "20 to 24 years": not parts of one whole
+    return 2 * sum(bool(CODE_LABEL.match(x)) and not PERIOD.match(x) for x in labels) > len(labels)
+
+
+def columns_are_measures(labels: list[str | None]) -> bool:
+    """Sibling columns that measure different things ("No. of total DCs", "No. of infected DCs",
+    "% infected") or overlapping ranges: which of them is highest compares unlike figures."""
+    labels = [x or "" for x in labels]
+    return sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or ranges_overlap(labels)
 
 
 def _labelled_groups(view: TreeView) -> list[Group]:
