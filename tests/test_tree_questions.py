@@ -501,3 +501,20 @@ def test_overlapping_ranges_are_no_parts_and_monthly_dates_are_periods():
     assert generate(table, rows)[0] == []
     changes, _ = generate(table, ["rh.nr.change_columns", "rh.nr.difference_columns"])
     assert changes and {s["template"] for s in changes} == {"rh.nr.change_columns"}
+
+
+def test_a_subtotal_read_flat_beside_its_parts_or_a_repeated_label_makes_no_comparison():
+    """Indentation lost: 'Management' holds the sum of the two rows below it in every column, so
+    the rows are no set of cases to compare; nor are rows where 'Women' stands twice."""
+    header = (C(0, 0, 0, "Occupation"), C(0, 1, 2, "Men"), C(1, 1, 1, "2022"), C(1, 2, 2, "2023"))
+    jobs = ["Management", "Managers", "Professionals", "Service", "Sales"]
+    subtotal = pa.table({"Occupation": jobs, "Men / 2022": [30, 12, 18, 25, 9], "Men / 2023": [33, 14, 19, 21, 8]})
+    kinds = ["rh.nr.highest_part_rows", "rh.nr.count_above", "rh.cg.bar_parts"]
+    assert generate(Table(name="jobs", body=subtotal, header=header), kinds)[0] == []
+    fair = subtotal.set_column(1, "Men / 2022", pa.array([31, 12, 18, 25, 9]))
+    assert generate(Table(name="jobs", body=fair, header=header), kinds)[0]
+    people = ["White", "Women", "Men", "Asian", "Women", "Men"]
+    header2 = (C(0, 0, 0, "Group"), C(0, 1, 2, "Men"), C(1, 1, 1, "2022"), C(1, 2, 2, "2023"),
+               R(0, 0, 5, "Race"), *(R(1, k, k, x) for k, x in enumerate(people)))
+    repeated = pa.table({"Group": people, "Men / 2022": [50, 20, 30, 14, 6, 8], "Men / 2023": [52, 21, 31, 15, 7, 9]})
+    assert generate(Table(name="race", body=repeated, header=header2), kinds)[0] == []

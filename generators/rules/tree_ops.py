@@ -439,8 +439,8 @@ def op_tree_extreme(ctx: "Context") -> None:
     for group, other in _sum_candidates(view, axis, flat=True):
         if any(p.label is None for p in group.parts):
             ctx.reject("unnamed_parts")
-        elif axis == "R" and rows_are_measures(group):
-            ctx.reject("rows_are_measures")
+        elif axis == "R" and not_parts(view, group):
+            ctx.reject(not_parts(view, group) or "")
         elif axis == "R" and BOUND.search(view.column_label(other)):
             ctx.reject("bounds")
         elif _parts_say_nothing(group):
@@ -592,7 +592,8 @@ def op_tree_chart(ctx: "Context") -> None:
     cands = [(g, o) for g, o in _sum_candidates(view, axis)
              if all(p.label for p in g.parts) and len(g.parts) <= MAX_CHART_PARTS
              and (axis == "R" or len(g.parts) >= 3) and not _parts_say_nothing(g)
-             and not (axis == "R" and rows_are_measures(g))
+             and not (axis == "R" and not_parts(view, g))
+             and not (axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in g.parts}) > 1)
              and len({view.cell(r, j) for r, j in _cells(g, o)}) > 1]  # one value merged over the group: no chart
     if chart == "pie":  # shares of a whole: positive parts that add up to the group's total
         cands = [(g, o) for g, o in cands if all(view.cell(p.pos, o) > 0 for p in g.parts) and _is_whole(view, g, o)]
@@ -829,12 +830,57 @@ def columns_are_measures(labels: list[str | None]) -> bool:
     return sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or ranges_overlap(labels)
 
 
+def subtotals_among(view: TreeView, group: Group) -> bool:
+    """A member whose row is the sum of the next two or more members' rows, in at least two
+    columns: a subtotal with its own parts beside it (a nesting by indentation read flat)."""
+    if group.axis != "R" or len(group.parts) < 3:
+        return False
+    columns = [j for j in view.labelled if all(view.present(p.pos, j) for p in group.parts)]
+    if len(columns) < 2:
+        return False
+    rows = [[float(view.cell(p.pos, j)) for j in columns] for p in group.parts]
+
+    def adds_up(i: int, k: int, c: int) -> bool:  # row i is rows i+1..k-1 summed, to within rounding
+        difference = abs(rows[i][c] - sum(rows[m][c] for m in range(i + 1, k)))
+        rounding = 0.5 * (k - i) * 10.0 ** -max(_decimals(rows[m][c]) for m in range(i, k))
+        return rows[i][c] != 0 and (difference == 0 or difference <= min(rounding, 0.005 * abs(rows[i][c])))
+
+    for i in range(len(rows) - 2):
+        for k in range(i + 3, len(rows) + 1):
+            hits = sum(1 for c in range(len(columns)) if adds_up(i, k, c))
+            if hits >= 2 and hits * 2 > len(columns):
+                return True
+    return False
+
+
+def not_parts(view: TreeView, group: Group) -> str | None:
+    """Why a row group's members cannot be compared, counted or charted as cases (None: they can)."""
+    if group.axis != "R":
+        return None
+    cache = view.__dict__.setdefault("_not_parts", {})
+    key = (group.path, group.flat, group.start, group.end)
+    if key not in cache:
+        cache[key] = _not_parts(view, group)
+    return cache[key]
+
+
+def _not_parts(view: TreeView, group: Group) -> str | None:
+    labels = [p.label for p in group.parts]
+    if len(set(labels)) < len(labels):
+        return "repeated_labels"  # "Women" under White and under Asian, read flat: which one?
+    if rows_are_measures(group):
+        return "rows_are_measures"
+    if subtotals_among(view, group):
+        return "subtotals_among_members"
+    return None
+
+
 def _labelled_groups(view: TreeView) -> list[Group]:
     """Row groups whose members each have a label and are cases, not measures (and the flat rows
     of a table without a row tree)."""
     out = [g for g in view.groups("R") if all(p.label for p in g.parts) and not _parts_say_nothing(g)]
     out += [view.flat_rows] if view.flat_rows else []
-    return [g for g in out if not rows_are_measures(g)]
+    return [g for g in out if not not_parts(view, g)]
 
 
 def _named_rows(view: TreeView) -> list[int]:
@@ -852,7 +898,7 @@ def op_tree_count(ctx: "Context") -> None:
         return
     cands = []
     for group, j in _sum_candidates(view, "R", flat=True):
-        if len(group.parts) < 4 or any(p.label is None for p in group.parts) or rows_are_measures(group) \
+        if len(group.parts) < 4 or any(p.label is None for p in group.parts) or not_parts(view, group) \
                 or BOUND.search(view.column_label(j)):
             continue
         values = [float(view.cell(p.pos, j)) for p in group.parts]
