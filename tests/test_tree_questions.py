@@ -518,3 +518,30 @@ def test_a_subtotal_read_flat_beside_its_parts_or_a_repeated_label_makes_no_comp
                R(0, 0, 5, "Race"), *(R(1, k, k, x) for k, x in enumerate(people)))
     repeated = pa.table({"Group": people, "Men / 2022": [50, 20, 30, 14, 6, 8], "Men / 2023": [52, 21, 31, 15, 7, 9]})
     assert generate(Table(name="race", body=repeated, header=header2), kinds)[0] == []
+
+
+def test_unlike_units_a_total_among_members_and_a_bounds_series_are_not_asked():
+    """Nutrients in g, mg and kcal (a "Unit" column) are not compared; a last row holding the sum
+    of the rows above ("England" under its regions) is their total, not a member; a confidence
+    limit's change from year to year is no question."""
+    header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "Unit"), C(0, 2, 3, "Raw"), C(1, 2, 2, "100g"), C(1, 3, 3, "114g"))
+    body = pa.table({"Nutrient": ["Water", "Energy", "Protein", "Potassium"], "Unit": ["g", "kcal", "g", "mg"],
+                     "Raw / 100g": [75.2, 107.0, 22.07, 273.0], "Raw / 114g": [85.7, 122.0, 25.2, 311.2]})
+    kinds = ["rh.nr.highest_part_rows", "rh.nr.count_above", "rh.nr.difference_rows"]
+    assert generate(Table(name="nutrients", body=body, header=header), kinds)[0] == []
+    same = body.set_column(1, "Unit", pa.array(["g", "g", "g", "g"]))
+    assert generate(Table(name="nutrients", body=same, header=header), kinds)[0]
+
+    regions = ["North East", "London", "South West", "Midlands", "England"]
+    header = (C(0, 0, 0, "Region"), C(0, 1, 2, "Yes"), C(1, 1, 1, "2006"), C(1, 2, 2, "2008"))
+    body = pa.table({"Region": regions, "Yes / 2006": [2.4, 3.6, 1.8, 3.3, 11.1], "Yes / 2008": [2.0, 4.0, 1.0, 3.0, 10.0]})
+    assert generate(Table(name="regions", body=body, header=header), kinds)[0] == []
+
+    years = ["2016", "2017", "2018"]
+    header = (C(0, 0, 0, "Group"), *(C(0, 1 + k, 1 + k, y) for k, y in enumerate(years)),
+              R(0, 0, 2, "Hindu"), R(1, 0, 0, "Estimate"), R(1, 1, 1, "Lower 95% confidence limit"),
+              R(1, 2, 2, "Upper 95% confidence limit"))
+    body = pa.table({"Group": ["Estimate", "Lower 95% confidence limit", "Upper 95% confidence limit"],
+                     "2016": [73.3, 71.5, 75.0], "2017": [74.4, 72.6, 76.2], "2018": [76.2, 74.4, 78.0]})
+    changes, _ = generate(Table(name="ci", body=body, header=header), ["rh.nr.change_columns"])
+    assert changes and all("Estimate" in s["question"] and "limit" not in s["question"] for s in changes)

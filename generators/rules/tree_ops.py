@@ -242,6 +242,14 @@ class TreeView:
                      self.table.n_rows - 1, flat=True)
 
     @cached_property
+    def row_units(self) -> list[str] | None:
+        """Each row's unit, where a column named "Unit" gives one per row (a nutrient table)."""
+        for j, f in enumerate(self.table.body.schema):
+            if pa.types.is_string(f.type) and UNIT_NAME.match(self.table.columns[j].rpartition(" / ")[2]):
+                return [str(v or "").strip().casefold() for v in self.table.body.column(j).to_pylist()]
+        return None
+
+    @cached_property
     def families(self) -> list[tuple[str, tuple[Part, ...]]]:
         """Labelled numeric columns that are siblings under one parent path (the column's path
         without its last label), in the order shown: one measure in several periods, places or
@@ -313,7 +321,12 @@ def _tolerance(view: TreeView, cells: list[tuple[int, int]]) -> float:
 PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d-[01]\d(-[0-3]\d)?|(1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
                     r"oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december)"
                     r"(\s+(outturn|plans?|estimates?|provisional))?\s*$", re.IGNORECASE)
-BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci)\b", re.IGNORECASE)
+BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci|margin of error|standard error)\b|"
+                   r"\+/-|\u00b1", re.IGNORECASE)
+# a bound or a margin of an estimate, not the estimate itself: no change, difference or count of it
+LIMIT = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|ci|margin of error|standard error)\b|"
+                   r"\+/-|\u00b1", re.IGNORECASE)
+UNIT_NAME = re.compile(r"^\s*units?\s*$", re.IGNORECASE)
 
 
 def _parts_say_nothing(group: Group) -> str | None:
@@ -839,6 +852,15 @@ def subtotals_among(view: TreeView, group: Group) -> bool:
     if len(columns) < 2:
         return False
     rows = [[float(view.cell(p.pos, j)) for j in columns] for p in group.parts]
+    for i in (0, len(rows) - 1):  # a first or last member holding the sum of all the others: their total
+        others = [m for m in range(len(rows)) if m != i]
+        hits = 0
+        for c in range(len(columns)):
+            difference = abs(rows[i][c] - sum(rows[m][c] for m in others))
+            rounding = 0.5 * len(rows) * 10.0 ** -max(_decimals(rows[m][c]) for m in range(len(rows)))
+            hits += rows[i][c] != 0 and (difference == 0 or difference <= min(rounding, 0.005 * abs(rows[i][c])))
+        if hits >= 2 and hits * 2 > len(columns):
+            return True
 
     def adds_up(i: int, k: int, c: int) -> bool:  # row i is rows i+1..k-1 summed, to within rounding
         difference = abs(rows[i][c] - sum(rows[m][c] for m in range(i + 1, k)))
@@ -872,6 +894,9 @@ def _not_parts(view: TreeView, group: Group) -> str | None:
         return "rows_are_measures"
     if subtotals_among(view, group):
         return "subtotals_among_members"
+    units = view.row_units
+    if units and len({units[p.pos] for p in group.parts}) > 1:
+        return "mixed_units"  # grams beside milligrams ("Unit": g, mg, kcal): unlike figures
     return None
 
 
@@ -934,7 +959,7 @@ def _series(view: TreeView, axis: str, periods: bool) -> list[tuple[str, tuple[P
     those whose labels are all periods, else only those whose labels are none."""
     out = []
     if axis == "C":
-        rows = _named_rows(view)
+        rows = [r for r in _named_rows(view) if not LIMIT.search((view.row_names[r] or ("",))[-1])]
         for parent, parts in view.families:
             if _is_period_labels([p.label for p in parts]) != periods:
                 continue
