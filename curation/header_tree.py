@@ -198,6 +198,27 @@ def row_paths(header: Iterable[HeaderNode], n_rows: int) -> list[tuple[str, ...]
     return [tuple(p) for p in paths]
 
 
+def tree_rows(header: Iterable[HeaderNode], n_rows: int) -> tuple[int, ...]:
+    """The body rows that are no case of the table but a node of its row tree: a group's own row
+    (the "Asia" row above the Asian countries, which holds their subtotal) and the rows of its
+    summary nodes (a Total, All or Average first or last among its siblings). Ordinary questions
+    leave them out (cleaning marks them as summary rows); tree questions read them as totals."""
+    header = tuple(header)
+    summary = set(summary_nodes(header))
+    rows: set[int] = set()
+
+    def visit(level: tuple[Branch, ...]) -> None:
+        for b in level:
+            if b.children and b.node.start < b.children[0].node.start:
+                rows.add(b.node.start)
+            elif b.node in summary and not b.children:
+                rows.update(range(b.node.start, b.node.end + 1))
+            visit(b.children)
+
+    visit(branches(header, "R"))
+    return tuple(sorted(r for r in rows if 0 <= r < n_rows))
+
+
 def exchanged(header: Iterable[HeaderNode], axis: Axis, first: Branch, second: Branch,
               size: int) -> tuple[tuple[HeaderNode, ...], list[int]]:
     """The header with two sibling blocks of one axis exchanged (`first` stands before

@@ -46,6 +46,7 @@ ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)"
                      r"(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
                      r"specimen|sample|pair|obs|observation|unit|tag|band|quake|event|family|fam|page)$", re.I)
+NUMBER_SIGN = re.compile(r"[a-z]\s*#$", re.I)  # "Order #", "Reship Tracking #": the thing's number, an id
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|series|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
@@ -404,7 +405,7 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 done(TIME, "the name or documentation says it is a time")
                 continue
         words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
-        id_name = ID_NAME.search(snake(name)) and not COUNT_NAME.fullmatch(name)
+        id_name = (ID_NAME.search(snake(name)) or NUMBER_SIGN.search(name)) and not COUNT_NAME.fullmatch(name)
         if re.search(r"(^|_)index$", snake(name), re.I) and integral and numeric and (unique or distinct > MAX_CODES):
             done(IDENTIFIER, f"an index ({name!r}) of whole numbers: it numbers things, it does not measure them")
             continue

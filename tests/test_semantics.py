@@ -118,6 +118,16 @@ def test_roles_from_values_and_names():
         "year": sem.TIME, "income": sem.MEASURE, "n_children": sem.COUNT, "note": sem.NAME, "blank": sem.EMPTY}
 
 
+def test_a_name_ending_in_a_number_sign_is_an_identifier():
+    """"Reship Tracking #", "Order #": the thing's number, never a measure to average (a
+    RealHiTBench sheet's variance of tracking numbers)."""
+    body = pa.table({"Carrier": ["SPRESS", "DNAGO", "MILANI", "BELANI", "PITALI", "TMPO"],
+                     "Reship Tracking #": [81234451, 99120334, 70012993, 85512077, 91200456, 73310009],
+                     "Weight": [2.5, 3.1, 0.8, 1.9, 4.4, 2.2]})
+    found = roles(Table(name="shipments", body=body))
+    assert found["Reship Tracking #"] == sem.IDENTIFIER and found["Weight"] == sem.MEASURE
+
+
 def test_row_numbers_are_a_row_index_whatever_their_name_but_x_must_count_the_rows():
     body = pa.table({"Unnamed: 0": [5, 9, 2, 7, 1, 3], "x": [1, 2, 3, 4, 5, 6], "y": [2.0, 1.5, 3.5, 0.5, 1.0, 2.5]})
     assert roles(Table(name="t", body=body)) == {"Unnamed: 0": sem.ROW_INDEX, "x": sem.ROW_INDEX, "y": sem.MEASURE}

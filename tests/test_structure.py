@@ -94,3 +94,49 @@ def test_a_folder_without_labels_is_a_usage_error(tmp_path):
 
         (tmp_path / "q.json").write_text('[{"x": 1}]')
         compare_with_labels(str(tmp_path), str(tmp_path / "q.json"))
+
+
+def test_notes_right_on_top_of_the_header_and_a_value_supplied_beside_a_label_are_external_supply(tmp_path):
+    """Lines of instructions standing right on the header (no blank row between) are notes, not
+    part of the table; a value given beside a label above the body ("Cost: 1720") is supplied from
+    outside the grid. Both are RealHiTBench's ExternalSupply."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in (["Table 5.01: Visits abroad by region, 2023"], ["This worksheet contains one table."],
+                ["To turn off freeze panes select the View ribbon."], ["Region", "Purpose", "Visits", "Spending"],
+                ["North America", "Holiday", 2292000, 4138], ["North America", "Business", 687000, 1457],
+                ["Europe", "Holiday", 3000, 6], ["Europe", "Business", 2000, 5]):
+        ws.append(row)
+    wb.save(tmp_path / "visits.xlsx")
+    notes = by_type(sheet_structures(str(tmp_path / "visits.xlsx")))[("notes", "")]
+    assert notes["realhitbench_category"] == "ExternalSupply" and len(notes["evidence"]) >= 1
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in (["Job #", "Artist", "Venue", "Height", "Cost:", 1720], ["Job #", "Artist", "Venue", "Height", "Share", "Cost"],
+                ["EM2058", "Corona Sunsets", "Centre Island", 87.5, 0.25, 430], ["WI2253", "Fools Gold", "Common", 40, 0.5, 860],
+                ["LA2035", "Ditybird", "Common", 40, 0.25, 430]):
+        ws.append(row)
+    wb.save(tmp_path / "ads.xlsx")
+    supplied = by_type(sheet_structures(str(tmp_path / "ads.xlsx")))[("notes", "")]
+    assert supplied["evidence"] == ["E1:F1"] and "beside a label" in supplied["detail"]
+
+
+def test_a_conditional_format_that_fills_body_cells_is_a_background_colour(tmp_path):
+    import openpyxl
+    from openpyxl.formatting.rule import CellIsRule
+    from openpyxl.styles import PatternFill
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in (["Site", "2019", "2020"], ["North", 12, 30], ["South", 45, 8], ["East", 20, 22]):
+        ws.append(row)
+    wb.save(tmp_path / "plain.xlsx")
+    assert ("background_color", "") not in by_type(sheet_structures(str(tmp_path / "plain.xlsx")))
+    ws.conditional_formatting.add("B2:C4", CellIsRule(operator="greaterThan", formula=["25"],
+                                                      fill=PatternFill(bgColor="FFC7CE", fill_type="solid")))
+    wb.save(tmp_path / "coloured.xlsx")
+    found = by_type(sheet_structures(str(tmp_path / "coloured.xlsx")))[("background_color", "")]
+    assert found["realhitbench_category"] == "BackgroundColor" and found["evidence"] == ["B2:C2", "B3:C3", "B4:C4"]

@@ -173,15 +173,21 @@ def test_flat_tables_get_no_tree_questions():
 
 
 def test_cleaning_marks_do_not_break_the_programs():
-    """Cleaning drops summary rows from the data view: a part or total marked so is left out,
-    and every program still addresses the right rows."""
+    """Cleaning drops a group's own row and the row tree's Total from the data view (ordinary
+    questions never count them as cases); tree questions still read them as totals, through
+    `sheet`, and every program addresses the right rows."""
     from curation.cleaning.rules import CleaningConfig, apply_rules
+    from curation.programs import data_view
 
     cleaned, _ = apply_rules(crops_table(), CleaningConfig())
-    assert cleaned is not None and 6 in cleaned.summary_rows  # "All crops"
+    assert cleaned is not None and cleaned.summary_rows == (0, 3, 6)  # Cereals, Pulses, All crops
+    assert data_view(cleaned).column("Crop").to_pylist() == ["Wheat", "Barley", "Peas", "Beans"]
     samples, tables = generate(cleaned, ["rh"])
     assert samples and all(rerun(s, tables) for s in samples)
-    assert not any('"All crops"' in s["question"] for s in samples if s["template"].startswith("rh.fc.total"))
+    totals = [s for s in samples if s["template"].startswith("rh.fc.total")]
+    assert totals and all("FROM sheet" in s["program"]["text"] for s in totals)
+    flat, _ = generate(cleaned, ["tco.max", "tco.count", "tu.cell_lookup"])
+    assert flat and not any(label in s["question"] for s in flat for label in ("Cereals", "Pulses", "All crops"))
 
 
 def test_every_tree_question_over_realhitbench_reruns_to_its_gold():
@@ -249,7 +255,8 @@ def test_a_build_over_realhitbench_spreadsheets_releases_verified_tree_questions
     charts = duckdb.sql(f"SELECT id, answer FROM read_parquet('{release['path']}/samples/**/*.parquet') "
                         "WHERE task LIKE 'RH/CG/%'").fetchall()
     assert charts
-    draw = {"bar": "plt.bar({x}, {y})", "pie": "plt.pie({y}, labels={x})", "line": "plt.plot({x}, {y})"}
+    draw = {"bar": "plt.bar({x}, {y})", "pie": "plt.pie({y}, labels={x})", "line": "plt.plot({x}, {y})",
+            "scatter": "plt.scatter({x}, {y})"}
     predictions = tmp_path / "replies.jsonl"
     with predictions.open("w") as f:
         for k, (sample_id, answer) in enumerate(charts):
@@ -369,3 +376,172 @@ def test_claims_are_about_values_as_the_sheet_writes_them_not_a_floats_noise():
     view = TreeView(Table(name="crops", body=noisy, header=table.header, caption=table.caption))
     named = _named_cells(view)
     assert (1, 1) in named and (2, 1) not in named  # Wheat's 10 can be claimed, Barley's 20.4295339312698 not
+
+
+# a series over years: two regions of four countries each, each region's own row its subtotal
+YEARS = ["2019", "2020", "2021", "2022", "2023"]
+COUNTRIES = {"Europe": ["France", "Spain", "Italy", "Poland"], "Asia": ["Japan", "Korea", "India", "Nepal"]}
+SERIES = {"France": [10, 12, 15, 19, 24], "Spain": [8, 7, 9, 14, 13], "Italy": [5, 9, 4, 6, 11],
+          "Poland": [3, 4, 8, 7, 12], "Japan": [30, 28, 27, 25, 26], "Korea": [12, 16, 21, 20, 31],
+          "India": [40, 44, 49, 52, 60], "Nepal": [2, 3, 3, 5, 6]}
+
+
+def series_table() -> Table:
+    labels, rows, header = [], [], [C(0, 0, 0, "Country"), C(0, 1, 5, "Employed (thousands)")]
+    header += [C(1, 1 + k, 1 + k, y) for k, y in enumerate(YEARS)]
+    for region, members in COUNTRIES.items():
+        start = len(rows)
+        labels.append(region)
+        rows.append([sum(SERIES[m][k] for m in members) for k in range(len(YEARS))])
+        for m in members:
+            header.append(R(1, len(rows), len(rows), m))
+            labels.append(m)
+            rows.append(SERIES[m])
+        header.append(R(0, start, len(rows) - 1, region))
+    body = pa.table({"Country": labels, **{f"Employed (thousands) / {y}": [r[k] for r in rows]
+                                           for k, y in enumerate(YEARS)}})
+    return Table(name="employment", body=body, header=tuple(header), caption="Employed persons by country")
+
+
+def test_reader_questions_count_compare_and_chart_members_never_group_rows():
+    """The authors' kinds (conditional counts, changes, percentage changes, the first period past a
+    threshold, differences, scatter and two-series charts): each gold re-computed here from the
+    numbers the question names, and the region rows are never a member."""
+    from curation.cleaning.rules import CleaningConfig, apply_rules
+
+    table, _ = apply_rules(series_table(), CleaningConfig())
+    assert table is not None and set(table.summary_rows) == {0, 5}  # Europe's and Asia's own rows
+    kinds = ["rh.nr.count_above", "rh.nr.change_columns", "rh.nr.percent_change_columns",
+             "rh.nr.first_past_columns", "rh.nr.difference_rows", "rh.cg.scatter_parts", "rh.cg.two_lines"]
+    samples, tables = generate(table, kinds)
+    assert {s["template"] for s in samples} == set(kinds)
+    assert all(rerun(s, tables) for s in samples)
+    rows = {**SERIES, **{r: [sum(SERIES[m][k] for m in ms) for k in range(len(YEARS))] for r, ms in COUNTRIES.items()}}
+    for s in samples:  # a region's own row may be named by a series question (it is a row of the sheet)
+        q, gold = s["question"], json.loads(s["answer"])
+        country = next((c for c in re.findall(r'"([^"]+)"', q) if c in rows), None)
+        years = re.findall(r"\b(20\d\d)\b", q)
+        number = re.search(r"(above|below|exceed) (\d+)", q)
+        if s["template"] == "rh.nr.count_above":
+            region = next(r for r in COUNTRIES if f'"{r}"' in q)
+            year = re.search(r'/ (20\d\d)"', q).group(1)
+            t = float(number.group(2))
+            assert gold == sum(SERIES[m][YEARS.index(year)] > t for m in COUNTRIES[region])
+        elif s["template"] == "rh.nr.change_columns":
+            a, b = years[:2]
+            assert gold == rows[country][YEARS.index(b)] - rows[country][YEARS.index(a)]
+        elif s["template"] == "rh.nr.percent_change_columns":
+            a, b = years[:2]
+            x, y = rows[country][YEARS.index(a)], rows[country][YEARS.index(b)]
+            assert gold == round((y - x) * 100 / x, 2)
+        elif s["template"] == "rh.nr.first_past_columns":
+            t, rise = float(number.group(2)), "rise" in q or "above" in q
+            values = rows[country]
+            assert (values[0] < t) == rise
+            assert gold == next(y for y, v in zip(YEARS, values) if (v > t if rise else v < t))
+        elif s["template"] == "rh.nr.difference_rows":
+            a, b = [c for c in re.findall(r'"([^"]+)"', q) if c in SERIES][:2]
+            year = re.search(r'/ (20\d\d)"', q).group(1)
+            k = YEARS.index(year)
+            assert gold == SERIES[a][k] - SERIES[b][k] > 0
+        elif s["template"] == "rh.cg.scatter_parts":
+            region = next(r for r in COUNTRIES if f'"{r}"' in q)
+            x, y = [YEARS.index(v) for v in re.findall(r'/ (20\d\d)"', q)][::-1 if " against " in q else 1]
+            assert gold["x"] == [SERIES[m][x] for m in COUNTRIES[region]]
+            assert gold["y"] == [SERIES[m][y] for m in COUNTRIES[region]]
+        elif s["template"] == "rh.cg.two_lines":
+            a, b = [c for c in re.findall(r'"([^"]+)"', q) if c in SERIES][:2]
+            assert gold["y"] == SERIES[a] + SERIES[b] and gold["x"] == YEARS + YEARS
+    assert not any(f'"{region}"' in s["question"] and s["template"] == "rh.nr.difference_rows"
+                   and re.search(rf'"{region}" than|value of "{region}"', s["question"]) for s in samples
+                   for region in COUNTRIES)
+
+
+def test_rows_that_name_measures_are_not_compared():
+    """A transposed table (its rows are variables: "Number of cells", "% engulfed") gets no
+    comparison, count or scatter of its rows."""
+    body = pa.table({"Measure": ["Number of cells per field", "Number of engulfed cells", "% Phagocytosis",
+                                 "Mean size"],
+                     "ROI 1 / M0": [40, 12, 30.0, 5.5], "ROI 1 / M1": [35, 20, 57.1, 6.1],
+                     "ROI 2 / M0": [42, 10, 23.8, 5.0], "ROI 2 / M1": [30, 18, 60.0, 6.4]})
+    header = (C(0, 0, 0, "Measure"), C(0, 1, 2, "ROI 1"), C(1, 1, 1, "M0"), C(1, 2, 2, "M1"),
+              C(0, 3, 4, "ROI 2"), C(1, 3, 3, "M0"), C(1, 4, 4, "M1"))
+    table = Table(name="phagocytosis", body=body, header=header)
+    samples, _ = generate(table, ["rh.nr.count_above", "rh.nr.highest_part_rows", "rh.nr.difference_rows",
+                                  "rh.cg.scatter_parts"])
+    assert samples == []
+    samples, _ = generate(table, ["rh.nr.difference_columns"])  # M0 against M1 within one row is a fair question
+    assert samples
+    # one relative measure among counts, or rows labelled by codes: no comparison of the rows either
+    for labels in (["Managers", "Sales", "Percent of total employed", "Service"], ["EM2058", "EM2071", "EM3002", "Other"]):
+        coded = Table(name="rows", body=body.set_column(0, "Measure", pa.array(labels)), header=header)
+        assert generate(coded, ["rh.nr.count_above", "rh.nr.highest_part_rows", "rh.cg.bar_parts"])[0] == []
+    cases = Table(name="rows", body=body.set_column(0, "Measure", pa.array(["Managers", "Sales", "Clerks", "Service"])),
+                  header=header)
+    assert generate(cases, ["rh.nr.count_above", "rh.nr.highest_part_rows"])[0]
+
+
+def test_overlapping_ranges_are_no_parts_and_monthly_dates_are_periods():
+    """An age group read flat ("16 to 24 years" beside its own "16 to 19 years") is no set of
+    parts: nothing is counted, compared or summed over it. Columns of dates are a series of
+    periods: a change between them is asked as a change."""
+    from generators.rules.tree_ops import columns_are_measures, ranges_overlap
+
+    assert ranges_overlap(["16 to 24 years", "16 to 19 years", "20 to 24 years", "25 years and older"])
+    assert not ranges_overlap(["16 to 19 years", "20 to 24 years", "25 to 54 years", "55 years and older"])
+    assert columns_are_measures(["No. of total DCs", "No. of infected DCs"]) and not columns_are_measures(["M0", "M1"])
+    ages = ["16 to 24 years", "16 to 19 years", "20 to 24 years", "25 years and older", "25 to 54 years"]
+    dates = ["2013-01-01", "2013-02-01", "2013-03-01"]
+    body = pa.table({"Age": ages, **{f"Month / {d}": [10 * (k + 1) + j for k in range(len(ages))]
+                                     for j, d in enumerate(dates)}})
+    header = (C(0, 0, 0, "Age"), C(0, 1, 3, "Month"), *(C(1, 1 + j, 1 + j, d) for j, d in enumerate(dates)),
+              R(0, 0, 4, "Age groups"), *(R(1, k, k, a) for k, a in enumerate(ages)))
+    table = Table(name="ages", body=body, header=header)
+    rows = ["rh.nr.count_above", "rh.nr.highest_part_rows", "rh.nr.difference_rows", "rh.nr.parts_sum_rows"]
+    assert generate(table, rows)[0] == []
+    changes, _ = generate(table, ["rh.nr.change_columns", "rh.nr.difference_columns"])
+    assert changes and {s["template"] for s in changes} == {"rh.nr.change_columns"}
+
+
+def test_a_subtotal_read_flat_beside_its_parts_or_a_repeated_label_makes_no_comparison():
+    """Indentation lost: 'Management' holds the sum of the two rows below it in every column, so
+    the rows are no set of cases to compare; nor are rows where 'Women' stands twice."""
+    header = (C(0, 0, 0, "Occupation"), C(0, 1, 2, "Men"), C(1, 1, 1, "2022"), C(1, 2, 2, "2023"))
+    jobs = ["Management", "Managers", "Professionals", "Service", "Sales"]
+    subtotal = pa.table({"Occupation": jobs, "Men / 2022": [30, 12, 18, 25, 9], "Men / 2023": [33, 14, 19, 21, 8]})
+    kinds = ["rh.nr.highest_part_rows", "rh.nr.count_above", "rh.cg.bar_parts"]
+    assert generate(Table(name="jobs", body=subtotal, header=header), kinds)[0] == []
+    fair = subtotal.set_column(1, "Men / 2022", pa.array([31, 12, 18, 25, 9]))
+    assert generate(Table(name="jobs", body=fair, header=header), kinds)[0]
+    people = ["White", "Women", "Men", "Asian", "Women", "Men"]
+    header2 = (C(0, 0, 0, "Group"), C(0, 1, 2, "Men"), C(1, 1, 1, "2022"), C(1, 2, 2, "2023"),
+               R(0, 0, 5, "Race"), *(R(1, k, k, x) for k, x in enumerate(people)))
+    repeated = pa.table({"Group": people, "Men / 2022": [50, 20, 30, 14, 6, 8], "Men / 2023": [52, 21, 31, 15, 7, 9]})
+    assert generate(Table(name="race", body=repeated, header=header2), kinds)[0] == []
+
+
+def test_unlike_units_a_total_among_members_and_a_bounds_series_are_not_asked():
+    """Nutrients in g, mg and kcal (a "Unit" column) are not compared; a last row holding the sum
+    of the rows above ("England" under its regions) is their total, not a member; a confidence
+    limit's change from year to year is no question."""
+    header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "Unit"), C(0, 2, 3, "Raw"), C(1, 2, 2, "100g"), C(1, 3, 3, "114g"))
+    body = pa.table({"Nutrient": ["Water", "Energy", "Protein", "Potassium"], "Unit": ["g", "kcal", "g", "mg"],
+                     "Raw / 100g": [75.2, 107.0, 22.07, 273.0], "Raw / 114g": [85.7, 122.0, 25.2, 311.2]})
+    kinds = ["rh.nr.highest_part_rows", "rh.nr.count_above", "rh.nr.difference_rows"]
+    assert generate(Table(name="nutrients", body=body, header=header), kinds)[0] == []
+    same = body.set_column(1, "Unit", pa.array(["g", "g", "g", "g"]))
+    assert generate(Table(name="nutrients", body=same, header=header), kinds)[0]
+
+    regions = ["North East", "London", "South West", "Midlands", "England"]
+    header = (C(0, 0, 0, "Region"), C(0, 1, 2, "Yes"), C(1, 1, 1, "2006"), C(1, 2, 2, "2008"))
+    body = pa.table({"Region": regions, "Yes / 2006": [2.4, 3.6, 1.8, 3.3, 11.1], "Yes / 2008": [2.0, 4.0, 1.0, 3.0, 10.0]})
+    assert generate(Table(name="regions", body=body, header=header), kinds)[0] == []
+
+    years = ["2016", "2017", "2018"]
+    header = (C(0, 0, 0, "Group"), *(C(0, 1 + k, 1 + k, y) for k, y in enumerate(years)),
+              R(0, 0, 2, "Hindu"), R(1, 0, 0, "Estimate"), R(1, 1, 1, "Lower 95% confidence limit"),
+              R(1, 2, 2, "Upper 95% confidence limit"))
+    body = pa.table({"Group": ["Estimate", "Lower 95% confidence limit", "Upper 95% confidence limit"],
+                     "2016": [73.3, 71.5, 75.0], "2017": [74.4, 72.6, 76.2], "2018": [76.2, 74.4, 78.0]})
+    changes, _ = generate(Table(name="ci", body=body, header=header), ["rh.nr.change_columns"])
+    assert changes and all("Estimate" in s["question"] and "limit" not in s["question"] for s in changes)

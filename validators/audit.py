@@ -834,7 +834,10 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
             alias = not prov.get("source_sql") and len(tables) == 1
             key = (*row["table_ids"], alias)
             if key not in engines:
-                engines[key] = Engines({("t" if alias else t.name): data_view(t) for t in tables})
+                views = {("t" if alias else t.name): data_view(t) for t in tables}
+                if alias and tables[0].summary_rows:  # tree questions read totals from the whole body
+                    views["sheet"] = tables[0].body
+                engines[key] = Engines(views)
             bodies = engines[key].bodies
             gold_is_result = row["task"].endswith("text_to_sql") or "source_answer" not in prov
             gold = _gold(row, prov)

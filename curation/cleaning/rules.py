@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.header_tree import STATISTIC_ROW, SUMMARY_WORDS
+from curation.header_tree import STATISTIC_ROW, SUMMARY_WORDS, tree_rows
 from curation.semantics import infer as infer_semantics
 from curation.table import Table
 
@@ -184,6 +184,7 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
                  if factor and labels.count(v) > 1}
         if len(found) * 2 <= table.n_rows:  # statistics on most rows are the table's subject ("Mean", "SD", "Max")
             rows.update(i for i in found if labels[i] not in level)
+    rows.update(tree_rows(table.header, table.n_rows))  # a group's own row, a Total node of the row tree
     numeric_cols, m = _numeric_matrix(table)
     complete = ~np.isnan(m).any(axis=0) if m.size else np.zeros(0, bool)
     if complete.sum() >= 2 and m.shape[0] >= 3:  # a row equal to the sum of the rows above/below it

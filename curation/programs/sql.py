@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +36,16 @@ def quote_literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+SHEET = "sheet"  # a single table's every body row, summary rows included (tree questions read totals there)
+_NAMES_SHEET = re.compile(r"\bsheet\b")
+
+
 class SqlRunner:
     """Tables are named `t` for a single-table program, or by their own names for several (or by
-    the names given: a database's table names)."""
+    the names given: a database's table names). A single-table program may also read `sheet`:
+    the table's whole body, the rows cleaning marked as summaries (a Total, a group's own
+    subtotal row) included, `rowid` still the row's position; it is loaded only for a program
+    that names it."""
 
     def __init__(self) -> None:
         import duckdb
@@ -50,14 +58,18 @@ class SqlRunner:
     def connection(self) -> Any:
         return self._con
 
-    def load(self, tables: list["Table"], names: list[str] | None = None) -> None:
-        """Make the tables' data views queryable, under `names` (else `t`, or their own names)."""
+    def load(self, tables: list["Table"], names: list[str] | None = None, sheet: bool = False) -> None:
+        """Make the tables' data views queryable, under `names` (else `t`, or their own names);
+        `sheet`: a single table's whole body too, as `sheet`."""
         if names is None or len(names) != len(tables):
             names = ["t"] if len(tables) == 1 else [t.name for t in tables]
-        for name, table in zip(names, tables):
+        pairs = list(zip(names, tables))
+        if sheet and len(tables) == 1:
+            pairs.append((SHEET, tables[0]))
+        for name, table in pairs:
             if self._loaded.get(name) == table.id:
                 continue
-            self._con.register("__curate_source", data_view(table))
+            self._con.register("__curate_source", table.body if name == SHEET else data_view(table))
             try:  # a real table, so that `rowid` is the row's position
                 self._con.execute(f"CREATE OR REPLACE TABLE {quote_ident(name)} AS SELECT * FROM __curate_source")
             finally:
@@ -67,7 +79,7 @@ class SqlRunner:
     def run(self, text: str, tables: list["Table"], names: list[str] | None = None) -> Any:
         import duckdb
 
-        self.load(tables, names)
+        self.load(tables, names, sheet=bool(_NAMES_SHEET.search(text)))
         try:
             cursor = self._con.execute(text)
             rows = cursor.fetchall()

@@ -52,6 +52,7 @@ class Grid:
     bold: set[tuple[int, int]] = field(default_factory=set)  # bold cells (XLSX always reads them)
     display: dict[tuple[int, int], str] = field(default_factory=dict)  # shown text where a format makes it differ
     comments: dict[tuple[int, int], str] = field(default_factory=dict)  # cell comments, when read
+    conditional: set[tuple[int, int]] = field(default_factory=set)  # cells a conditional format fills, when read
 
     def text(self, r: int, c: int) -> str:
         """A cell as the sheet shows it: its formatted text, else its value as text."""
@@ -203,9 +204,10 @@ def split_tables(grid: Grid) -> list[Grid]:
         bold = {(rr - first, c) for rr, c in grid.bold if first <= rr <= last}
         display = {(rr - first, c): v for (rr, c), v in grid.display.items() if first <= rr <= last}
         comments = {(rr - first, c): v for (rr, c), v in grid.comments.items() if first <= rr <= last}
+        conditional = {(rr - first, c) for rr, c in grid.conditional if first <= rr <= last}
         out.append(Grid(values=values[first:last + 1], merges=merges, indents=indents,
                         header_rows=grid.header_rows, origin=(grid.origin[0] + first, grid.origin[1]), fills=fills,
-                        bold=bold, display=display, comments=comments))
+                        bold=bold, display=display, comments=comments, conditional=conditional))
     return out
 
 

@@ -202,17 +202,39 @@ def part_structures(part: Part) -> list[Structure]:
         text_rows = [r for r in range(len(grid.values)) if any(filled(v) for v in grid.values[r])]
         above = [r for r in text_rows if r < top]
         note_rows = above[:-1] + [r for r in text_rows if r > bottom]  # the nearest line above is the title
+        # lines the reader kept as notes, wherever they stand: several lines right on top of the
+        # header ("This worksheet contains one table...") are no part of the table (`top` ran over them)
+        said = {" ".join(str(n).split()) for n in table.notes}
+        note_rows += [r for r in text_rows if r not in note_rows and first_body > r
+                      and " ".join(" ".join(str(v) for v in grid.values[r] if filled(v)).split()) in said]
+        note_rows.sort()
         if note_rows:
             out.append(Structure("notes", tuple(cell_range(r0 + r, c0, r0 + r, c0 + max(
                 c for c, v in enumerate(grid.values[r]) if filled(v)))
                                                 for r in note_rows[:MAX_EVIDENCE]),
                                  detail=f"{len(table.notes)} notes"))
 
+    # a value supplied beside a label outside the body ("Cost: | 1720" above the header): a parameter
+    # the table's figures use, which a reader must take from outside the grid
+    supplied = [(r, c) for r in range(0, first_body) for c in range(len(grid.values[r]) - 1)
+                if isinstance(grid.values[r][c], str) and grid.values[r][c].strip().endswith(":")
+                and is_number(grid.values[r][c + 1])]
+    if supplied and not any(x.type == "notes" for x in out):
+        out.append(Structure("notes", tuple(cell_range(r0 + r, c0 + c, r0 + r, c0 + c + 1)
+                                            for r, c in supplied[:MAX_EVIDENCE]),
+                             detail="a value given beside a label outside the body"))
+
     # coloured body cells that single some out
     fills = getattr(grid, "fills", {}) or {}
     coloured = sorted((r, c) for (r, c), colour in fills.items() if first_body <= r <= bottom and colour)
     body_cells = sum(1 for r in rows for c in range(first_col, last_col + 1))
-    if coloured and len(coloured) < body_cells:
+    # a conditional format colours the body cells that meet its rule: some of them, singled out
+    flagged = sorted((r, c) for r, c in getattr(grid, "conditional", set()) if first_body <= r <= bottom
+                     and first_col <= c <= last_col and (r, c) not in fills)
+    if flagged:
+        out.append(Structure("background_color", tuple(_ranges(flagged, r0, c0)[:MAX_EVIDENCE]),
+                             detail=f"{len(flagged)} body cells under a conditional format that fills them"))
+    elif coloured and len(coloured) < body_cells:
         out.append(Structure("background_color", tuple(_ranges(coloured, r0, c0)[:MAX_EVIDENCE]),
                              detail=f"{len(coloured)} coloured body cells in "
                                     f"{len({fills[rc] for rc in coloured})} colours"))

@@ -121,8 +121,37 @@ def sheet_grid(sheet, looks: bool = False) -> Grid:  # type: ignore[no-untyped-d
     merges = []
     for rng in sheet.merged_cells.ranges:
         merges.append((rng.min_row - min_row, rng.min_col - min_col, rng.max_row - min_row, rng.max_col - min_col))
+    conditional = conditional_fills(sheet, values, min_row, min_col) if looks else set()
     return Grid(values=values, merges=merges, indents=indents, origin=(min_row - 1, min_col - 1), fills=fills,
-                bold=bold, display=texts, comments=comments)
+                bold=bold, display=texts, comments=comments, conditional=conditional)
+
+
+def conditional_fills(sheet, values: list[list], min_row: int, min_col: int) -> set[tuple[int, int]]:  # type: ignore[no-untyped-def]
+    """The filled cells that a conditional format with a background colour covers: colours a
+    person sees on the cells that meet its rule (which ones is the spreadsheet's to compute)."""
+    out: set[tuple[int, int]] = set()
+    for cf in sheet.conditional_formatting:
+        if not any(rule.dxf is not None and rule.dxf.fill is not None and _dxf_coloured(rule.dxf.fill)
+                   for rule in cf.rules):
+            continue
+        for rng in cf.sqref.ranges:
+            for row in range(max(rng.min_row, min_row), min(rng.max_row, min_row + len(values) - 1) + 1):
+                cells = values[row - min_row]
+                for col in range(max(rng.min_col, min_col), min(rng.max_col, min_col + len(cells) - 1) + 1):
+                    if cells[col - min_col] is not None:
+                        out.add((row - min_row, col - min_col))
+    return out
+
+
+def _dxf_coloured(fill) -> bool:  # type: ignore[no-untyped-def]
+    for colour in (getattr(fill, "bgColor", None), getattr(fill, "fgColor", None)):
+        if colour is None:
+            continue
+        if colour.type == "rgb" and isinstance(colour.rgb, str) and colour.rgb.upper() not in WHITE:
+            return True
+        if colour.type in ("theme", "indexed") and not (colour.type == "indexed" and colour.indexed in (9, 64)):
+            return True
+    return False
 
 
 WHITE = ("FFFFFFFF", "00FFFFFF", "00000000")

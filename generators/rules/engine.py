@@ -1228,8 +1228,9 @@ COMMON_PARAMS = {"opt_in"}  # a template left out of the default build unless na
 
 def generate_for_table(table: Table, templates: list[Template], seed: int, out: SampleColumns,
                        derived: list[Table], stats: Stats, scale: float = 1.0,
-                       specs: list | None = None) -> None:
-    """Every template over one table. Deterministic in (table, templates, seed): order never matters."""
+                       specs: list | None = None, flat_scale: float = 1.0) -> None:
+    """Every template over one table. Deterministic in (table, templates, seed): order never matters.
+    `flat_scale` multiplies the caps of the flat (non-tree) templates on a hierarchical table."""
     profile = TableProfile(table)
     for template in templates:
         not_data = "matrix_not_data" if profile.is_matrix else "simulated_data" if profile.simulated else None
@@ -1238,7 +1239,8 @@ def generate_for_table(table: Table, templates: list[Template], seed: int, out: 
             stats.rejected.setdefault(template.task, {}).setdefault(not_data, 0)
             stats.rejected[template.task][not_data] += 1
             continue
-        cap = max(1, int(round(template.cap * scale)))
+        flat = flat_scale if table.is_hierarchical and template.op not in TREE_OPS else 1.0
+        cap = max(1, int(round(template.cap * scale * flat)))
         context = Context(profile, template, seed, out, derived, stats, cap, specs)
         OPS[template.op](context)
         if context._n_emitted:

@@ -20,8 +20,10 @@ from curation.pipeline.store import Dataset
 TARGET_PARTS = 24  # enough parts to keep every core busy, few enough to keep files large
 # a table whose default (markdown) serialization is longer than the evaluator puts in a prompt
 # (`curate evaluate`'s max_table_chars) would be asked about rows the model never sees
+# `hierarchical_flat_scale`: on a hierarchical table, TReB's flat templates (which read it as flat
+# columns) get this share of their caps, so the questions that navigate its tree are not drowned
 DEFAULTS: dict[str, Any] = {"seed": 0, "scale": 1.0, "templates": [], "exclude": [], "caps": {},
-                            "max_table_chars": 30_000}
+                            "max_table_chars": 30_000, "hierarchical_flat_scale": 0.15}
 
 
 def settings(config: dict[str, Any]) -> dict[str, Any]:
@@ -30,6 +32,9 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"[generate.rules] seed must be an integer, got {out['seed']!r}")
     if not isinstance(out["scale"], (int, float)) or out["scale"] <= 0:
         raise ValueError(f"[generate.rules] scale must be a positive number, got {out['scale']!r}")
+    flat = out["hierarchical_flat_scale"]
+    if isinstance(flat, bool) or not isinstance(flat, (int, float)) or flat <= 0:
+        raise ValueError(f"[generate.rules] hierarchical_flat_scale must be a positive number, got {flat!r}")
     return out
 
 
@@ -100,7 +105,8 @@ class RulesStage(Stage):
             n_tables += 1
             before = (len(out), len(derived), copy.deepcopy(stats))
             try:
-                generate_for_table(table, templates, s["seed"], out, derived, stats, s["scale"])
+                generate_for_table(table, templates, s["seed"], out, derived, stats, s["scale"],
+                                   flat_scale=s["hierarchical_flat_scale"])
             except Exception as e:  # noqa: BLE001 - one bad table must not stop the corpus
                 out.truncate(before[0])
                 del derived[before[1]:]

@@ -34,11 +34,12 @@ import numpy as np
 import pyarrow as pa
 
 from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, grand_total,
-                                  row_paths, summary_nodes, total_of)
+                                  row_paths, summary_nodes, total_of, tree_rows, SUMMARY_TEXT)
+from curation.programs.sql import SHEET
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
 from curation.table import HeaderNode, Table
-from generators.rules.profile import ADDITIVE, NOT_ADDITIVE
+from generators.rules.profile import ADDITIVE, NOT_ADDITIVE, RELATIVE, rounded
 
 if TYPE_CHECKING:  # pragma: no cover
     from generators.rules.engine import Context
@@ -68,6 +69,7 @@ class Group:
     total: Part | None  # the group's own row, or its summary child that is a sum
     start: int
     end: int
+    flat: bool = False  # the named rows of a table whose row header has no tree: compared, never summed
 
 
 def quoted(path: tuple[str, ...] | list[str]) -> str:
@@ -84,12 +86,12 @@ class TreeView:
 
     def __init__(self, table: Table) -> None:
         self.table = table
-        marked = set(table.summary_rows)
-        self.view_row: list[int | None] = []
-        k = 0
-        for r in range(table.n_rows):
-            self.view_row.append(None if r in marked else k)
-            k += r not in marked
+        # rows cleaning left out of the data view: ordinary questions skip them; tree questions
+        # read a group's own row and a Total node of the row tree (as totals), through `sheet`
+        # (every body row, `rowid` its position), and skip only the other marked rows (a Mean, an SD)
+        marked = set(table.summary_rows) - set(tree_rows(table.header, table.n_rows))
+        self.src = SHEET if table.summary_rows else "t"
+        self.view_row: list[int | None] = [None if r in marked else r for r in range(table.n_rows)]
         skip = set(table.empty_columns) | set(table.constant_columns)
         self.numeric = [j for j, f in enumerate(table.body.schema) if j not in skip and not pa.types.is_boolean(f.type)
                         and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))]
@@ -112,7 +114,8 @@ class TreeView:
     def column_label(self, j: int) -> str:
         """The column's path without a title read into the header (a node spanning every column,
         or a long text over most of them); "" for a column with no name of its own ("column 6")."""
-        return self._column_paths[j] or ("" if AUTO_NAME.match(self.table.columns[j]) else self.table.columns[j])
+        label = self._column_paths[j] or self.table.columns[j]
+        return "" if AUTO_NAME.match(label.rpartition(" / ")[2]) else label
 
     @cached_property
     def _column_paths(self) -> list[str]:
@@ -220,6 +223,54 @@ class TreeView:
             total = Part(b.node.text, own)
         return Group(axis, path, parts, left_out, total, b.node.start, b.node.end)
 
+    @cached_property
+    def flat_rows(self) -> Group | None:
+        """The rows of a table whose row header is no tree, each named by its first column's text
+        (unique), summary rows left out: a table with a column tree still compares its rows."""
+        if any(n.axis == "R" for n in self.table.header):
+            return None
+        rows = [r for r, name in enumerate(self.row_names) if name and self.view_row[r] is not None]
+        labelled = sum(1 for r in range(self.table.n_rows) if self.view_row[r] is not None
+                       and pa.types.is_string(self.table.body.schema.field(0).type) and self.table.body.column(0)[r].as_py())
+        if len(rows) < 3 or len(rows) < labelled:
+            return None  # labels repeated block by block: the unique ones are the blocks' heads, not members
+        if any(SUMMARY_TEXT.search(self.row_names[r][-1]) for r in rows):
+            rows = [r for r in rows if not SUMMARY_TEXT.search(self.row_names[r][-1])]
+            if len(rows) < 3:
+                return None
+        return Group("R", (), tuple(Part(self.row_names[r][-1], r) for r in rows), (), None, 0,
+                     self.table.n_rows - 1, flat=True)
+
+    @cached_property
+    def row_units(self) -> list[str] | None:
+        """Each row's unit, where a column named "Unit" gives one per row (a nutrient table)."""
+        for j, f in enumerate(self.table.body.schema):
+            if pa.types.is_string(f.type) and UNIT_NAME.match(self.table.columns[j].rpartition(" / ")[2]):
+                return [str(v or "").strip().casefold() for v in self.table.body.column(j).to_pylist()]
+        return None
+
+    @cached_property
+    def families(self) -> list[tuple[str, tuple[Part, ...]]]:
+        """Labelled numeric columns that are siblings under one parent path (the column's path
+        without its last label), in the order shown: one measure in several periods, places or
+        kinds ("2019", "2020" under "Employed"). (parent, parts labelled by their last label.)"""
+        by_parent: dict[str, list[Part]] = {}
+        summary = set(self.table.summary_columns) | {j for n in self.summary if n.axis == "C"
+                                                       for j in range(n.start, n.end + 1)}
+        for j in self.labelled:
+            label = self.column_label(j)
+            parent, _, last = label.rpartition(" / ")
+            if j in summary or SUMMARY_TEXT.search(last) or grand_total(last):
+                continue  # a Total column is no member of its siblings' series
+            by_parent.setdefault(parent, []).append(Part(last, j))
+        out = []
+        for parent, parts in by_parent.items():
+            labels = [p.label for p in parts]
+            if len(parts) >= 2 and len(set(labels)) == len(labels) and not _parts_say_nothing_labels(labels) \
+                    and not columns_are_measures(labels):
+                out.append((parent, tuple(parts)))
+        return out
+
     # -- SQL --------------------------------------------------------------------------------
     def rowid(self, r: int) -> int:
         row = self.view_row[r]
@@ -233,19 +284,22 @@ class TreeView:
         """The sum of the group's parts: down column `other` (rows), or along row `other` (columns)."""
         if group.axis == "R":
             rows = self.rowids([p.pos for p in group.parts])
-            return f"SELECT sum({q(self.table.columns[other])}) FROM t WHERE rowid IN ({rows})"
-        return (f"SELECT {' + '.join(q(self.table.columns[p.pos]) for p in group.parts)} FROM t "
+            return f"SELECT sum({q(self.table.columns[other])}) FROM {self.src} WHERE rowid IN ({rows})"
+        return (f"SELECT {' + '.join(q(self.table.columns[p.pos]) for p in group.parts)} FROM {self.src} "
                 f"WHERE rowid = {self.rowid(other)}")
 
 
 def _place(group: Group) -> str:
+    if group.flat:
+        return "in the table"
     return f'under "{quoted(group.path)}"' if group.path else "at the top level of the row header"
 
 
-def _sum_candidates(view: TreeView, axis: str) -> list[tuple[Group, int]]:
-    """(group, column) for row groups, (group, row) for column groups, with every part present."""
+def _sum_candidates(view: TreeView, axis: str, flat: bool = False) -> list[tuple[Group, int]]:
+    """(group, column) for row groups, (group, row) for column groups, with every part present.
+    `flat`: also the named rows of a table whose row header has no tree (to compare, not to sum)."""
     out = []
-    for group in view.groups(axis):
+    for group in view.groups(axis) + ([g for g in [view.flat_rows] if g] if flat and axis == "R" else []):
         others = view.labelled if axis == "R" else [r for r, name in enumerate(view.row_names)
                                                   if name and view.view_row[r] is not None]
         for other in others:
@@ -264,16 +318,24 @@ def _tolerance(view: TreeView, cells: list[tuple[int, int]]) -> float:
     return 0.5 * 10.0 ** -max(_decimals(view.cell(r, j)) for r, j in cells) * len(cells)
 
 
-PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
+PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d-[01]\d(-[0-3]\d)?|(1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
                     r"oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december)"
                     r"(\s+(outturn|plans?|estimates?|provisional))?\s*$", re.IGNORECASE)
-BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci)\b", re.IGNORECASE)
+BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci|margin of error|standard error)\b|"
+                   r"\+/-|\u00b1", re.IGNORECASE)
+# a bound or a margin of an estimate, not the estimate itself: no change, difference or count of it
+LIMIT = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|ci|margin of error|standard error)\b|"
+                   r"\+/-|\u00b1", re.IGNORECASE)
+UNIT_NAME = re.compile(r"^\s*units?\s*$", re.IGNORECASE)
 
 
 def _parts_say_nothing(group: Group) -> str | None:
     """Parts that are no things of the table: an estimate with its confidence limits."""
-    labels = [p.label or "" for p in group.parts]
-    if sum(bool(BOUND.search(label)) for label in labels) >= 2:
+    return _parts_say_nothing_labels([p.label or "" for p in group.parts])
+
+
+def _parts_say_nothing_labels(labels: list[str | None]) -> str | None:
+    if sum(bool(BOUND.search(label or "")) for label in labels) >= 2:
         return "bounds"
     return None
 
@@ -309,6 +371,8 @@ def why_not_summed(ctx: "Context", view: TreeView, group: Group, other: int) -> 
         return "over_time"  # 2022 + 2023: a level summed over periods is no quantity
     if _parts_say_nothing(group):
         return "bounds"
+    if ranges_overlap([p.label for p in group.parts]):
+        return "overlapping_parts"
     if group.total is not None:
         total_cell = (group.total.pos, other) if group.axis == "R" else (other, group.total.pos)
         if not view.present(*total_cell):
@@ -385,13 +449,19 @@ def op_tree_extreme(ctx: "Context") -> None:
         return
     axis, extreme = ctx.template.params.get("axis", "R"), ctx.template.params.get("extreme", "max")
     cands = []
-    for group, other in _sum_candidates(view, axis):
+    for group, other in _sum_candidates(view, axis, flat=True):
         if any(p.label is None for p in group.parts):
             ctx.reject("unnamed_parts")
+        elif axis == "R" and not_parts(view, group):
+            ctx.reject(not_parts(view, group) or "")
+        elif axis == "R" and BOUND.search(view.column_label(other)):
+            ctx.reject("bounds")
         elif _parts_say_nothing(group):
             ctx.reject("bounds")
         elif axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in group.parts}) > 1:
             ctx.reject("mixed_measures")
+        elif axis == "C" and columns_are_measures([p.label for p in group.parts]):
+            ctx.reject("columns_are_measures")
         else:
             cands.append((group, other))
     ctx.considered(len(cands))
@@ -411,12 +481,12 @@ def op_tree_extreme(ctx: "Context") -> None:
         order = "DESC" if extreme == "max" else "ASC"
         if axis == "R":
             case = " ".join(f"WHEN {view.rowid(p.pos)} THEN {lit(p.label)}" for p in group.parts)
-            program = (f"SELECT CASE rowid {case} END FROM t WHERE rowid IN ({view.rowids([p.pos for p in group.parts])}) "
+            program = (f"SELECT CASE rowid {case} END FROM {view.src} WHERE rowid IN ({view.rowids([p.pos for p in group.parts])}) "
                        f"ORDER BY {q(view.table.columns[other])} {order} LIMIT 1")
         else:
             names = "[" + ", ".join(lit(p.label) for p in group.parts) + "]"
             cells = "[" + ", ".join(f"CAST({q(view.table.columns[p.pos])} AS DOUBLE)" for p in group.parts) + "]"
-            program = (f"SELECT name FROM (SELECT unnest({names}) AS name, unnest({cells}) AS v FROM t "
+            program = (f"SELECT name FROM (SELECT unnest({names}) AS name, unnest({cells}) AS v FROM {view.src} "
                        f"WHERE rowid = {view.rowid(other)}) ORDER BY v {order} LIMIT 1")
         ctx.emit(_sum_slots(view, group, other), label, program=("sql", program), answer_type="text")
         emitted += 1
@@ -454,9 +524,9 @@ def op_tree_total_check(ctx: "Context") -> None:
             ctx.reject("near_rounding")
             continue
         if axis == "R":
-            total_sql = f"(SELECT {q(view.table.columns[other])} FROM t WHERE rowid = {view.rowid(group.total.pos)})"
+            total_sql = f"(SELECT {q(view.table.columns[other])} FROM {view.src} WHERE rowid = {view.rowid(group.total.pos)})"
         else:
-            total_sql = f"(SELECT {q(view.table.columns[group.total.pos])} FROM t WHERE rowid = {view.rowid(other)})"
+            total_sql = f"(SELECT {q(view.table.columns[group.total.pos])} FROM {view.src} WHERE rowid = {view.rowid(other)})"
         program = f"SELECT abs({total_sql} - ({view.sum_sql(group, other)})) <= {lit(float(tolerance))}"
         own = group.path and group.total.label == group.path[-1] and group.total.pos == group.start
         named = f'the "{group.total.label}" row itself' if own else f'"{group.total.label}"'
@@ -500,7 +570,7 @@ def op_tree_fact(ctx: "Context") -> None:
                 ctx.reject("no_false_variant")
                 continue
             claim = others[int(ctx.rng.integers(len(others)))]
-        program = f"SELECT {q(view.table.columns[j])} = {lit(claim)} FROM t WHERE rowid = {view.rowid(r)}"
+        program = f"SELECT {q(view.table.columns[j])} = {lit(claim)} FROM {view.src} WHERE rowid = {view.rowid(r)}"
         slots = {"row": under(view.row_names[r]), "column": view.column_label(j), "claim": _show(claim)}
         ctx.emit(slots, truth, program=("sql", program), answer_type="bool")
 
@@ -535,6 +605,8 @@ def op_tree_chart(ctx: "Context") -> None:
     cands = [(g, o) for g, o in _sum_candidates(view, axis)
              if all(p.label for p in g.parts) and len(g.parts) <= MAX_CHART_PARTS
              and (axis == "R" or len(g.parts) >= 3) and not _parts_say_nothing(g)
+             and not (axis == "R" and not_parts(view, g))
+             and not (axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in g.parts}) > 1)
              and len({view.cell(r, j) for r, j in _cells(g, o)}) > 1]  # one value merged over the group: no chart
     if chart == "pie":  # shares of a whole: positive parts that add up to the group's total
         cands = [(g, o) for g, o in cands if all(view.cell(p.pos, o) > 0 for p in g.parts) and _is_whole(view, g, o)]
@@ -553,7 +625,7 @@ def op_tree_chart(ctx: "Context") -> None:
             y = [float(view.cell(other, p.pos)) for p in group.parts]
             values = "[" + ", ".join(f"CAST({q(view.table.columns[p.pos])} AS DOUBLE)" for p in group.parts) + "]"
             where = f"rowid = {view.rowid(other)}"
-        program = f"SELECT {{'chart_type': {lit(chart)}, 'x': {labels}, 'y': {values}}} FROM t WHERE {where}"
+        program = f"SELECT {{'chart_type': {lit(chart)}, 'x': {labels}, 'y': {values}}} FROM {view.src} WHERE {where}"
         ctx.emit(_sum_slots(view, group, other), {"chart_type": chart, "x": x, "y": y}, program=("sql", program),
                  answer_type="chart")
 
@@ -675,7 +747,7 @@ def op_tree_swap(ctx: "Context") -> None:
         ctx.considered(len(cands))
         for idx in ctx.pick(list(range(len(cands)))):
             r, j = cands[idx]
-            program = f"SELECT {q(swap.table.columns[j])} FROM t WHERE rowid = {view.rowid(r)}"
+            program = f"SELECT {q(swap.table.columns[j])} FROM {view.src} WHERE rowid = {view.rowid(r)}"
             ctx.emit({"row": under(view.row_names[r]), "column": view.column_label(j)}, view.cell(r, j),
                      program=("sql", program), answer_type="number", table_ids=ids, provenance=provenance(before(r, j)))
     else:
@@ -688,8 +760,418 @@ def op_tree_swap(ctx: "Context") -> None:
                      program=("sql", view.sum_sql(group, other)), answer_type="number", table_ids=ids,
                      provenance=provenance(sum(before(r, j) for r, j in cells)))
 
+# ------------------------------------------------------------------------------ what a reader of the sheet asks
+# RealHiTBench's authors ask of a group named by the tree: conditional counts, differences and
+# changes between two cells or periods, percentage increases, the first period past a threshold,
+# scatter and two-series charts. Parts are a group's members (totals, summaries and group rows
+# left out); a series is a family of sibling columns whose labels are periods, or a row group
+# whose labels are periods, in the order shown.
+
+def _is_period_labels(labels: list[str | None]) -> bool:
+    return len(labels) >= 2 and all(PERIOD.match(label or "") for label in labels)
+
+
+def _threshold(values: list[float]) -> int | float | None:
+    """A round threshold (1, then 2, then 3 significant figures) that 20-80% of the values pass,
+    equal to none of them (so "above" never hangs on a tie)."""
+    xs = sorted(values)
+    n = len(xs)
+    middle = xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    for significant in (1, 2, 3):
+        t = rounded(middle, significant)
+        if isinstance(t, float) and t.is_integer() and abs(t) < 2 ** 53:
+            t = int(t)
+        above = sum(v > t for v in xs)
+        if t not in xs and 0 < above < n and 0.2 * n <= above <= 0.8 * n:
+            return t
+    return None
+
+
+# a row label that names a measure, not a case ("Number of M1 per FOV", "% Phagocytosis", "Mean age"):
+# rows labelled so are a table's variables, transposed; comparing them compares unlike things
+MEASURE_LABEL = re.compile(r"^\s*((number|count|total|sum|mean|average|median|percent(age)?|rate|ratio|share|"
+                           r"proportion|index|amount)\b|no\.)|%|\bper\b|\((number|thousands|millions|percent|%)\)", re.IGNORECASE)
+
+
+RELATIVE_LABEL = re.compile(r"%|\b(percent(age)?|rate|ratio|share|per)\b", re.IGNORECASE)
+CODE_LABEL = re.compile(r"^\s*([A-Za-z]{0,4}[-_ ]?\d+[A-Za-z]?|\d+(\.\d+)*)\s*$")  # "EM2058", "11", "3.2"
+
+
+RANGE = re.compile(r"(\d+)\s*(?:to|-|\u2013)\s*(\d+)|(\d+)\s*(?:years?\s*)?(?:and|or)\s*(?:over|older|more|above)|"
+                   r"(?:under|less than|below)\s*(\d+)", re.IGNORECASE)
+
+
+def _interval(label: str) -> tuple[float, float] | None:
+    m = RANGE.search(label.replace(",", ""))
+    if not m:
+        return None
+    if m.group(1):
+        return float(m.group(1)), float(m.group(2))
+    if m.group(3):
+        return float(m.group(3)), float("inf")
+    return float("-inf"), float(m.group(4)) - 1e-9
+
+
+def ranges_overlap(labels: list[str | None]) -> bool:
+    """Members whose labels are ranges ("16 to 24 years", "20 to 24 years", "25 years and over")
+    that overlap: one holds another, so they are no disjoint parts (an indented nesting read flat)."""
+    spans = [(x, _interval(x or "")) for x in labels]
+    spans = [(x, i) for x, i in spans if i is not None]
+    for k, (a, i) in enumerate(spans):
+        for b, j in spans[k + 1:]:
+            if i != j and i[0] <= j[1] and j[0] <= i[1] and not (i[1] == j[0] or j[1] == i[0]):
+                return True
+    return False
+
+
+def rows_are_measures(group: Group) -> bool:
+    """Members that are no cases to compare: two or more labelled as measures (the rows are
+    variables, not cases), one relative measure among counts ("Percent of total employed" among
+    occupations), or most labelled by a code or a number (row numbers, ids: nothing a reader names)."""
+    labels = [p.label or "" for p in group.parts]
+    if sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or any(RELATIVE_LABEL.search(x) for x in labels):
+        return True
+    if ranges_overlap(labels):
+        return True  # "16 to 24 years" beside "20 to 24 years": not parts of one whole
+    return 2 * sum(bool(CODE_LABEL.match(x)) and not PERIOD.match(x) for x in labels) > len(labels)
+
+
+def columns_are_measures(labels: list[str | None]) -> bool:
+    """Sibling columns that measure different things ("No. of total DCs", "No. of infected DCs",
+    "% infected") or overlapping ranges: which of them is highest compares unlike figures."""
+    labels = [x or "" for x in labels]
+    return sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or ranges_overlap(labels)
+
+
+def subtotals_among(view: TreeView, group: Group) -> bool:
+    """A member whose row is the sum of the next two or more members' rows, in at least two
+    columns: a subtotal with its own parts beside it (a nesting by indentation read flat)."""
+    if group.axis != "R" or len(group.parts) < 3:
+        return False
+    columns = [j for j in view.labelled if all(view.present(p.pos, j) for p in group.parts)]
+    if len(columns) < 2:
+        return False
+    rows = [[float(view.cell(p.pos, j)) for j in columns] for p in group.parts]
+    for i in (0, len(rows) - 1):  # a first or last member holding the sum of all the others: their total
+        others = [m for m in range(len(rows)) if m != i]
+        hits = 0
+        for c in range(len(columns)):
+            difference = abs(rows[i][c] - sum(rows[m][c] for m in others))
+            rounding = 0.5 * len(rows) * 10.0 ** -max(_decimals(rows[m][c]) for m in range(len(rows)))
+            hits += rows[i][c] != 0 and (difference == 0 or difference <= min(rounding, 0.005 * abs(rows[i][c])))
+        if hits >= 2 and hits * 2 > len(columns):
+            return True
+
+    def adds_up(i: int, k: int, c: int) -> bool:  # row i is rows i+1..k-1 summed, to within rounding
+        difference = abs(rows[i][c] - sum(rows[m][c] for m in range(i + 1, k)))
+        rounding = 0.5 * (k - i) * 10.0 ** -max(_decimals(rows[m][c]) for m in range(i, k))
+        return rows[i][c] != 0 and (difference == 0 or difference <= min(rounding, 0.005 * abs(rows[i][c])))
+
+    for i in range(len(rows) - 2):
+        for k in range(i + 3, len(rows) + 1):
+            hits = sum(1 for c in range(len(columns)) if adds_up(i, k, c))
+            if hits >= 2 and hits * 2 > len(columns):
+                return True
+    return False
+
+
+def not_parts(view: TreeView, group: Group) -> str | None:
+    """Why a row group's members cannot be compared, counted or charted as cases (None: they can)."""
+    if group.axis != "R":
+        return None
+    cache = view.__dict__.setdefault("_not_parts", {})
+    key = (group.path, group.flat, group.start, group.end)
+    if key not in cache:
+        cache[key] = _not_parts(view, group)
+    return cache[key]
+
+
+def _not_parts(view: TreeView, group: Group) -> str | None:
+    labels = [p.label for p in group.parts]
+    if len(set(labels)) < len(labels):
+        return "repeated_labels"  # "Women" under White and under Asian, read flat: which one?
+    if rows_are_measures(group):
+        return "rows_are_measures"
+    if subtotals_among(view, group):
+        return "subtotals_among_members"
+    units = view.row_units
+    if units and len({units[p.pos] for p in group.parts}) > 1:
+        return "mixed_units"  # grams beside milligrams ("Unit": g, mg, kcal): unlike figures
+    return None
+
+
+def _labelled_groups(view: TreeView) -> list[Group]:
+    """Row groups whose members each have a label and are cases, not measures (and the flat rows
+    of a table without a row tree)."""
+    out = [g for g in view.groups("R") if all(p.label for p in g.parts) and not _parts_say_nothing(g)]
+    out += [view.flat_rows] if view.flat_rows else []
+    return [g for g in out if not not_parts(view, g)]
+
+
+def _named_rows(view: TreeView) -> list[int]:
+    return [r for r, name in enumerate(view.row_names) if name and view.view_row[r] is not None]
+
+
+def _measure_words(view: TreeView, columns: list[int]) -> str:
+    return " ".join([view.table.caption] + [view.column_label(j) for j in columns])
+
+
+def op_tree_count(ctx: "Context") -> None:
+    """How many members of a row group pass a round threshold in one column (NR counting)."""
+    view = _view(ctx)
+    if view is None:
+        return
+    cands = []
+    for group, j in _sum_candidates(view, "R", flat=True):
+        if len(group.parts) < 4 or any(p.label is None for p in group.parts) or not_parts(view, group) \
+                or BOUND.search(view.column_label(j)):
+            continue
+        values = [float(view.cell(p.pos, j)) for p in group.parts]
+        t = _threshold(values)
+        if t is None:
+            ctx.reject("no_round_threshold")
+            continue
+        cands.append((group, j, t, sum(v > t for v in values)))
+    ctx.considered(len(cands))
+    if not cands:
+        return ctx.reject("no_group_to_count")
+    for i in ctx.pick(list(range(len(cands)))):
+        group, j, t, count = cands[i]
+        program = (f"SELECT count(*) FROM {view.src} WHERE rowid IN ({view.rowids([p.pos for p in group.parts])}) "
+                   f"AND {q(view.table.columns[j])} > {lit(t)}")
+        ctx.emit({**_sum_slots(view, group, j), "threshold": _show(t)}, count, program=("sql", program),
+                 answer_type="number")
+
+
+def _cell_sql(view: TreeView, r: int, j: int) -> str:
+    return f"(SELECT {q(view.table.columns[j])} FROM {view.src} WHERE rowid = {view.rowid(r)})"
+
+
+def _pairs(n: int) -> list[tuple[int, int]]:
+    """Neighbours, and the first with the last: the comparisons a reader makes along a series."""
+    pairs = [(i, i + 1) for i in range(n - 1)]
+    return pairs + ([(0, n - 1)] if n > 2 else [])
+
+
+def _series(view: TreeView, axis: str, periods: bool) -> list[tuple[str, tuple[Part, ...], int]]:
+    """(how the series is named, its members, the row or column it runs along): sibling columns
+    along a named row (axis C), or a row group's members down a column (axis R); `periods`: only
+    those whose labels are all periods, else only those whose labels are none."""
+    out = []
+    if axis == "C":
+        rows = [r for r in _named_rows(view) if not LIMIT.search((view.row_names[r] or ("",))[-1])]
+        for parent, parts in view.families:
+            if _is_period_labels([p.label for p in parts]) != periods:
+                continue
+            if not periods and any(PERIOD.match(p.label or "") for p in parts):
+                continue
+            if len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in parts}) > 1:
+                continue  # a count beside its percentage change: not one measure
+            for r in rows:
+                if all(view.present(r, p.pos) for p in parts):
+                    out.append((parent, parts, r))
+    else:
+        for group in _labelled_groups(view):
+            labels = [p.label for p in group.parts]
+            if _is_period_labels(labels) != periods or (not periods and any(PERIOD.match(x or "") for x in labels)):
+                continue
+            for j in view.labelled:
+                if not BOUND.search(view.column_label(j)) and all(view.present(p.pos, j) for p in group.parts):
+                    out.append((quoted(group.path) if not group.flat else "", group.parts, j))
+    return out
+
+
+def _series_slots(view: TreeView, axis: str, name: str, other: int) -> dict[str, Any]:
+    if axis == "C":
+        what = f'the "{name}" figure' if name else "the value"
+        return {"row": under(view.row_names[other]), "what": what, "where": f"for {under(view.row_names[other])}",
+                "column": "", "other": f"row {under(view.row_names[other])}"}
+    column = view.column_label(other)
+    return {"row": "", "what": f'"{column}"', "where": f'under "{name}"' if name else "in the table",
+            "column": column, "other": f'column "{column}"'}
+
+
+def _value(view: TreeView, axis: str, part: Part, other: int) -> int | float:
+    return view.cell(other, part.pos) if axis == "C" else view.cell(part.pos, other)
+
+
+def _value_sql(view: TreeView, axis: str, part: Part, other: int) -> str:
+    return _cell_sql(view, other, part.pos) if axis == "C" else _cell_sql(view, part.pos, other)
+
+
+def op_tree_difference(ctx: "Context") -> None:
+    """The difference between two members of one series: a change from one period to another
+    (`between = "periods"`), or how much one member exceeds another (`between = "members"`,
+    the larger first). Differences are asked of any measure, rates included (points)."""
+    view = _view(ctx)
+    if view is None:
+        return
+    axis, periods = ctx.template.params.get("axis", "C"), ctx.template.params.get("between", "periods") == "periods"
+    cands = [(name, parts, other, a, b) for name, parts, other in _series(view, axis, periods)
+             for a, b in _pairs(len(parts))]
+    cands = [c for c in cands if _value(view, axis, c[1][c[3]], c[2]) != _value(view, axis, c[1][c[4]], c[2])]
+    ctx.considered(len(cands))
+    if not cands:
+        return ctx.reject("no_series")
+    for i in ctx.pick(list(range(len(cands)))):
+        name, parts, other, a, b = cands[i]
+        first, second = parts[a], parts[b]
+        if not periods and _value(view, axis, first, other) < _value(view, axis, second, other):
+            first, second = second, first  # "how much greater is A than B": A the larger
+        x, y = _value(view, axis, first, other), _value(view, axis, second, other)
+        answer = (y - x) if periods else (x - y)
+        program = (f"SELECT {_value_sql(view, axis, second, other)} - {_value_sql(view, axis, first, other)}" if periods
+                   else f"SELECT {_value_sql(view, axis, first, other)} - {_value_sql(view, axis, second, other)}")
+        if isinstance(answer, float):
+            answer = float(answer)
+        slots = {**_series_slots(view, axis, name, other), "a": first.label, "b": second.label}
+        ctx.emit(slots, answer, program=("sql", program), answer_type="number")
+
+
+def op_tree_change(ctx: "Context") -> None:
+    """The percentage change of a level from one period to another: asked only of positive
+    levels (not of rates, shares or indexes, whose change is in points)."""
+    view = _view(ctx)
+    if view is None:
+        return
+    axis = ctx.template.params.get("axis", "C")
+    cands = []
+    for name, parts, other in _series(view, axis, True):
+        columns = [p.pos for p in parts] if axis == "C" else [other]
+        words = _measure_words(view, columns) + " " + name
+        if RELATIVE.search(words) or NOT_ADDITIVE.search(" ".join(view.column_label(j) for j in columns)):
+            ctx.reject("relative_measure")
+            continue
+        for a, b in _pairs(len(parts)):
+            x, y = _value(view, axis, parts[a], other), _value(view, axis, parts[b], other)
+            if x > 0 and y >= 0 and x != y:
+                cands.append((name, parts, other, a, b))
+    ctx.considered(len(cands))
+    if not cands:
+        return ctx.reject("no_series")
+    for i in ctx.pick(list(range(len(cands)))):
+        name, parts, other, a, b = cands[i]
+        x, y = float(_value(view, axis, parts[a], other)), float(_value(view, axis, parts[b], other))
+        first, second = _value_sql(view, axis, parts[a], other), _value_sql(view, axis, parts[b], other)
+        program = f"SELECT ({second} - {first}) * 100.0 / {first}"
+        slots = {**_series_slots(view, axis, name, other), "a": parts[a].label, "b": parts[b].label}
+        ctx.emit(slots, (y - x) * 100.0 / x, program=("sql", program), answer_type="number")
+
+
+def op_tree_first_past(ctx: "Context") -> None:
+    """The first period, in the order shown, in which a series rises above (or falls below) a
+    round threshold it did not start past (NR comparison)."""
+    view = _view(ctx)
+    if view is None:
+        return
+    axis = ctx.template.params.get("axis", "C")
+    cands = []
+    for name, parts, other in _series(view, axis, True):
+        if len(parts) < 4:
+            continue
+        values = [float(_value(view, axis, p, other)) for p in parts]
+        t = _threshold(values)
+        if t is None:
+            continue
+        if values[0] < t:
+            rise = True
+        elif values[0] > t:
+            rise = False
+        else:
+            continue
+        hit = next((k for k, v in enumerate(values) if (v > t if rise else v < t)), None)
+        if hit is not None:
+            cands.append((name, parts, other, t, rise, hit))
+    ctx.considered(len(cands))
+    if not cands:
+        return ctx.reject("no_series_crossing")
+    for i in ctx.pick(list(range(len(cands)))):
+        name, parts, other, t, rise, hit = cands[i]
+        labels = "[" + ", ".join(lit(p.label) for p in parts) + "]"
+        cells = "[" + ", ".join(f"CAST({_value_sql(view, axis, p, other)} AS DOUBLE)" for p in parts) + "]"
+        program = (f"SELECT name FROM (SELECT unnest({labels}) AS name, unnest({cells}) AS v, "
+                   f"unnest(range({len(parts)})) AS i) WHERE v {'>' if rise else '<'} {lit(t)} ORDER BY i LIMIT 1")
+        slots = {**_series_slots(view, axis, name, other), "threshold": _show(t), "n": len(parts),
+                 "verb": "rise above" if rise else "fall below", "verb_is": "above" if rise else "below", "first": parts[0].label, "last": parts[-1].label}
+        ctx.emit(slots, parts[hit].label, program=("sql", program), answer_type="text")
+
+
+def op_tree_chart2(ctx: "Context") -> None:
+    """Charts of two series: a scatter of two columns over a row group's members (`chart =
+    "scatter"`), bars of two sibling columns over them (`"bars"`), or lines of two sibling rows
+    across a series of periods (`"lines"`). Gold {chart_type, x, y}: y holds both series."""
+    view = _view(ctx)
+    if view is None:
+        return
+    chart = ctx.template.params.get("chart", "scatter")
+    cands: list[tuple[Any, ...]] = []
+    if chart in ("scatter", "bars"):
+        pairs: list[tuple[int, int]] = []
+        if chart == "bars":
+            for _, parts in view.families:
+                pairs += [(parts[k].pos, parts[k + 1].pos) for k in range(len(parts) - 1)]
+        else:
+            measured = [j for j in view.labelled if not BOUND.search(view.column_label(j))]
+            pairs = [(a, b) for k, a in enumerate(measured) for b in measured[k + 1:]]
+        for group in _labelled_groups(view):
+            if not 3 <= len(group.parts) <= MAX_CHART_PARTS:
+                continue
+            rows = [p.pos for p in group.parts]
+            for a, b in pairs:
+                xs, ys = [view.cell(r, a) for r in rows if view.present(r, a)], [view.cell(r, b) for r in rows if view.present(r, b)]
+                if len(xs) == len(ys) == len(rows) and len(set(xs)) > 1 and len(set(ys)) > 1 and xs != ys:
+                    cands.append((group, a, b))
+    else:
+        for parent, parts in view.families:
+            if not _is_period_labels([p.label for p in parts]) or len(parts) < 3:
+                continue
+            for group in _labelled_groups(view):
+                rows = [p for p in group.parts if all(view.present(p.pos, c.pos) for c in parts)]
+                for k in range(len(rows) - 1):
+                    cands.append((parent, parts, rows[k], rows[k + 1]))
+    ctx.considered(len(cands))
+    if not cands:
+        return ctx.reject("no_two_series")
+    for i in ctx.pick(list(range(len(cands)))):
+        if chart in ("scatter", "bars"):
+            group, a, b = cands[i]
+            rows = [p.pos for p in group.parts]
+            first = [float(view.cell(r, a)) for r in rows]
+            second = [float(view.cell(r, b)) for r in rows]
+            ca, cb = q(view.table.columns[a]), q(view.table.columns[b])
+            where = f"rowid IN ({view.rowids(rows)})"
+            if chart == "scatter":
+                gold = {"chart_type": "scatter", "x": first, "y": second}
+                program = (f"SELECT {{'chart_type': 'scatter', 'x': list(CAST({ca} AS DOUBLE) ORDER BY rowid), "
+                           f"'y': list(CAST({cb} AS DOUBLE) ORDER BY rowid)}} FROM {view.src} WHERE {where}")
+            else:
+                labels = [p.label for p in group.parts]
+                gold = {"chart_type": "bar", "x": labels + labels, "y": first + second}
+                names = "[" + ", ".join(lit(x) for x in labels + labels) + "]"
+                program = (f"SELECT {{'chart_type': 'bar', 'x': {names}, 'y': list_concat(list(CAST({ca} AS DOUBLE) "
+                           f"ORDER BY rowid), list(CAST({cb} AS DOUBLE) ORDER BY rowid))}} FROM {view.src} WHERE {where}")
+            slots = {**_sum_slots(view, group, a), "x": view.column_label(a), "y": view.column_label(b)}
+        else:
+            parent, parts, ra, rb = cands[i]
+            labels = [p.label for p in parts]
+            first = [float(view.cell(ra.pos, p.pos)) for p in parts]
+            second = [float(view.cell(rb.pos, p.pos)) for p in parts]
+            gold = {"chart_type": "line", "x": labels + labels, "y": first + second}
+            names = "[" + ", ".join(lit(x) for x in labels + labels) + "]"
+            cells = ", ".join(f"CAST({q(view.table.columns[p.pos])} AS DOUBLE)" for p in parts)
+            program = (f"SELECT {{'chart_type': 'line', 'x': {names}, 'y': list_concat("
+                       f"(SELECT [{cells}] FROM {view.src} WHERE rowid = {view.rowid(ra.pos)}), "
+                       f"(SELECT [{cells}] FROM {view.src} WHERE rowid = {view.rowid(rb.pos)}))}}")
+            slots = {"a": under(view.row_names[ra.pos]), "b": under(view.row_names[rb.pos]), "n": len(parts),
+                     "what": f'"{parent}"' if parent else "the values", "first": labels[0], "last": labels[-1]}
+        ctx.emit(slots, gold, program=("sql", program), answer_type="chart")
+
 
 TREE_OPS = {"tree_sum": op_tree_sum, "tree_total_check": op_tree_total_check, "tree_fact": op_tree_fact,
-            "tree_chart": op_tree_chart, "tree_swap": op_tree_swap, "tree_extreme": op_tree_extreme}
+            "tree_chart": op_tree_chart, "tree_swap": op_tree_swap, "tree_extreme": op_tree_extreme,
+            "tree_count": op_tree_count, "tree_difference": op_tree_difference, "tree_change": op_tree_change,
+            "tree_first_past": op_tree_first_past, "tree_chart2": op_tree_chart2}
 TREE_OP_PARAMS = {"tree_sum": {"axis"}, "tree_total_check": {"axis"}, "tree_fact": set(), "tree_chart": {"chart"},
-                  "tree_swap": {"ask"}, "tree_extreme": {"axis", "extreme"}}
+                  "tree_swap": {"ask"}, "tree_extreme": {"axis", "extreme"},
+                  "tree_count": set(), "tree_difference": {"axis", "between"}, "tree_change": {"axis"},
+                  "tree_first_past": {"axis"}, "tree_chart2": {"chart"}}
