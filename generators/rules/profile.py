@@ -542,6 +542,12 @@ class TableProfile:
     def label(self, column: str) -> str:
         """How a question names a column: its documented label with the header the model sees,
         "per capita crime rate (`crim`)", or the header alone when nothing says more."""
+        cache = self.__dict__.setdefault("_labels", {})
+        if column not in cache:
+            cache[column] = self._label(column)
+        return cache[column]
+
+    def _label(self, column: str) -> str:
         info = self.info.get(column)
         if (info is None or not info.label) and column == self.weights:
             return f"number of cases (`{column}`)"  # a frequency table's weight: "the total Freq" says nothing
