@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.tasks import KINDS, audit_task_data, decision, label_config, task_data
+from curation.pipeline.graph import declared
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (kind TEXT PRIMARY KEY, project_id INTEGER, title TEXT, url TEXT);
@@ -41,7 +42,8 @@ CREATE TABLE IF NOT EXISTS decisions (annotation_id INTEGER PRIMARY KEY, sample_
 CHUNK = 50
 OPEN_EXAMPLES = 20  # open samples shown with their reasons
 HIGH_QUALITY = ("rule-based", "executed", "human-annotated", "unanimous", "high")
-CHECK_STAGES = ("vote", "classify", "select", "imported")  # the review queue is read from the latest of these
+# the review queue is read from the latest of these (the stages the review stage reads, as declared)
+CHECK_STAGES = tuple(reversed(declared("review").reads))
 
 
 class ReviewError(RuntimeError):

@@ -1,14 +1,10 @@
-"""`curate build`: the configured stages end to end through the pipeline runner, then the release.
+"""`curate build`: the declared stages end to end through the pipeline runner, then the release.
 
-    ingest -> clean -> rules ----------------> select [-> classify] [-> vote] [-> review] -> verify -> contracts -> release
-                    |        \\-> adversarial --/
-                    |-> sql ------------------/
-                    |     \\-> phrase -------/
-                    \\-> questions ------------/
-
-`adversarial`, `phrase`, `questions`, `classify` and `vote` need models ([models.<role>]); the
-rest needs none. `review` runs once the workspace holds review state (`curate review push`) or
-`[review] required = true`: it applies the annotators' decisions before everything is re-verified.
+The stages, what each reads and when each runs are declared in `curation/pipeline/graph.py`
+(docs/architecture.md draws the graph from it); this module runs them in that order. `adversarial`,
+`phrase`, `questions`, `classify` and `vote` need models ([models.<role>]); the rest needs none.
+`review` runs once the workspace holds review state (`curate review push`) or `[review] required =
+true`: it applies the annotators' decisions before everything is re-verified.
 
 Every stage is a pipeline stage with a signature, so a rerun with nothing changed reruns nothing,
 a killed build resumes at the part it stopped in, and a changed setting reruns that stage and
@@ -23,15 +19,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from curation.hashing import content_hash
+from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor
+from curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, GENERATOR, GENERATORS, REVIEW,
+                                     SAMPLES_LATEST_FIRST, STEPS, declared, flat, inputs_of)
+from curation.pipeline.stage import merge_counts
 from curation.registry import resolve
 from curation.workspace import Workspace
 
-GENERATORS = ("rules", "sql", "adversarial", "phrase", "questions")
-CHECKS = ("classify", "vote")  # optional stages between select and verify
-STEPS = ("ingest", "clean", *GENERATORS, "select", *CHECKS, "review", "verify", "contracts", "release")
-GENERATOR_NEEDS = {"adversarial": "rules", "phrase": "sql"}  # whose samples a generator rewrites
-GENERATOR_ROLES = {"adversarial": ("generator", "discriminator"), "phrase": ("generator",), "questions": ("generator",)}
 RELEASE_WRITER_VERSION = "1"
 DEFAULT_RELEASES = "releases"
 
@@ -71,11 +66,14 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     stages = build.setdefault("stages", ["rules", "sql"])
     bad = [s for s in stages if s not in (*GENERATORS, *CHECKS)]
     if bad or not [s for s in stages if s in GENERATORS]:
-        raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)}, and classify or vote if "
-                         f"you like (ingest, clean, select, verify, contracts and release always run); got {stages!r}")
-    for name, needed in GENERATOR_NEEDS.items():
-        if name in stages and needed not in stages:
-            raise BuildError(f"[build] stages: {name} rewrites the {needed} stage's samples, so it needs {needed} too")
+        always = ", ".join(d.name for d in DECLARED if d.kind == CORE)
+        raise BuildError(f"[build] stages: choose generators among {', '.join(GENERATORS)}, and {' or '.join(CHECKS)} "
+                         f"if you like ({always} and release always run); got {stages!r}")
+    for d in DECLARED:
+        for needed in d.needs:
+            if d.name in stages and needed not in stages:
+                raise BuildError(f"[build] stages: {d.name} rewrites the {needed} stage's samples, so it needs "
+                                 f"{needed} too")
     if not isinstance(build["sources"], list) or not build["sources"]:
         raise BuildError(f"[build] sources must be a non-empty list, got {build['sources']!r}")
     generate = config.setdefault("generate", {})
@@ -85,7 +83,7 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     for role, section in models.items():
         if not isinstance(section, dict) or not section.get("model"):
             raise BuildError(f"[models.{role}] needs a model (and a base_url for a local server)")
-    for name, roles in GENERATOR_ROLES.items():
+    for name, roles in ((d.name, d.models) for d in DECLARED if d.kind == GENERATOR):
         if name not in stages:
             continue
         for role in roles:
@@ -123,7 +121,29 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
         generate["sql"].setdefault("max_visible_cells", release_settings["max_serialized_cells"])
     config.setdefault("contracts", {})
     config.setdefault("review", {})
+    check_settings(config)
     return config
+
+
+def section_of(config: dict[str, Any], name: str) -> dict[str, Any]:
+    """The build config's table for stage `name` (its declared section), {} for a stage without one."""
+    out: Any = config
+    for key in declared(name).section:
+        out = out.get(key, {}) if isinstance(out, dict) else {}
+    return out if isinstance(out, dict) else {}
+
+
+def check_settings(config: dict[str, Any]) -> None:
+    """Every stage this build runs checks its table now, before any stage runs: a misspelt key is
+    refused with the known ones listed, not found an hour in."""
+    chosen = config["build"]["stages"]
+    for d in DECLARED:
+        if d.settings is None or (d.kind not in (CORE, REVIEW) and d.name not in chosen):
+            continue
+        try:
+            resolve(d.settings)(section_of(config, d.name))
+        except (ValueError, TypeError) as e:
+            raise BuildError(str(e)) from None
 
 
 def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releases: str | Path = DEFAULT_RELEASES,
@@ -167,7 +187,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
     with workspace.lock(), progress_bars(show_progress) as bars:
         # ingest: one dataset per source, each reused while the source is unchanged
         ingested = []
-        tables = databases = failed = 0
+        ingest_reports = []
         step_started = time.perf_counter()
         all_cached = True
         for spec in build["sources"]:
@@ -178,124 +198,44 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
                 raise BuildError(f"source {spec!r}: {e}") from None
             ingested.append(run.dataset)
             all_cached &= run.cached
-            tables += run.report.get("tables", 0)
-            databases += run.report.get("databases", 0)
-            failed += run.report.get("failed", 0)
+            ingest_reports.append({k: run.report.get(k, 0) for k in ("tables", "databases", "failed")})
         workspace.set_current("ingest", ingested)
+        ingest_report = merge_counts(ingest_reports) or {"tables": 0, "databases": 0, "failed": 0}
         step = {"stage": "ingest", "cached": all_cached, "seconds": round(time.perf_counter() - step_started, 3),
-                "summary": f"{tables:,} tables, {databases:,} databases"
-                           + (f", {failed:,} unreadable inputs skipped" if failed else ""),
+                "summary": STAGES.get("ingest").summary(ingest_report),
                 "dataset": ", ".join(d.name for d in ingested), "parts": 0, "parts_run": 0}
         steps.append(step)
         if on_step:
             on_step(step)
-        reports: dict[str, Any] = {"ingest": {"tables": tables, "databases": databases, "failed": failed}}
+        reports: dict[str, Any] = {"ingest": ingest_report}
         if done("ingest"):
             return _result(workspace, config, steps, None, started)
 
-        clean = stage("clean", config["clean"], ingested)
-        workspace.set_current("clean", [clean.dataset])
-        record("clean", clean, f"kept {clean.report.get('kept', 0):,} of {clean.report.get('tables_in', 0):,} tables")
-        if done("clean"):
-            return _result(workspace, config, steps, None, started)
-
-        generated = []
-        for name in GENERATORS:
-            if name not in build["stages"]:
+        ran: dict[str, Any] = {"ingest": ingested}  # each stage's output in this build, by name
+        for step_of in DECLARED:  # in dependency order: each stage is declared after the ones it reads
+            name = step_of.name
+            if name == "ingest" or step_of.kind == CORRECTION:  # ingest ran above; corrections: run_corrected_build
                 continue
-            needed = GENERATOR_NEEDS.get(name)
-            inputs = [runs[needed].dataset, clean.dataset] if needed else [clean.dataset]
-            run = stage(name, config["generate"][name], inputs)
-            workspace.set_current(name, [run.dataset])
-            failures = run.report.get("failed", [])
-            summary = f"{run.report.get('samples', 0):,} samples"
-            if name == "sql":
-                summary += f" from {run.report.get('queries', 0):,} queries over {run.report.get('databases', 0)} databases"
-            if name == "adversarial":
-                summary += " kept of {:,} chains ({})".format(run.report.get("chains", 0), ", ".join(
-                    f"{k} {v}" for k, v in sorted(run.report.get("by_status", {}).items())))
-            if name == "phrase":
-                summary += " kept of {:,} tried ({})".format(run.report.get("tried", 0), ", ".join(
-                    f"{k} {v}" for k, v in sorted(run.report.get("by_reason", {}).items())))
-            if name == "questions":
-                summary += " from {:,} requests over {:,} tables; {:,} flagged".format(
-                    run.report.get("requests", 0), run.report.get("tables", 0),
-                    sum(run.report.get("flagged", {}).values()))
-            if failures:
-                summary += f"; {len(failures)} failed: " + ", ".join(
-                    str(f.get("table") or f.get("database")) for f in failures[:3])
-            record(name, run, summary)
-            generated.append(run.dataset)
+            if step_of.kind == REVIEW:
+                snapshot = resolve("annotation.review:review_snapshot")(workspace.root)
+                runs_now = snapshot is not None or bool(config["review"].get("required"))
+            else:
+                runs_now = step_of.kind == CORE or name in build["stages"]
+            if runs_now:
+                run = stage(name, _stage_config(name, config, runs, workspace), flat(inputs_of(name, ran)))
+                workspace.set_current(name, [run.dataset])
+                record(name, run, STAGES.get(name).summary(run.report))
+                ran[name] = run.dataset
+                if name == "contracts" and not run.report.get("ok"):
+                    raise ContractsFailed(run.report, steps)
+            elif step_of.kind != GENERATOR:  # an earlier build ran it: its output no longer stands
+                workspace.drop_current(name)
             if done(name):
                 return _result(workspace, config, steps, None, started)
-        if until in GENERATORS:  # asked to stop after a generator this config does not run
-            return _result(workspace, config, steps, None, started)
 
-        select = stage("select", config["select"], generated)
-        workspace.set_current("select", [select.dataset])
-        dropped = select.report.get("dropped", {})
-        record("select", select, f"{select.report.get('samples', 0):,} samples kept; dropped: "
-               f"{sum(d.get('near_duplicate', 0) for d in dropped.values()):,} near-duplicates, "
-               f"{sum(d.get('over_cap', 0) for d in dropped.values()):,} over the per-task cap")
-        if done("select"):
-            return _result(workspace, config, steps, None, started)
-
-        for name in CHECKS:
-            if name not in build["stages"]:  # an earlier build ran it: its output no longer stands
-                workspace.drop_current(name)
-        table_sources = [clean.dataset] + ([runs["rules"].dataset] if "rules" in runs else [])
-        selected = select
-        if "classify" in build["stages"]:
-            selected = stage("classify", config["classify"], [select.dataset])
-            workspace.set_current("classify", [selected.dataset])
-            r = selected.report
-            record("classify", selected, f"{r.get('checked', 0):,} questions classified: {r.get('agrees', 0):,} agree, "
-                   f"{r.get('disagrees', 0):,} disagree (queued for review), {r.get('relabelled', 0):,} relabelled, "
-                   f"{r.get('flagged', 0):,} flagged")
-        if done("classify"):
-            return _result(workspace, config, steps, None, started)
-        if "vote" in build["stages"]:
-            selected = stage("vote", config["vote"], [selected.dataset, *table_sources])
-            workspace.set_current("vote", [selected.dataset])
-            r = selected.report
-            record("vote", selected, f"{r.get('voted', 0):,} samples voted ("
-                   + ", ".join(f"{k} {v}" for k, v in sorted(r.get("agreement", {}).items()))
-                   + f"); {r.get('replaced', 0)} gold answers replaced, {r.get('queued', 0)} queued for review")
-        if done("vote"):
-            return _result(workspace, config, steps, None, started)
-
-        snapshot = resolve("annotation.review:review_snapshot")(workspace.root)
-        if snapshot is not None or config["review"].get("required"):
-            digest = resolve("annotation.review:snapshot_digest")(snapshot)
-            selected = stage("review", {**config["review"], "decisions": digest}, [selected.dataset])
-            workspace.set_current("review", [selected.dataset])
-            record("review", selected, review_summary(selected.report))
-        else:
-            workspace.drop_current("review")
-        if done("review"):
-            return _result(workspace, config, steps, None, started)
-
-        verify = stage("verify", {}, [selected.dataset, *table_sources])
-        workspace.set_current("verify", [verify.dataset])
-        v = verify.report
-        record("verify", verify, f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
-               f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors"
-               + (f"; {v['human_fixed']} gold answers fixed by annotators" if v.get("human_fixed") else ""))
-        if done("verify"):
-            return _result(workspace, config, steps, None, started)
-
-        select_settings = select.report.get("settings", {})
-        contracts_config = {"splits": list(select_settings.get("splits", {"test": 1.0})), **config["contracts"]}
-        contracts = stage("contracts", contracts_config, [selected.dataset, verify.dataset, *table_sources])
-        workspace.set_current("contracts", [contracts.dataset])
-        c = contracts.report
-        met = sum(1 for e in c.get("expectations", []) if e["success"])
-        record("contracts", contracts, f"{met} of {len(c.get('expectations', []))} expectations met")
-        if not c.get("ok"):
-            raise ContractsFailed(c, steps)
-        if done("contracts"):
-            return _result(workspace, config, steps, None, started)
-
+        selected = runs[next(s for s in SAMPLES_LATEST_FIRST if s in runs)]
+        contracts = runs["contracts"]
+        table_sources = [runs["clean"].dataset] + ([runs["rules"].dataset] if "rules" in runs else [])
         for name, run in runs.items():
             reports[name] = run.report
         step_started = time.perf_counter()
@@ -407,7 +347,7 @@ def run_corrected_build(workspace: Workspace, config: dict[str, Any], executor: 
         digest = resolve("annotation.review:snapshot_digest")(snapshot)
         reviewed = stage("review", {**config["review"], "decisions": digest}, [imported.dataset])
         workspace.set_current("review", [reviewed.dataset])
-        record("review", reviewed, review_summary(reviewed.report))
+        record("review", reviewed, STAGES.get("review").summary(reviewed.report))
         if until == "review":
             return _result(workspace, config, steps, None, started)
         verify = stage("verify", {}, [reviewed.dataset, imported.dataset])
@@ -465,14 +405,17 @@ def run_corrected_build(workspace: Workspace, config: dict[str, Any], executor: 
     return _result(workspace, config, steps, release, started)
 
 
-def review_summary(r: dict[str, Any]) -> str:
-    applied = r.get("applied", {})
-    out = (f"{applied.get('accept', 0):,} accepted, {applied.get('fix', 0):,} fixed, {applied.get('reject', 0):,} "
-           f"rejected by annotators; {r.get('open', 0):,} open in Label Studio, {r.get('queued_not_pushed', 0):,} "
-           "queued and not pushed")
-    if r.get("required"):
-        out += f"; {r.get('held_back', 0):,} held back from the release until reviewed"
-    return out
+def _stage_config(name: str, config: dict[str, Any], runs: dict[str, Any], workspace: Workspace) -> dict[str, Any]:
+    """What stage `name` is run with: its table of the build config, plus what only the build knows."""
+    if name == "verify":
+        return {}
+    if name == "review":  # the decisions' digest: the signature changes exactly when a decision or a push does
+        snapshot = resolve("annotation.review:review_snapshot")(workspace.root)
+        return {**config["review"], "decisions": resolve("annotation.review:snapshot_digest")(snapshot)}
+    if name == "contracts":  # the splits the selection made
+        select_settings = runs["select"].report.get("settings", {})
+        return {"splits": list(select_settings.get("splits", {"test": 1.0})), **config["contracts"]}
+    return section_of(config, name)
 
 
 SECRET_KEYS = ("api_key",)
@@ -486,8 +429,6 @@ def _without_secrets(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stage_version(name: str) -> str:
-    from curation.pipeline import STAGES
-
     return STAGES.get(name).version
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from curation import __version__
+from curation.pipeline.graph import PIPELINE_ORDER  # the declared stages (imports nothing)
 
 
 def _emit(value: Any, as_json: bool, render) -> None:  # type: ignore[no-untyped-def]
@@ -482,8 +483,7 @@ def import_(fmt: str, paths: tuple[str, ...], name: str | None, version: str | N
 @workspace_option
 @click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
               help="Folder that holds the releases (<name>/<version>/).")
-@click.option("--until", default=None, help="Stop after this step (ingest, clean, rules, sql, adversarial, phrase, "
-                                            "questions, select, classify, vote, review, verify, contracts).")
+@click.option("--until", default=None, help=f"Stop after this step ({', '.join(PIPELINE_ORDER)}).")
 @executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")

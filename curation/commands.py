@@ -6,16 +6,16 @@ import time
 from typing import Any
 
 from curation.pipeline.executor import Executor
+from curation.pipeline.graph import GENERATORS, SAMPLES_LATEST_FIRST
 from curation.workspace import Workspace
 
-SAMPLE_STAGES = ("rules", "sql", "adversarial", "phrase", "questions")  # stages that generate samples
+SAMPLE_STAGES = GENERATORS  # stages that generate samples
 
 
 def sample_datasets(workspace: Workspace) -> list:
     """The workspace's samples: the release's selection once `select` (and `classify`, `vote`,
     `review`) has run, else every generated sample."""
-    selected = (workspace.current("review") or workspace.current("vote") or workspace.current("classify")
-                or workspace.current("select") or workspace.current("imported"))
+    selected = next((d for d in (workspace.current(s) for s in SAMPLES_LATEST_FIRST) if d), [])
     return selected or [d for stage in SAMPLE_STAGES for d in workspace.current(stage)]
 
 

@@ -24,8 +24,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KNOWN_SECTIONS = {"build", "ingest", "clean", "generate", "select", "classify", "vote", "review", "contracts", "release",
-                  "models"}
+from curation.pipeline.graph import DECLARED
+
+# the build's own tables, and each declared stage's (curation/pipeline/graph.py)
+KNOWN_SECTIONS = {"build", "ingest", "release", "models"} | {d.section[0] for d in DECLARED if d.section}
 
 
 def load_config(path: str | None) -> dict[str, Any]:

@@ -107,6 +107,13 @@ class SelectStage(Stage):
     version = "2"  # 2: no database gives more than max_database_share of an MMQA task
     outputs = ("samples",)
 
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        dropped = report.get("dropped", {})
+        return (f"{report.get('samples', 0):,} samples kept; dropped: "
+                f"{sum(d.get('near_duplicate', 0) for d in dropped.values()):,} near-duplicates, "
+                f"{sum(d.get('over_cap', 0) for d in dropped.values()):,} over the per-task cap")
+
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         """Decide in one DuckDB pass over every sample file; each part then filters one file."""
         import duckdb

@@ -19,7 +19,7 @@ from typing import Any
 from curation.config import with_defaults
 from curation.llm.client import ChatClient, object_schema, parse_json_object
 from curation.llm.types import ChatRequest, ModelUnavailable, user
-from curation.pipeline.stage import Plan, Stage
+from curation.pipeline.stage import Plan, Stage, generated_summary
 from curation.sample import Sample
 
 CRITERIA = ("plausibility", "consistency", "answerability")
@@ -220,6 +220,11 @@ class AdversarialStage(Stage):
     name = "adversarial"
     version = "1"
     outputs = ("samples", "llm_records")
+
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        return generated_summary(report, " kept of {:,} chains ({})".format(report.get("chains", 0), ", ".join(
+            f"{k} {v}" for k, v in sorted(report.get("by_status", {}).items()))))
 
     def in_process(self, config: dict[str, Any]) -> bool:
         from curation.llm import uses_in_process_model

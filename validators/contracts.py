@@ -158,6 +158,11 @@ class ContractsStage(Stage):
     version = "1"
     outputs = ()
 
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        met = sum(1 for e in report.get("expectations", []) if e["success"])
+        return f"{met} of {len(report.get('expectations', []))} expectations met"
+
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         settings(config)
         if len(inputs) < 2:

@@ -166,6 +166,13 @@ class VerifyStage(Stage):
     version = "1"
     outputs = ("verdicts",)
 
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        v = report
+        return (f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
+                f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors"
+                + (f"; {v['human_fixed']} gold answers fixed by annotators" if v.get("human_fixed") else ""))
+
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         if config:
             raise ValueError(f"[verify] takes no settings, got {', '.join(sorted(config))}")
@@ -208,10 +215,10 @@ def run_verify(path: str, executor: Any = None, show_progress: bool = False,
     root = Path(path)
     workspace = Workspace(root)
     if workspace.exists():
+        from curation.commands import sample_datasets
         from curation.pipeline import PIPELINE_ORDER
 
-        # in pipeline order: a later stage's copy of a table (with its cleaning marks) wins
-        from curation.commands import sample_datasets
+        # in pipeline order (as declared): a later stage's copy of a table (with its cleaning marks) wins
 
         stages = sorted(workspace.state()["current"],
                         key=lambda s: PIPELINE_ORDER.index(s) if s in PIPELINE_ORDER else len(PIPELINE_ORDER))

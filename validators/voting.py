@@ -282,6 +282,13 @@ class VoteStage(Stage):
     version = "2"
     outputs = ("samples",)
 
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        r = report
+        return (f"{r.get('voted', 0):,} samples voted ("
+                + ", ".join(f"{k} {v}" for k, v in sorted(r.get("agreement", {}).items()))
+                + f"); {r.get('replaced', 0)} gold answers replaced, {r.get('queued', 0)} queued for review")
+
     def in_process(self, config: dict[str, Any]) -> bool:
         from curation.llm import uses_in_process_model
 

@@ -20,6 +20,10 @@ class CleanStage(Stage):
     version = "4"  # 3: tables of a database are never dropped as too long or as duplicates; 4: column semantics
     outputs = ("tables", "databases")
 
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        return f"kept {report.get('kept', 0):,} of {report.get('tables_in', 0):,} tables"
+
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         CleaningConfig.from_dict(config)  # fail before any work on a bad setting
         tasks, weights = [], []

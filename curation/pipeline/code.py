@@ -3,8 +3,9 @@
 A stage's signature holds the hash of its module and of every module of this repository that it
 imports, directly or not, at the top of a file or inside a function (stages import lazily), and of
 every module a lazy registry names (`"curation.sources.csv:read"`). Editing `format_answer` reruns
-every stage whose code reaches it; editing the CLI reruns nothing. The stage registry itself is not
-followed: a stage does not run the other stages' code.
+every stage whose code reaches it; editing the CLI reruns nothing. The stage graph and registry
+(`curation.pipeline`, `curation.pipeline.graph`) are not followed: a stage does not run the other
+stages' code.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("curation", "generators", "validators", "exports", "evaluation", "annotation")
 REGISTRY_TARGET = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+(?:\.\w+)*$")
-NOT_FOLLOWED = frozenset({"curation.pipeline"})  # the stage registry: every stage by name
+NOT_FOLLOWED = frozenset({"curation.pipeline", "curation.pipeline.graph"})  # the stage graph: every stage by name
 
 
 def module_file(name: str) -> Path | None:

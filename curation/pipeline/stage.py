@@ -24,7 +24,8 @@ class Plan:
 
 
 class Stage:
-    """Subclass and set `name`, `version` and `outputs`; implement `plan` and `run_part`.
+    """Subclass and set `name`, `version` and `outputs`; implement `plan`, `run_part` and `summary`.
+    Declare it in `curation/pipeline/graph.py` (its named inputs, config section, when it runs).
 
     `run_part` runs in a worker process: it must depend only on its arguments.
     Bump `version` whenever a change alters what the stage writes.
@@ -54,6 +55,12 @@ class Stage:
         """The stage's report, from every part's summary in part order."""
         return merge_counts(summaries)
 
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        """The report in one line (`curate build` prints it after the stage's name)."""
+        return ", ".join(f"{key} {value:,}" for key, value in report.items()
+                         if isinstance(value, int) and not isinstance(value, bool))
+
 
 def merge_counts(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     """Add up numbers and dicts of numbers; concatenate lists (in part order)."""
@@ -70,4 +77,13 @@ def merge_counts(summaries: list[dict[str, Any]]) -> dict[str, Any]:
                 out[key] = out.get(key, []) + value
             else:
                 out[key] = value
+    return out
+
+
+def generated_summary(report: dict[str, Any], detail: str = "") -> str:
+    """A generating stage's line: its samples, what else it says, and the first tables or databases that failed."""
+    out = f"{report.get('samples', 0):,} samples{detail}"
+    failures = report.get("failed", [])
+    if failures:
+        out += f"; {len(failures)} failed: " + ", ".join(str(f.get("table") or f.get("database")) for f in failures[:3])
     return out

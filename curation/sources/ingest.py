@@ -40,6 +40,12 @@ class IngestStage(Stage):
     #     join columns, no measures as keys, composite keys, generic columns join only one dataset's tables
     outputs = ("tables", "databases")
 
+    @staticmethod
+    def summary(report: dict[str, Any]) -> str:
+        failed = report.get("failed", 0)
+        return (f"{report.get('tables', 0):,} tables, {report.get('databases', 0):,} databases"
+                + (f", {failed:,} unreadable inputs skipped" if failed else ""))
+
     def fingerprint(self, config: dict[str, Any]) -> Any:
         """Sources are identified by content: editing a file re-ingests it, touching it does not."""
         spec = config["source"]
