@@ -567,11 +567,38 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
 
 # ------------------------------------------------------------------------------ rendering
 
+def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str = "{}", model_args: tuple[str, ...] = (),
+                      explicit: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A backend's settings from the command line: of the generic options, those its constructor names;
+    then --engine's JSON, then each --model-arg, then options given explicitly (which it must take)."""
+    from curation.llm import BACKENDS
+    from curation.llm.backend import parse_model_args, settings_taken
+
+    backend_class = BACKENDS.get(backend)
+    out = settings_taken(backend_class, offered)
+    try:
+        out.update(json.loads(settings_json))
+        out.update(parse_model_args(model_args))
+    except json.JSONDecodeError as e:
+        raise click.UsageError(f"--engine: not JSON ({e})") from None
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    for key, value in (explicit or {}).items():
+        if not settings_taken(backend_class, {key: value}):
+            raise click.UsageError(f"the {backend} backend takes no {key}")
+        out[key] = value
+    return out
+
+
 @main.command()
 @click.argument("release_path", metavar="RELEASE", type=click.Path(exists=True, file_okay=False))
-@click.option("--backend", type=click.Choice(["openai", "vllm", "replay", "gold"]), default="openai",
-              show_default=True, help="openai: any OpenAI-compatible server; vllm: vllm.LLM in this process; replay: "
-              "score --predictions; gold: every sample answered with its own gold (a self-test: expect 1.000).")
+@click.option("--backend", default="openai", show_default=True,
+              help="A chat backend (curation.llm.BACKENDS: openai, any OpenAI-compatible server; vllm, vllm.LLM in "
+              "this process), or replay: score --predictions; gold: every sample answered with its own gold (a "
+              "self-test: expect 1.000).")
+@click.option("--model-arg", "model_args", multiple=True, metavar="KEY=VALUE",
+              help="A backend setting, repeatable (e.g. structured_output=json_object, dtype=bfloat16, "
+              "tensor_parallel_size=2); a value that reads as JSON is that.")
 @click.option("--model", default=None, help="Model name (openai) or path / hub id (vllm).")
 @click.option("--base-url", default=None, envvar="CURATE_BASE_URL",
               help="The server's URL (openai backend); several servers of the model separated by commas: requests "
@@ -595,15 +622,15 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
               help="Retries of a request that failed on the server's side (429, 5xx, timeout, no connection).")
 @click.option("--max-failures-in-a-row", type=int, default=8, show_default=True,
               help="Stop when this many requests in a row fail the same way (a bad key, an unknown model).")
-@click.option("--engine", "engine_json", default="{}", help="vllm: engine settings as JSON (dtype, "
+@click.option("--engine", "engine_json", default="{}", help="Backend settings as JSON (vllm: dtype, "
               "tensor_parallel_size, data_parallel_size and vLLM's other data_parallel_* settings, max_model_len, "
-              "engine={...}).")
+              "engine={...}); --model-arg sets one at a time.")
 @click.option("--data-parallel-size", type=click.IntRange(1), default=None,
               help="vllm: model replicas in this process (vLLM's data parallelism; the same as in --engine).")
 @click.option("--judge-model", default=None, help="The judge for llm_judge tasks (free-text answers graded 0-100); "
               "without one they are reported unscored.")
-@click.option("--judge-backend", type=click.Choice(["openai", "vllm"]), default=None,
-              help="The judge's backend (default: --backend; openai when replaying).")
+@click.option("--judge-backend", default=None,
+              help="The judge's chat backend (default: --backend; openai when replaying).")
 @click.option("--judge-base-url", default=None, help="The judge's server (default: --base-url).")
 @click.option("--judge-settings", "judge_json", default="{}", help="More judge settings as JSON (e.g. "
               '{"structured_output": "json_object"} for llama.cpp, "api_key_env", vllm engine settings).')
@@ -619,7 +646,8 @@ def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -
               "(tablebench, realhitbench, mmqa, spider, bird; 'none': off). Default: the one an imported release names.")
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def evaluate(release_path: str, backend: str, model: str | None, base_url: str | None, api_key_env: str,
+def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model: str | None, base_url: str | None,
+             api_key_env: str,
              predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
              retries: int, max_failures_in_a_row: int, engine_json: str, data_parallel_size: int | None,
@@ -638,6 +666,13 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
     ReleaseError = resolve("evaluation.dataset:ReleaseError")
     Evaluator, Settings = resolve("evaluation.evaluate:Evaluator"), resolve("evaluation.evaluate:Settings")
 
+    from curation.llm import BACKENDS
+
+    for option, chosen_backend in (("--backend", backend), ("--judge-backend", judge_backend)):
+        if chosen_backend and chosen_backend not in BACKENDS and (option == "--judge-backend"
+                                                                  or chosen_backend not in ("replay", "gold")):
+            raise click.UsageError(f"{option} {chosen_backend!r}: choose one of {', '.join(BACKENDS.names())}"
+                                   + (", replay, gold" if option == "--backend" else ""))
     split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
                         tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
@@ -667,16 +702,10 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
 
         section: dict[str, Any] = {"backend": backend, "model": model, "temperature": temperature,
                                    "max_tokens": max_tokens}
-        if backend == "openai":
-            section.update({"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
-                            "timeout": request_timeout, "retries": retries})
-        else:
-            try:
-                section.update(json.loads(engine_json))
-            except json.JSONDecodeError as e:
-                raise click.UsageError(f"--engine: not JSON ({e})") from None
-            if data_parallel_size:
-                section["data_parallel_size"] = data_parallel_size
+        offered = {"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
+                   "timeout": request_timeout, "retries": retries}
+        section.update(_backend_settings(backend, offered, engine_json, model_args,
+                                         {"data_parallel_size": data_parallel_size} if data_parallel_size else {}))
         name = model.rstrip("/").split("/")[-1]
         target = Path(out_dir) if out_dir else None
         cache = (target or Path("results") / Path(release_path).parent.name / name) / "llm-cache.sqlite"
@@ -694,12 +723,11 @@ def evaluate(release_path: str, backend: str, model: str | None, base_url: str |
             extra = json.loads(judge_json)
         except json.JSONDecodeError as e:
             raise click.UsageError(f"--judge-settings: not JSON ({e})") from None
-        chosen = judge_backend or ("openai" if backend == "replay" else backend)
+        chosen = judge_backend or ("openai" if backend in ("replay", "gold") else backend)
         judge_section: dict[str, Any] = {"backend": chosen, "model": judge_model, "temperature": 0.0,
                                          "max_tokens": 256}
-        if chosen == "openai":
-            judge_section.update({"base_url": judge_base_url or base_url, "api_key_env": api_key_env,
-                                  "concurrency": concurrency})
+        judge_section.update(_backend_settings(chosen, {"base_url": judge_base_url or base_url,
+                                                        "api_key_env": api_key_env, "concurrency": concurrency}))
         judge_section.update(extra)
         out.mkdir(parents=True, exist_ok=True)
         try:

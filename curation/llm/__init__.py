@@ -3,6 +3,7 @@ model under test). A batch of requests goes in, one response per request comes o
 
 - `types.py`: ChatRequest, ChatResponse.
 - `cache.py`: the response cache (SQLite, WAL), keyed by everything that changes an answer.
+- `backend.py`: the `Backend` protocol (identity, complete, structured_output, server_report).
 - `client.py`: ChatClient = backend + cache + token counts + structured (JSON) replies.
 - backends, by name (imported on first use): `openai` (any OpenAI-compatible server, vLLM's
   included), `vllm` (vLLM in-process: `vllm.LLM`), `scripted` (replies a test writes).

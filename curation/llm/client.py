@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from curation.llm.backend import Backend, require_backend
 from curation.llm.cache import ResponseCache, cache_key
 from curation.llm.types import ChatRequest, ChatResponse
 
@@ -49,8 +50,8 @@ class Usage:
 
 
 class ChatClient:
-    def __init__(self, backend: Any, cache: ResponseCache | None = None, role: str = "") -> None:
-        self.backend = backend
+    def __init__(self, backend: Backend, cache: ResponseCache | None = None, role: str = "") -> None:
+        self.backend = require_backend(backend)
         self.cache = cache
         self.role = role
         self.identity = backend.identity()
@@ -84,7 +85,7 @@ class ChatClient:
             self.usage.prompt_tokens += response.prompt_tokens
             self.usage.completion_tokens += response.completion_tokens
         self.usage.cached += sum(1 for k in keys if k in hits)
-        servers = getattr(self.backend, "server_report", lambda: None)()
+        servers = self.backend.server_report()
         if servers:
             self.usage.servers = servers
         return [answered[k] for k in keys]
@@ -97,7 +98,7 @@ class ChatClient:
         `schema` (a JSON schema of the reply) constrains decoding where the backend's
         `structured_output` setting says how its server takes one; the prompt asks for the same
         format either way, and `parse` checks every reply."""
-        response_format = structured_output_format(getattr(self.backend, "structured_output", "none"), schema)
+        response_format = structured_output_format(self.backend.structured_output, schema)
         if response_format:
             requests = [ChatRequest(r.messages, {**r.params, "response_format": response_format}, r.index, r.tag)
                         if "response_format" not in r.params else r for r in requests]

@@ -15,6 +15,7 @@ class ScriptedBackend:
     """
 
     kind = "scripted"
+    structured_output = "none"  # a test sets it to see the schema reach the request
 
     def __init__(self, reply: Callable[[ChatRequest], Any], model: str = "scripted", **_: Any) -> None:
         self.reply = reply
@@ -23,6 +24,9 @@ class ScriptedBackend:
 
     def identity(self) -> dict[str, Any]:
         return {"backend": self.kind, "model": self.model}
+
+    def server_report(self) -> None:
+        return None
 
     def complete(self, requests: list[ChatRequest], on_response: Callable[[int, ChatResponse], None] | None = None
                  ) -> list[ChatResponse]:

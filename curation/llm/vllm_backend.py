@@ -62,6 +62,9 @@ class VLLMBackend:
             settings["chat_template"] = self.chat_template
         return {"backend": self.kind, "model": self.model, "revision": self.revision, **settings}
 
+    def server_report(self) -> None:  # one engine in this process
+        return None
+
     @property
     def llm(self) -> Any:
         key = repr(sorted(self.engine_args.items(), key=lambda kv: kv[0]))
