@@ -50,14 +50,14 @@ def pseudonym(annotator: str) -> str:
 
 def reviewed_sample(sample: Any, result: dict[str, Any]) -> Any:
     """The sample after an accept or a fix: the new gold, quality, one Review per annotator."""
-    from curation.sample import Review
+    from curation.sample import Review, ReviewState
 
     provenance = dict(sample.provenance)
     answer = sample.answer
     if result["verdict"] == "fix":
         provenance["gold_before_review"] = json.dumps(sample.answer, ensure_ascii=False, sort_keys=True)
         answer = result["answer"]
-    provenance["review"] = "fixed" if result["verdict"] == "fix" else "accepted"
+    provenance["review"] = (ReviewState.FIXED if result["verdict"] == "fix" else ReviewState.ACCEPTED).value
     agreement = [a for a in result["agreement"].values() if a is not None]
     if agreement:
         provenance["review_agreement"] = f"{min(agreement):.2f}"
@@ -106,6 +106,7 @@ class ReviewStage(Stage):
 
         from annotation.review import outcome
         from curation.arrow_io import samples_from_arrow, samples_to_arrow
+        from curation.sample import ReviewState
 
         s = settings(config)
         kept = []
@@ -125,12 +126,12 @@ class ReviewStage(Stage):
                 summary["applied"][result["verdict"]] = summary["applied"].get(result["verdict"], 0) + 1
                 kept.append(reviewed_sample(sample, result))
                 continue
-            waiting = result is not None or sample.provenance.get("review") == "queued"
+            waiting = result is not None or sample.review_state is ReviewState.QUEUED
             if result is not None:  # pushed and still open
                 summary["open"] += 1
                 if len(summary["open_examples"]) < MAX_LISTED:
                     summary["open_examples"].append({"id": sample.id, "why": result["why"]})
-                sample = replace(sample, provenance={**sample.provenance, "review": "pending"})
+                sample = sample.with_review(ReviewState.PENDING)
             elif waiting:
                 summary["queued_not_pushed"] += 1
             if waiting and s["required"]:

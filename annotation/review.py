@@ -30,6 +30,7 @@ from typing import Any
 
 from annotation.tasks import KINDS, audit_task_data, decision, label_config, task_data
 from curation.pipeline.graph import declared
+from curation.sample import ReviewState as SampleReview
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (kind TEXT PRIMARY KEY, project_id INTEGER, title TEXT, url TEXT);
@@ -137,7 +138,7 @@ def review_queue(workspace: Any, audit_rate: float = 0.0, seed: int = 0) -> list
     out = []
     for dataset in datasets:
         for sample in dataset.records("samples"):
-            if sample.provenance.get("review") == "queued":
+            if sample.review_state is SampleReview.QUEUED:
                 if sample.provenance.get("task_check") == "disagrees":
                     why = "task disputed"
                 else:

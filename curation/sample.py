@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from curation.hashing import content_hash
@@ -39,6 +40,22 @@ class Review:
     at: str = ""
 
 
+class ReviewState(str, Enum):
+    """Where a sample stands with human review (stored as `provenance["review"]`, so a release's files
+    read the same): a check queued it, it was pushed and is still open (pending), or annotators
+    accepted it or fixed its gold."""
+
+    QUEUED = "queued"
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    FIXED = "fixed"
+
+    @property
+    def waiting(self) -> bool:
+        """Still waiting for a person: a release that requires review holds it back."""
+        return self in (ReviewState.QUEUED, ReviewState.PENDING)
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     """A question about one or more tables, with a typed gold answer.
@@ -63,6 +80,18 @@ class Sample:
     split: str = "test"
     provenance: dict[str, str] = field(default_factory=dict)
     id: str = ""
+
+    @property
+    def review_state(self) -> ReviewState | None:
+        """The sample's review state, typed (None: never queued for review)."""
+        value = self.provenance.get("review")
+        return ReviewState(value) if value else None
+
+    def with_review(self, state: ReviewState, **provenance: str) -> "Sample":
+        """A copy in review state `state` (with more provenance fields, if given)."""
+        from dataclasses import replace
+
+        return replace(self, provenance={**self.provenance, **provenance, "review": ReviewState(state).value})
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -162,12 +162,15 @@ def samples_waiting_for_review(sample_files: list[str]) -> int:
     """How many samples a check queued for human review, or Label Studio holds, with no decision yet."""
     import duckdb
 
+    from curation.sample import ReviewState
+
     if not sample_files:
         return 0
+    waiting = [s.value for s in ReviewState if s.waiting]
     con = duckdb.connect()
     try:
-        return con.execute("SELECT count(*) FROM read_parquet(?) WHERE provenance['review'] IN ('queued', 'pending')",
-                           [sample_files]).fetchall()[0][0]
+        return con.execute("SELECT count(*) FROM read_parquet(?) WHERE list_contains(?, provenance['review'])",
+                           [sample_files, waiting]).fetchall()[0][0]
     finally:
         con.close()
 

@@ -104,3 +104,21 @@ def test_sample_id_ignores_the_answer():
     a = Sample(task="t", question="q", answer=1, answer_type="number", table_ids=("x",))
     b = Sample(task="t", question="q", answer=2, answer_type="number", table_ids=("x",))
     assert a.id == b.id
+
+
+def test_review_state_is_a_typed_field_kept_where_releases_store_it():
+    from curation.sample import ReviewState, Sample
+
+    sample = Sample(task="TCO/lookup", question="q?", answer=1, answer_type="number", table_ids=("t",))
+    assert sample.review_state is None
+    queued = sample.with_review(ReviewState.QUEUED, task_check="disagrees")
+    assert queued.review_state is ReviewState.QUEUED and queued.review_state.waiting
+    assert queued.provenance == {"task_check": "disagrees", "review": "queued"}  # the stored form is unchanged
+    assert queued.id == sample.id
+    assert not queued.with_review(ReviewState.FIXED).review_state.waiting
+    try:  # a state no stage writes is refused when read
+        Sample(task="t", question="q", answer=1, answer_type="number", table_ids=(),
+               provenance={"review": "maybe"}).review_state
+        raise AssertionError("an unknown review state was read")
+    except ValueError:
+        pass

@@ -19,6 +19,7 @@ from typing import Any
 
 from curation.config import with_defaults
 from curation.pipeline.stage import Plan, Stage
+from curation.sample import ReviewState
 
 PROMPT_FILE = Path(__file__).with_name("prompts") / "classify.toml"
 
@@ -134,6 +135,6 @@ class ClassifyStage(Stage):
                                                  json.dumps([sample.task, sample.id])})
             else:
                 summary["disagrees"] += 1
-                samples[i] = replace(sample, provenance={**provenance, "task_check": "disagrees", "review": "queued"})
+                samples[i] = sample.with_review(ReviewState.QUEUED, **provenance, task_check="disagrees")
         summary["usage"] = {"classifier": client.usage.as_dict()}
         return {"samples": samples_to_arrow(samples)}, summary

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from curation.arrow_io import table_at, table_index
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
+from curation.sample import ReviewState
 
 SAMPLES_PER_TASK = 20_000
 MAX_REPORTED = 50
@@ -92,7 +93,7 @@ def verify_part(sample_file: str, start: int, stop: int, index: dict[str, tuple[
                                           "error": str(e)})
                 continue
             matched = answers_match(gold, computed, rule)
-            fixed = not matched and provenance.get("review") == "fixed"
+            fixed = not matched and provenance.get("review") == ReviewState.FIXED
             if verdicts is not None:
                 verdicts.append((row["id"], "match" if matched else "human_fixed" if fixed else "mismatch",
                                  json.dumps(computed, ensure_ascii=False, default=str)))

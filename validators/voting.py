@@ -426,7 +426,7 @@ def _with_verdict(sample: Any, verdict: Verdict, models: list[str], texts: list[
     """The sample after its vote: votes, agreement, the decided gold (the old one kept), quality, review."""
     from dataclasses import replace
 
-    from curation.sample import Vote
+    from curation.sample import ReviewState, Vote
 
     votes = []
     for n in range(3):
@@ -439,6 +439,6 @@ def _with_verdict(sample: Any, verdict: Verdict, models: list[str], texts: list[
     if verdict.replaced:
         provenance["gold_before_vote"] = json.dumps(sample.answer, ensure_ascii=False, sort_keys=True)
     if review:
-        provenance["review"] = "queued"
+        provenance["review"] = ReviewState.QUEUED.value
     return replace(sample, votes=tuple(votes), judge_verdict=verdict.agreement, answer=verdict.answer,
                    quality=quality_of(sample.quality, verdict), provenance=provenance)
