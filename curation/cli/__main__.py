@@ -1,0 +1,5 @@
+"""`python -m curation.cli`: the `curate` command."""
+
+from curation.cli import main
+
+main()
