@@ -526,10 +526,11 @@ def value_meaning(info: ColumnInfo | None, value: Any) -> str:
 
 
 def opaque_code(info: ColumnInfo | None, values: Iterable[Any]) -> bool:
-    """Whether a column's values are numbers that stand for categories nobody names ("firm is 1",
-    "cond is 3", "region 2"): a question filtering or grouping on them is about a symbol. Numbers
-    that are quantities themselves (doses 0, 1, 3.2, 10 of a design) are not opaque, nor are codes
-    whose meanings the documentation gives."""
+    """Whether a column's values stand for categories nobody names: numbers ("firm is 1", "cond is
+    3"), digits written as text (staff gender "1") or single letters ("dst A"). A question filtering
+    or grouping on them is about a symbol. Numbers that are quantities themselves (doses 0, 1, 3.2,
+    10 of a design), points on a scale (rating 3, stage 2) and codes whose meanings the
+    documentation gives are not opaque; nor is a 0/1 flag, which reads "yes"/"no"."""
     if info is None or info.role not in (CODE, CATEGORY, FLAG) or info.codes \
             or ORDINAL.search(f"{snake(info.name)} {info.label}"):
         return False
