@@ -10,6 +10,12 @@ from typing import Any
 from exports.release.base import task_slug
 
 
+def _table(title: str, header: list[str], rows: list[list[Any]]) -> list[str]:
+    """A titled Markdown table, and the blank line after it."""
+    return [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header),
+            *("| " + " | ".join(str(c) for c in row) + " |" for row in rows), ""]
+
+
 def _yaml_string(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid YAML scalar
 
@@ -61,9 +67,7 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
               f"`tables/<format>.parquet` ({', '.join(manifest['table_configurations']['serializations'])}).", ""]
 
     def table(title: str, header: list[str], rows: list[list[Any]]) -> None:
-        lines.extend([f"### {title}", "", "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)])
-        lines.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
-        lines.append("")
+        lines.extend(_table(title, header, rows))
 
     lines += ["## Contents", ""]
     by_skill: dict[str, int] = {}
@@ -146,24 +150,17 @@ def _card_import(imported: dict[str, Any], corrected: dict[str, Any] | None = No
                   f"{len(errata['corrected'])} gold answers corrected, {len(errata['removed'])} samples removed, "
                   f"{len(errata['confirmed'])} audit findings checked and the published gold kept.", ""]
         if errata["corrected"]:
-            lines += ["### Corrected gold answers", "",
-                      "| source id | sample | task | question | published gold | corrected gold | by | finding |",
-                      "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-            lines += [f"| {e['source_id']} | {e['id']} | {e['task']} | {cell(e['question'])} | {cell(e['gold_before'])} "
-                      f"| {cell(e['gold'])} | {e['by']} | {e['finding'] or '-'} |" for e in errata["corrected"]]
-            lines.append("")
+            lines += _table("Corrected gold answers", ["source id", "sample", "task", "question", "published gold",
+                                                      "corrected gold", "by", "finding"],
+                           [[e["source_id"], e["id"], e["task"], cell(e["question"]), cell(e["gold_before"]),
+                             cell(e["gold"]), e["by"], e["finding"] or "-"] for e in errata["corrected"]])
         if errata["removed"]:
-            lines += ["### Removed", "", "| source id | sample | task | question | published gold | reasons | finding |",
-                      "| --- | --- | --- | --- | --- | --- | --- |"]
-            lines += [f"| {e['source_id']} | {e['id']} | {e['task']} | {cell(e['question'])} | {cell(e['gold'])} | "
-                      f"{cell('; '.join(e['reasons']))} | {e['finding'] or '-'} |" for e in errata["removed"]]
-            lines.append("")
+            lines += _table("Removed", ["source id", "sample", "task", "question", "published gold", "reasons", "finding"],
+                           [[e["source_id"], e["id"], e["task"], cell(e["question"]), cell(e["gold"]),
+                             cell("; ".join(e["reasons"])), e["finding"] or "-"] for e in errata["removed"]])
         if errata["confirmed"]:
-            lines += ["### Checked, the published gold kept", "", "| source id | sample | gold | finding |",
-                      "| --- | --- | --- | --- |"]
-            lines += [f"| {e['source_id']} | {e['id']} | {cell(e['gold'])} | {e['finding'] or '-'} |"
-                      for e in errata["confirmed"]]
-            lines.append("")
+            lines += _table("Checked, the published gold kept", ["source id", "sample", "gold", "finding"],
+                           [[e["source_id"], e["id"], cell(e["gold"]), e["finding"] or "-"] for e in errata["confirmed"]])
     lines += ["", "## How answers are scored", "",
               f"`curate evaluate` scores this release with the benchmark's official metrics, reproduced from its "
               f"authors' evaluation code (profile `{imported['profile']}`), and beside them with curate's own "

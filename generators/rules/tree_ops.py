@@ -321,11 +321,10 @@ def _tolerance(view: TreeView, cells: list[tuple[int, int]]) -> float:
 PERIOD = re.compile(r"^\s*((1[6-9]|20)\d\d-[01]\d(-[0-3]\d)?|(1[6-9]|20)\d\d([/-]\d{2,4})?|q[1-4]|(19|20)\d\d\s*q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|"
                     r"oct|nov|dec|january|february|march|april|june|july|august|september|october|november|december)"
                     r"(\s+(outturn|plans?|estimates?|provisional))?\s*$", re.IGNORECASE)
-BOUND = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|estimate|ci|margin of error|standard error)\b|"
-                   r"\+/-|\u00b1", re.IGNORECASE)
+_LIMIT_WORDS = r"confidence (limit|interval)|lower|upper|bound|limit|ci|margin of error|standard error"
 # a bound or a margin of an estimate, not the estimate itself: no change, difference or count of it
-LIMIT = re.compile(r"\b(confidence (limit|interval)|lower|upper|bound|limit|ci|margin of error|standard error)\b|"
-                   r"\+/-|\u00b1", re.IGNORECASE)
+LIMIT = re.compile(rf"\b({_LIMIT_WORDS})\b|\+/-|\u00b1", re.IGNORECASE)
+BOUND = re.compile(rf"\b({_LIMIT_WORDS}|estimate)\b|\+/-|\u00b1", re.IGNORECASE)  # also the estimate beside its bounds
 UNIT_NAME = re.compile(r"^\s*units?\s*$", re.IGNORECASE)
 
 

@@ -238,29 +238,29 @@ class Synthesizer:
         one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
         return template.groups and one_to_one
 
+    def step_key(self, orientation: Orientation, index: int) -> Any:
+        """The key (a ForeignKey) that joins step `index` of the path (0: A-B, 1: B-C)."""
+        left, right = orientation.edges[index]
+        pair = {orientation.tables[index], orientation.tables[index + 1]}
+        return next(e.key for e in self.graph.edges if set(e.tables) == pair
+                    and {tuple(e.key.columns), tuple(e.key.ref_columns)} == {tuple(left), tuple(right)})
+
     def partial_reference(self, orientation: Orientation) -> bool:
         """Whether a step of the path is an inferred reference some of whose values are not in the
         table referenced (MplsStops' "Near - North", a neighbourhood MplsDemo lacks): "how many
         neighborhoods ..." then depends on which table's neighbourhoods the reader counts."""
-        for i, (left, right) in enumerate(orientation.edges):
-            pair = {orientation.tables[i], orientation.tables[i + 1]}
-            for edge in self.graph.edges:
-                key = edge.key
-                if set(edge.tables) == pair and {tuple(key.columns), tuple(key.ref_columns)} == {tuple(left), tuple(right)} \
-                        and key.origin == "inferred" and "not found" in key.evidence:
-                    return True
-        return False
+        keys = (self.step_key(orientation, i) for i in range(len(orientation.edges)))
+        return any(key.origin == "inferred" and "not found" in key.evidence for key in keys)
 
     def join_words(self, orientation: Orientation) -> str:
         """Which key joins two tables, in words, when more than one could: "(flights are linked to
         airports by their dest)"; "" when each pair of tables shares one key."""
         parts = []
-        for i, (left, right) in enumerate(orientation.edges):
+        for i in range(len(orientation.edges)):
             first, second = orientation.tables[i], orientation.tables[i + 1]
             if self.keys_between.get(frozenset((first, second)), 0) < 2:
                 continue
-            key = next(e.key for e in self.graph.edges if set(e.tables) == {first, second}
-                       and {tuple(e.key.columns), tuple(e.key.ref_columns)} == {tuple(left), tuple(right)})
+            key = self.step_key(orientation, i)
             columns = " and ".join(column_words(c, self.infos[key.table].get(c)) for c in key.columns)
             parts.append(f"{self._many(key.table)} are linked to {self._many(key.ref_table)} by their {columns}")
         return f" ({'; '.join(parts)})" if parts else ""
