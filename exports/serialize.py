@@ -5,6 +5,13 @@ and `rowspan`, LaTeX writes `\\multicolumn` and `\\multirow`. Formats with one h
 (Markdown, CSV, JSON, indexed row major, DataFrame code, concatenation) name each column by its
 header path, "Top / Sub". Cells are written as a reader would show them: 17 not 17.0, and
 missing values as empty cells (`null` in JSON, `None` in DataFrame code).
+
+A row tree stays visible in every format: where a row's path in the row tree (`row_paths`) holds
+labels that no cell of the row shows (a section row above it, an indented parent, a merged stub
+read into the tree), the row's label is written with them, top first, in the same "Top / Sub"
+form as the column names ("TOTAL / Men, 16 years and over / 16 to 19 years"); `shown_rows`
+gives the cells every writer writes. A row whose path its own cells already show (a merged stub
+repeated in a column of its own), and every flat table, is written as stored.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.answers import plain
 from curation.body import cell_text
+from curation.header_tree import row_paths
 from curation.table import unique_names
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,8 +54,58 @@ def parse(text: str, fmt: str) -> tuple[list[str], list[list[str]]]:
 # ---------------------------------------------------------------------------- shared pieces
 
 def rows_of(table: "Table") -> list[list[Any]]:
+    """The body's rows as the formats write them: stored values, each row's label carrying the
+    labels of its path that the row does not show (`labelled_paths`)."""
     columns = [c.to_pylist() for c in table.body.columns]
-    return [list(r) for r in zip(*columns)] if columns else []
+    rows = [list(r) for r in zip(*columns)] if columns else []
+    for r, (j, text) in labelled_paths(table, rows).items():
+        rows[r][j] = text
+    return rows
+
+
+def shown_rows(table: "Table") -> list[list[str]]:
+    """Every row's cell texts as the serializations write them."""
+    return [[cell_text(v) for v in row] for row in rows_of(table)]
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def labelled_paths(table: "Table", rows: list[list[Any]] | None = None) -> dict[int, tuple[int, str]]:
+    """{body row: (its label's column, the label with its path)} for the rows whose path in the
+    row tree holds labels none of their cells show. The label's column is the one showing the
+    deepest label of the path, else the first text cell of the row (else the first text column);
+    the written label is the hidden labels of the path, top first, with the row's own label in
+    its place ("Asia / Japan"). Labels shown in another cell of the row are not repeated."""
+    import pyarrow as pa
+
+    if not any(n.axis == "R" for n in table.header):
+        return {}
+    if rows is None:
+        columns = [c.to_pylist() for c in table.body.columns]
+        rows = [list(r) for r in zip(*columns)] if columns else []
+    text_columns = [j for j, f in enumerate(table.body.schema) if pa.types.is_string(f.type)
+                    or pa.types.is_large_string(f.type)]
+    out: dict[int, tuple[int, str]] = {}
+    for r, path in enumerate(row_paths(table.header, len(rows))):
+        if not path:
+            continue
+        texts = [_folded(cell_text(v)) for v in rows[r]]
+        hidden = [x for x in path if _folded(x) not in texts]
+        if not hidden:
+            continue
+        shown = [j for x in path for j, t in enumerate(texts) if t and t == _folded(x)]
+        own = [j for j in text_columns if texts[j]]
+        stub = shown[-1] if shown else own[0] if own else text_columns[0] if text_columns else None
+        if stub is None:
+            continue  # no text column to write a label into (a table of numbers with a row tree)
+        label = cell_text(rows[r][stub])
+        parts = [x for x in path if _folded(x) not in texts or (shown and _folded(x) == texts[stub])]
+        if label and _folded(label) not in {_folded(x) for x in path}:
+            parts.append(label)
+        out[r] = (stub, PATH_SEPARATOR.join(dict.fromkeys(parts)))
+    return out
 
 
 def header_grid(table: "Table") -> list[list[tuple[str, int, int, int]]]:
@@ -207,8 +265,8 @@ def to_indexed_row_major(table: "Table") -> str:
 
 def to_dataframe(table: "Table") -> str:
     """Python that builds the table with pandas; the values are literals."""
-    columns = {name: [_json_value(v) for v in table.body.column(j).to_pylist()]
-               for j, name in enumerate(column_paths(table))}
+    rows = rows_of(table)
+    columns = {name: [_json_value(row[j]) for row in rows] for j, name in enumerate(column_paths(table))}
     body = ",\n".join(f"    {name!r}: {values!r}" for name, values in columns.items())
     return "import pandas as pd\n\ndf = pd.DataFrame({\n" + body + "\n})\n"
 

@@ -11,7 +11,7 @@ import pytest
 from curation.body import cell_text
 from curation.table import HeaderNode, Table
 from exports.perturb import PERTURBATIONS, perturb
-from exports.serialize import FORMATS, PARSEABLE, column_paths, parse, serialize
+from exports.serialize import FORMATS, PARSEABLE, column_paths, labelled_paths, parse, serialize, shown_rows
 
 # cells that break naive writers: separators, quotes, escapes, markup, unicode, missing values
 TRICKY = Table(name="tricky", caption="Sales & returns", body=pa.table({
@@ -93,6 +93,72 @@ def test_merged_headers_keep_their_spans_in_html_and_latex():
         assert rows == [["North", "1", "3", "5", "7"], ["South", "2", "4", "6", "8"]], fmt
 
 
+# ---------------------------------------------------------------------------- row trees stay visible
+
+def nested_rows() -> Table:
+    """A row tree read from section rows and indentation, as a sheet shows it:
+
+        Region          | Sales
+        Asia            | 30       <- the group's own row (its subtotal)
+          Japan         | 10
+          China         | 20
+        Europe          |          <- a section row
+          France        | 5
+          of which Paris| 2        <- one level under France
+        Total           | 35       <- a grand total at the root
+    """
+    body = pa.table({"Region": ["Asia", "Japan", "China", "Europe", "France", "of which Paris", "Total"],
+                     "Sales": [30, 10, 20, None, 5, 2, 35]})
+    header = (HeaderNode("C", 0, 0, 0, "Region"), HeaderNode("C", 0, 1, 1, "Sales"),
+              HeaderNode("R", 0, 0, 2, "Asia"), HeaderNode("R", 1, 1, 1, "Japan"), HeaderNode("R", 1, 2, 2, "China"),
+              HeaderNode("R", 0, 3, 5, "Europe"), HeaderNode("R", 1, 4, 5, "France"),
+              HeaderNode("R", 2, 5, 5, "of which Paris"), HeaderNode("R", 0, 6, 6, "Total"))
+    return Table(name="nested", body=body, header=header)
+
+
+def test_the_default_serialization_shows_each_row_under_its_path():
+    """What the evaluated model reads (markdown, the release's default) says which rows are under
+    which: a row's label carries the labels of its path that its row does not show, top first,
+    written like the column paths ("Top / Sub"); group rows and the grand total stand as they are."""
+    text = serialize(nested_rows(), "markdown")
+    assert text.splitlines()[2:] == [
+        "| Asia | 30 |",
+        "| Asia / Japan | 10 |",
+        "| Asia / China | 20 |",
+        "| Europe |  |",
+        "| Europe / France | 5 |",
+        "| Europe / France / of which Paris | 2 |",
+        "| Total | 35 |"]
+
+
+def test_every_format_shows_the_same_nesting_and_the_stored_table_is_unchanged():
+    table = nested_rows()
+    expected = shown_rows(table)
+    assert expected[5][0] == "Europe / France / of which Paris"
+    for fmt in PARSEABLE:
+        assert parse(serialize(table, fmt), fmt)[1] == expected, fmt
+    assert "Europe / France" in serialize(table, "concatenation")
+    assert table.body.column("Region").to_pylist()[4] == "France"  # the record keeps the sheet's label
+
+
+def test_labels_a_row_already_shows_are_not_repeated():
+    """A merged stub spread into a column of its own already shows the path: nothing is added;
+    where one level is shown and a deeper one is not, only the hidden one joins the label."""
+    body = pa.table({"Material": ["Glass", "Glass", "Steel"], "Organism": ["E. coli", "E. coli", "E. coli"],
+                     "Sampler": ["3M", "Swab", "3M"], "Log": [1.5, 2.0, 0.5]})
+    header = (*(HeaderNode("C", 0, j, j, c) for j, c in enumerate(body.column_names)),
+              HeaderNode("R", 0, 0, 1, "Glass"), HeaderNode("R", 1, 0, 1, "E. coli"),
+              HeaderNode("R", 0, 2, 2, "Steel"), HeaderNode("R", 1, 2, 2, "Dry run"))
+    table = Table(name="merged stub", body=body, header=header)
+    assert labelled_paths(table) == {2: (0, "Steel / Dry run")}  # "Steel" is shown, "Dry run" (under it) nowhere
+    assert serialize(table, "markdown").splitlines()[2] == "| Glass | E. coli | 3M | 1.5 |"
+
+
+def test_a_flat_table_is_written_as_stored():
+    assert labelled_paths(TRICKY) == {} and labelled_paths(hierarchical()) == {}
+    assert shown_rows(TRICKY) == cells(TRICKY)
+
+
 # ---------------------------------------------------------------------------- perturbations
 
 FLAT = Table(name="flat", body=pa.table({"id": [f"r{i}" for i in range(25)], "x": list(range(25)),
@@ -147,7 +213,9 @@ def test_every_realhitbench_table_round_trips_in_every_parseable_format():
               for t in read_unit(file_unit(f), [], []) if isinstance(t, Table)]
     assert len(tables) > 150 and sum(t.is_hierarchical for t in tables) > 50  # 183 and 131 when written
     for table in tables:
-        expected = cells(table)
+        expected = shown_rows(table)
+        stored = cells(table)
+        assert [r for r, row in enumerate(expected) if row != stored[r]] == sorted(labelled_paths(table)), table.name
         for fmt in PARSEABLE:
             columns, rows = parse(serialize(table, fmt), fmt)
             if fmt in LOSSY:
