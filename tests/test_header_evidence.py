@@ -147,3 +147,48 @@ def test_a_table_with_no_body_is_a_reader_warning_with_the_reason(tmp_path, monk
     except Exception as e:  # the only table had no rows: the file holds none, and the sheet's reason was said
         assert "grid" in str(e)
     assert skipped[0]["sheet"] == "Sheet" and "no body rows under the header at A1:B3" in skipped[0]["reason"]
+
+
+def test_a_label_merged_along_its_row_over_the_figures_heads_the_rows_below(tmp_path):
+    """OECD's "Time period: 2021" merged from the stub over the data columns is a section heading:
+    the rows under it are its rows, and its text is not a value of every column."""
+    rows = [["Reference area", "Arts", "Law", "Health"],
+            ["Time period: 2021", None, None, None],
+            ["Australia", 4.9, 3.0, 1.6],
+            ["Austria", 5.5, 6.0, 2.7],
+            ["Time period: 2017", None, None, None],
+            ["Chile", 7.1, 6.2, 5.0],
+            ["Peru", 3.3, 2.2, 1.0]]
+    table = next(xlsx.read(str(_book(tmp_path / "oecd.xlsx", rows, merges=("A2:D2", "A5:D5")))))
+    assert table.body.column("Arts").to_pylist()[0] is None  # not "Time period: 2021"
+    paths = _paths(table)
+    assert paths[1] == ("Time period: 2021", "Australia") and paths[5] == ("Time period: 2017", "Peru")
+
+
+def test_a_merge_over_a_few_columns_in_the_body_still_repeats_its_value(tmp_path):
+    rows = [["Region", "Site", "A", "B", "C", "D"],
+            ["North", "x", 1, 2, 3, 4],
+            ["North", "y", 5, 6, 7, 8],
+            ["South", "z", 9, 10, 11, 12]]
+    table = next(xlsx.read(str(_book(tmp_path / "few.xlsx", rows, merges=("A2:A3", "C4:D4")))))
+    assert table.body.column("B").to_pylist()[2] == 9  # C4:D4 merges two figures: each column holds it
+
+
+def test_a_year_written_once_over_its_quarters_names_every_quarter(tmp_path):
+    """ONS writes "2016 Q3", "Q4", "2017 Q1", "Q2": the bare quarters are of the year above them,
+    and a question about "Q4" must not be ambiguous."""
+    rows = [["Date", "Output"], ["2016 Q3", 0.1], ["Q4", 0.2], ["2017 Q1", 0.3], ["Q2", 0.4], ["Q3", 0.5]]
+    table = next(xlsx.read(str(_book(tmp_path / "ons.xlsx", rows))))
+    assert table.body.column("Date").to_pylist() == ["2016 Q3", "2016 Q4", "2017 Q1", "2017 Q2", "2017 Q3"]
+    months = [["Month", "Sales"], ["2020 Nov", 1], ["Dec", 2], ["2021 Jan", 3], ["Feb", 4]]
+    table = next(xlsx.read(str(_book(tmp_path / "months.xlsx", months))))
+    assert table.body.column("Month").to_pylist() == ["2020 Nov", "2020 Dec", "2021 Jan", "2021 Feb"]
+
+
+def test_quarters_with_no_year_above_or_among_other_labels_are_left_as_written():
+    from curation.sources.grid import periods_completed
+
+    assert periods_completed(["Q1", "Q2", "2020 Q3", "Q4", "2021 Q1"]) is None  # a bare quarter first: whose?
+    assert periods_completed(["2020 Q1", "Q2", "Total", "2021 Q1", "Q2"]) is None  # not a run of periods
+    assert periods_completed(["2020 Q1", "2020 Q2", "2021 Q1"]) is None  # nothing left out
+    assert periods_completed(["2020 Q1", "Q2", "2021 Q1", "Q2"]) == ["2020 Q1", "2020 Q2", "2021 Q1", "2021 Q2"]

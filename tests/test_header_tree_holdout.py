@@ -15,8 +15,6 @@ from tests.conftest import shared
 from tests.header_tree_holdout import check, drawn
 
 STILL_WRONG = {
-    "education-table14": "an OECD sheet: the countries are not put under their 'Time period: 2021' section",
-    "productivity-table01": "quarters are not read as '2021 Q2' under the year the sheet writes once",
     "employment-table15": "the year merged over the industries is left out of the column paths, "
                           "and the first section's label stays a row of its own",
     "business-table09": "'Total landings' over 'by UK vessels' not read as one wrapped label",

@@ -345,12 +345,18 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     body_rows = [r for r in range(first_body, bottom + 1) if any(filled(cell(r, c)) for c in cols)]
     fill: dict[tuple[int, int], Any] = {}
     for m in grid.merges:
+        if section_merge(m, first_col, data_cols):
+            continue  # a label merged along its row from the stub over the figures: a section heading, said once
         if m[2] >= first_body:
             v = cell(m[0], m[1])
             for r in range(max(m[0], first_body), m[2] + 1):
                 for c in range(m[1], m[3] + 1):
                     fill[(r, c)] = v
     rows = [[fill.get((r, c), cell(r, c)) for c in cols] for r in body_rows]
+    periods = periods_completed([row[0] for row in rows])
+    if periods:
+        for row, label in zip(rows, periods):
+            row[0] = label
     body_merges = any(m[2] >= first_body and m[0] <= bottom for m in grid.merges)
 
     vertical = {(r, c) for (r, c), m in covered.items() if m[2] > m[0]}
@@ -381,6 +387,40 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
         header = flat_header(body.column_names) + tuple(row_nodes)
     return Table(name=name, caption=caption, body=body, header=header, notes=notes, structure=tuple(structure),
                  provenance=replace(provenance, cell_range=cell_range))
+
+
+SUB_PERIOD = (r"(?:Q[1-4]|H[12]|Qtr\s*[1-4]|Quarter\s*[1-4]|Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|"
+              r"June?|July?|Aug(?:ust)?|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+FULL_PERIOD = re.compile(r"^\s*(\d{4})\s+(%s)\s*$" % SUB_PERIOD, re.IGNORECASE)
+BARE_PERIOD = re.compile(r"^\s*(%s)\s*$" % SUB_PERIOD, re.IGNORECASE)
+
+
+def periods_completed(stubs: list[Any]) -> list[Any] | None:
+    """A stub of periods that names the year once ("2016 Q3", "Q4", "2017 Q1", "Q2"): each bare
+    quarter, half or month completed with the year written above it ("2016 Q4"), as a reader
+    reads it; None when the stub is no such run (fewer than two of each, or a bare period with
+    no year above it, or other labels among them)."""
+    texts = [v.strip() if isinstance(v, str) else None for v in stubs]
+    labelled = [t for t in texts if t]
+    full = [t for t in labelled if FULL_PERIOD.match(t)]
+    bare = [t for t in labelled if BARE_PERIOD.match(t)]
+    if len(full) < 2 or len(bare) < 2 or len(full) + len(bare) < len(labelled) or BARE_PERIOD.match(labelled[0]):
+        return None
+    out, year = list(stubs), ""
+    for i, t in enumerate(texts):
+        m = FULL_PERIOD.match(t or "")
+        if m:
+            year = m.group(1)
+        elif t and BARE_PERIOD.match(t):
+            out[i] = f"{year} {t}"
+    return out
+
+
+def section_merge(m: Merge, first_col: int, data_cols: list[int]) -> bool:
+    """A merged cell on one row that starts in the stub and runs over at least half of the data
+    columns: a label heading the rows below it ("Time period: 2021"), not a value of each column."""
+    spanned = sum(1 for c in data_cols if m[1] <= c <= m[3])
+    return m[0] == m[2] and m[1] == first_col and spanned >= 2 and 2 * spanned >= len(data_cols)
 
 
 OF_WHICH = re.compile(r"^\s*(of which|including|incl\.|thereof)\b", re.IGNORECASE)
