@@ -83,7 +83,9 @@ def test_of_which_rows_and_bulleted_labels_sit_under_the_row_they_split(tmp_path
     table = next(xlsx.read(str(_book(tmp_path / "stocks.xlsx", rows))))
     paths = _paths(table)
     assert [p.strip() for p in paths[1]] == ["WC Mackerel", "of which IVa"] and paths[2] == ("NS Herring",)
-    assert paths[4][0] == "Non-OECD economies" and len(paths[4]) == 2 and len(paths[5]) == 2
+    # "Non-OECD economies" holds no figure: a node over its members, no body row of its own
+    assert paths[3][0] == "Non-OECD economies" and paths[3][1].endswith("Argentina") and len(paths[4]) == 2
+    assert table.n_rows == 5
 
 
 def test_a_subtotal_is_a_child_of_its_group_and_a_grand_total_stands_at_the_root(tmp_path):
@@ -100,8 +102,10 @@ def test_a_subtotal_is_a_child_of_its_group_and_a_grand_total_stands_at_the_root
     wb.save(tmp_path / "pivot.xlsx")
     table = next(xlsx.read(str(tmp_path / "pivot.xlsx")))
     paths = _paths(table)
-    assert paths[3] == ("Acme", "Cranes", "Cranes Total")
-    assert paths[8] == ("Acme", "Acme Total")
+    # "Acme", "Cranes", "Redemption", ... hold no cost: nodes over the rows under them, not rows
+    assert table.body.column("Row labels").to_pylist()[:3] == ["Sticker machine", "Cranes Total", "Solar spin"]
+    assert paths[1] == ("Acme", "Cranes", "Cranes Total")
+    assert paths[5] == ("Acme", "Acme Total")
     assert paths[-1] == ("Grand Total",)
     assert children_labels(table.header, "R", ("Acme",)) == ["Cranes", "Redemption", "Acme Total"]
     assert total_of("Africa Total") == total_of("Total for Africa") == "Africa" and total_of("Total") is None
@@ -160,9 +164,9 @@ def test_a_label_merged_along_its_row_over_the_figures_heads_the_rows_below(tmp_
             ["Chile", 7.1, 6.2, 5.0],
             ["Peru", 3.3, 2.2, 1.0]]
     table = next(xlsx.read(str(_book(tmp_path / "oecd.xlsx", rows, merges=("A2:D2", "A5:D5")))))
-    assert table.body.column("Arts").to_pylist()[0] is None  # not "Time period: 2021"
+    assert table.body.column("Arts").to_pylist() == [4.9, 5.5, 7.1, 3.3]  # no "Time period: 2021" in it
     paths = _paths(table)
-    assert paths[1] == ("Time period: 2021", "Australia") and paths[5] == ("Time period: 2017", "Peru")
+    assert paths[0] == ("Time period: 2021", "Australia") and paths[3] == ("Time period: 2017", "Peru")
 
 
 def test_a_merge_over_a_few_columns_in_the_body_still_repeats_its_value(tmp_path):
@@ -192,3 +196,26 @@ def test_quarters_with_no_year_above_or_among_other_labels_are_left_as_written()
     assert periods_completed(["2020 Q1", "Q2", "Total", "2021 Q1", "Q2"]) is None  # not a run of periods
     assert periods_completed(["2020 Q1", "2020 Q2", "2021 Q1"]) is None  # nothing left out
     assert periods_completed(["2020 Q1", "Q2", "2021 Q1", "Q2"]) == ["2020 Q1", "2020 Q2", "2021 Q1", "2021 Q2"]
+
+
+def test_a_label_alone_on_its_row_heading_nested_rows_is_a_node_not_a_body_row(tmp_path):
+    """BLS's "TOTAL" over "Total, 16 years and over" and its age bands: a row with a label and no
+    figure is no case of the table; its node spans the rows under it, and the serialization shows
+    it on each of them. A heading with figures of its own (a subtotal) stays a row."""
+    from exports.serialize import serialize
+
+    rows = [["Group", "Employed"],
+            ["TOTAL", None],
+            ["Total, 16 years and over", 590],
+            ["16 to 19 years", 11],
+            ["White", None],
+            ["Men, 16 years and over", 500],
+            ["16 to 19 years", 10]]
+    table = next(xlsx.read(str(_book(tmp_path / "bls.xlsx", rows))))
+    assert table.body.column("Group").to_pylist() == ["Total, 16 years and over", "16 to 19 years",
+                                                      "Men, 16 years and over", "16 to 19 years"]
+    assert _paths(table)[0] == ("TOTAL", "Total, 16 years and over") and _paths(table)[3] == ("White", "16 to 19 years")
+    assert serialize(table, "markdown").splitlines()[2] == "| TOTAL / Total, 16 years and over | 590 |"
+    with_subtotal = [["Region", "Sales"], ["Asia", 30], ["  Japan", 10], ["  China", 20], ["Europe", 5], ["  France", 5]]
+    table = next(xlsx.read(str(_book(tmp_path / "sub.xlsx", with_subtotal))))
+    assert table.n_rows == 6 - 1  # the header row only: "Asia" holds 30, it stays

@@ -15,8 +15,6 @@ from tests.conftest import shared
 from tests.header_tree_holdout import check, drawn
 
 STILL_WRONG = {
-    "employment-table15": "the year merged over the industries is left out of the column paths, "
-                          "and the first section's label stays a row of its own",
     "business-table09": "'Total landings' over 'by UK vessels' not read as one wrapped label",
     "society-table20": "indentation inside the third stub column, and a label left blank below, not read as levels",
 }

@@ -365,6 +365,7 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                                            [(r, first_col) in vertical for r in body_rows],
                                            [i > 0 and body_rows[i] > body_rows[i - 1] + 1 for i in range(len(body_rows))],
                                            [(r, first_col) in grid.bold for r in body_rows])
+    row_nodes, rows = _heads_out_of_body(row_nodes, rows)
     structure = []
     if grid.merges:
         structure.append("merged_cells")
@@ -573,6 +574,26 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
         nodes.append(HeaderNode("R", levels[i], i, end, cell_text(stub[i])))
     found = (["section_rows"] if has_sections or bold_groups else []) + (["indented_row_header"] if has_indent else [])
     return nodes, found
+
+
+def _heads_out_of_body(nodes: list[HeaderNode], rows: list[list[Any]]) -> tuple[list[HeaderNode], list[list[Any]]]:
+    """A row that holds a label and nothing else, heading rows nested under it ("TOTAL" above
+    "Total, 16 years and over" and the age bands), is a node of the row tree, not a case: it
+    leaves the body, and its node spans the rows under it. A heading with figures of its own (a
+    group's subtotal) stays a body row."""
+    heads = {i for i, row in enumerate(rows) if row and filled(row[0]) and not any(filled(v) for v in row[1:])
+             and any(n.start == i and n.end > i for n in nodes)}
+    if not heads or len(heads) == len(rows):
+        return nodes, rows
+    new = [0] * (len(rows) + 1)
+    for i in range(len(rows)):
+        new[i + 1] = new[i] + (i not in heads)
+    out = []
+    for n in nodes:
+        start, end = new[n.start], new[n.end + 1] - 1
+        if end >= start:
+            out.append(HeaderNode(n.axis, n.level, start, end, n.text))
+    return out, [row for i, row in enumerate(rows) if i not in heads]
 
 
 def _runs(values: list[Any]) -> list[tuple[int, int, Any]]:

@@ -93,9 +93,22 @@ class Part:
         # the body is the table's last n_rows non-blank rows (header levels may join several sheet
         # rows: a wrapped label), so count up from the bottom
         used = [r for r in range(top, bottom + 1) if any(c < len(values[r]) and filled(values[r][c]) for c in cols)]
-        n = self.table.n_rows
+        n = self.table.n_rows + heading_rows(self.table)
         first = used[-n] if 0 < n <= len(used) else bottom + 1
         return first, bottom, cols[0], cols[-1]
+
+
+def heading_rows(table: Any) -> int:
+    """How many label-only rows of the sheet the reader took out of the body as row-tree nodes
+    (`grid._heads_out_of_body`): row nodes whose label their first body row does not show."""
+    from curation.body import cell_text
+
+    count = 0
+    for n in table.header:
+        if n.axis == "R" and 0 <= n.start < table.n_rows:
+            shown = {" ".join(cell_text(v).split()) for v in table.body.slice(n.start, 1).to_pylist()[0].values()}
+            count += " ".join(n.text.split()) not in shown
+    return count
 
 
 def part_structures(part: Part) -> list[Structure]:
