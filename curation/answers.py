@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from curation.header_tree import PATH_SEPARATOR
+
 
 def plain(value: Any) -> Any:
     """A JSON-ready Python value: numpy scalars, decimals and dates become int/float/str."""
@@ -187,7 +189,9 @@ class Equivalence:
     - numbers within `rel_tol` of the reference, relative to the reference (TableBench's +-10% is
       relative to the gold), plus `abs_tol`: at 1%, 0.95 is not 0.9405 (0.0095 > 0.009405)
     - booleans only equal booleans
-    - text equal, or named together in `aliases`
+    - text equal, or named together in `aliases`; a label written with its path in a hierarchical
+      table ("Asia / Japan", as the table text shows nested rows) is the bare label of a reference
+      that has no path ("Japan")
     - lists equal as multisets (order ignored) unless `ordered`; a single value is a list of one
     """
 
@@ -218,11 +222,18 @@ class Equivalence:
         if isinstance(a, float) and isinstance(r, float):
             return abs(a - r) <= self.rel_tol * abs(r) + self.abs_tol
         if isinstance(a, str) and isinstance(r, str):
-            return a == r or any(a in group and r in group for group in self._alias_sets())
+            return (a == r or _path_ends_in(a, r)
+                    or any(a in group and r in group for group in self._alias_sets()))
         return a == r
 
     def _alias_sets(self) -> list[set[Any]]:
         return [{normalize_answer(x) for x in group} for group in self.aliases]
+
+
+def _path_ends_in(answer: str, reference: str) -> bool:
+    """"asia / japan" names "japan": the answer is the reference's label with the groups above it."""
+    return (PATH_SEPARATOR in answer and PATH_SEPARATOR not in reference
+            and answer.rsplit(PATH_SEPARATOR, 1)[1] == reference)
 
 
 _TYPED_NUMBER = re.compile(r"^[-+]?\d[\d,]*(\.\d+)?$")

@@ -15,6 +15,8 @@ from typing import Iterable, Sequence
 
 from curation.table import Axis, HeaderNode
 
+PATH_SEPARATOR = " / "  # between the levels of a header path or a nested row label, wherever one is written
+
 # Words that start a summary label; cleaning's `summary_keywords` default to them too.
 SUMMARY_WORDS = ("total", "totals", "grand total", "subtotal", "sum", "average", "avg", "mean", "all", "overall")
 # A row that reports a statistic of the rows above it, not a case ("Mean", "SD", "Maximum marks"):
@@ -80,7 +82,7 @@ def branches(header: Iterable[HeaderNode], axis: Axis) -> tuple[Branch, ...]:
     return tuple(grow(n) for n in sorted(children[None], key=lambda c: c.start))
 
 
-def flattened_names(header: Iterable[HeaderNode], n_columns: int, separator: str = " / ") -> list[str]:
+def flattened_names(header: Iterable[HeaderNode], n_columns: int, separator: str = PATH_SEPARATOR) -> list[str]:
     """Each column named by its path in the column tree, top first ("2023 / Q1"); a label
     repeated down a path (a merged cell read on two rows) appears once."""
     nodes = sorted((n for n in header if n.axis == "C"), key=lambda n: n.level)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from curation.answers import plain
 from curation.body import cell_text
 from curation.header_tree import row_paths
+from curation.header_tree import PATH_SEPARATOR
 from curation.table import unique_names
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 FORMATS = ("html", "csv", "json", "markdown", "indexed_row_major", "dataframe", "concatenation", "latex")
 PARSEABLE = ("html", "csv", "json", "markdown", "indexed_row_major", "dataframe", "latex")
-PATH_SEPARATOR = " / "
 
 
 def serialize(table: "Table", fmt: str) -> str:

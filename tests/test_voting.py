@@ -76,6 +76,18 @@ def test_the_judges_numeric_tolerance_aliases_and_unordered_lists():
     assert not judge.same("United States", "USA")
 
 
+def test_a_nested_row_label_written_with_its_path_is_that_label():
+    """Hierarchical tables are shown with nested rows as paths ("Asia / Japan"); a model that copies
+    the shown label names the row the gold names, and every metric agrees."""
+    from evaluation.metrics import score
+
+    assert judge.same("Asia / Japan", "Japan") and judge.same(["Asia / Japan", "Oslo"], ["oslo", "japan"])
+    assert score("exact_match", "TOTAL / Men / 16 to 19 years", "16 to 19 years", {}).value == 1.0
+    assert not judge.same("Japan / Asia", "Japan")  # the label is the path's last part, not any part
+    assert not judge.same("Asia / Japan", "Europe / Japan")  # a reference with its own path must match it whole
+    assert not judge.same("1/2", "2") and not judge.same("Asia/Japan", "Japan")  # only the written separator
+
+
 @pytest.mark.parametrize("answer, gold", [(0.95, 0.9405), (0.9405, 0.95), (100.0, 101.0), (101.0, 100.0),
                                           (0.947, 0.95), (["a", 2.0], [1.99, "a"]), ("Yes", True), ("1", True)])
 def test_the_vote_and_every_metric_ask_one_equivalence(answer, gold):
