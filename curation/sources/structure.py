@@ -41,6 +41,64 @@ CATEGORIES = {
 REALHITBENCH_CATEGORIES = ("ColumnHeaderMerge", "MultiColumnClassified", "SingleRowClassified", "ContentCompound",
                            "StructureCompound", "ExternalSupply", "BackgroundColor")
 MAX_EVIDENCE = 12  # ranges listed per structure
+
+# What each category is, as RealHiTBench's authors define it (README of cspzyy/RealHiTBench: four
+# structural categories and a miscellany), said the way a person checks a sheet for it:
+DEFINITIONS = {
+    "ColumnHeaderMerge": "the column header has several levels: labels merged or stacked over the columns they group",
+    "MultiColumnClassified": "rows are classified by several stub columns, the outer ones merged or written once "
+                             "over the rows they group",
+    "SingleRowClassified": "rows are classified within one stub: a label row (or an indented or bold label, or a "
+                           "summary row closing each group) heads or closes the rows of its group",
+    "ContentCompound": "the body is divided into sub-tables: blocks parted by blank or full-width label rows, or "
+                       "tables stacked on one sheet",
+    "StructureCompound": "one grid joins structurally similar tables: the same header block repeated side by side, "
+                         "or tables of different shapes set together",
+    "ExternalSupply": "the reader needs text outside the table body: notes, sources or footnotes above, below or "
+                      "beside it, values given beside a label outside the grid, a unit declared once for the whole "
+                      "table, or markers in the body whose key is outside it",
+    "BackgroundColor": "fills that mark some body cells apart from others: a colour that changes down a column "
+                       "(colour-coded groups, highlighted cells, conditional formats), not a fill uniform over a "
+                       "column, alternate-row banding, or shading of header, label and total rows",
+}
+
+# Each sign of a category: (category, weight). A sign shows on a sheet with a strength in 0..1;
+# a category's score on a spreadsheet is the sum over its distinct signs of weight x strength (the
+# strongest showing of each), and the category is reported when the score reaches its threshold.
+# Weights are stated: 1.0 for a sign that is the definition itself, 0.5 for one that only
+# suggests it. Thresholds are fitted (`fit_threshold`), never set by hand.
+SIGNS: dict[str, tuple[str, float]] = {
+    "header_levels": ("ColumnHeaderMerge", 1.0),         # two or more column header levels
+    "merged_header": ("ColumnHeaderMerge", 1.0),         # header cells merged over columns
+    "grouping_columns": ("MultiColumnClassified", 1.0),  # the reader found several classifying stub columns
+    "merged_stub_column": ("MultiColumnClassified", 1.0),  # a stub cell merged down over several rows
+    "sparse_stub_column": ("MultiColumnClassified", 1.0),  # outer stub labels written once, blanks below
+    "runs_in_stub_column": ("MultiColumnClassified", 1.0),  # outer stub values repeated over runs of rows
+    "section_rows": ("SingleRowClassified", 1.0),        # rows holding only a label, heading rows below
+    "bold_group_rows": ("SingleRowClassified", 1.0),     # bold stub labels among plain ones
+    "closing_summaries": ("SingleRowClassified", 1.0),   # total / average rows closing group after group
+    "indentation": ("SingleRowClassified", 1.0),         # indented stub labels
+    "blocks_headed_by_label": ("SingleRowClassified", 1.0),  # blocks of one shape, each under a label row
+    "stub_heading": ("SingleRowClassified", 1.0),        # one label atop an otherwise blank outer stub column
+    "blank_row_blocks": ("ContentCompound", 1.0),        # the body parted into blocks by blank rows
+    "full_width_rows": ("ContentCompound", 1.0),         # label rows merged over the table's width
+    "stacked_tables": ("ContentCompound", 1.0),          # several tables one under another on one sheet
+    "repeated_header_blocks": ("StructureCompound", 1.0),  # one header block repeated side by side
+    "tables_of_different_shapes": ("StructureCompound", 0.5),  # tables of different widths and heads together
+    "notes_outside": ("ExternalSupply", 1.0),            # lines outside the grid beyond its title
+    "value_beside_label": ("ExternalSupply", 1.0),       # "Label: value" outside the body
+    "unit_statement": ("ExternalSupply", 0.5),           # "in million USD": one unit for the whole table
+    "flag_markers": ("ExternalSupply", 0.5),             # letters or symbols among figures, keyed elsewhere
+    "conditional_fill": ("BackgroundColor", 1.0),        # a conditional format fills the cells meeting a rule
+    "colour_down_columns": ("BackgroundColor", 1.0),     # fills change down body columns, not as banding
+}
+# Fitted on all 105 spreadsheets of ../shared/data/realhitbench by `fit_threshold` (Youden's J,
+# ties to the lower threshold): `python benchmarks/hierarchical_holdout.py --cross-fit` refits them
+# and reports the two-fold cross-validated figures.
+THRESHOLDS: dict[str, float] = {"ColumnHeaderMerge": 2.0, "MultiColumnClassified": 1.0, "SingleRowClassified": 1.0,
+                                "ContentCompound": 1.0, "StructureCompound": 0.5, "ExternalSupply": 0.5,
+                                "BackgroundColor": 1.0}
+PRIOR_THRESHOLD = 1.0  # one full sign: kept for a category no sheet of the fitting half is labelled with
 SUMMARY = re.compile(r"^(sub-?)?totals?\b|\btotals?$|^(weekly|monthly|annual|grand) total|^(avg|average|mean|sum|sd|se|"
                      r"st\.? ?dev|stdv|stdev|sterror|std\.? ?error)\b", re.IGNORECASE)
 
@@ -51,6 +109,12 @@ class Structure:
     evidence: tuple[str, ...]  # cell ranges on the sheet, e.g. "A1:F3"
     kind: str = ""  # for hierarchical_row_header: multi_column, section_rows or indentation
     detail: str = ""
+    sign: str = ""  # the evidence it is (a key of SIGNS); its weight there counts towards the category
+    strength: float = 1.0  # how fully the sign shows, 0..1
+
+    @property
+    def weight(self) -> float:
+        return round(SIGNS[self.sign][1] * self.strength, 3) if self.sign else 0.0
 
     @property
     def realhitbench_category(self) -> str:
@@ -62,6 +126,8 @@ class Structure:
             out["kind"] = self.kind
         if self.detail:
             out["detail"] = self.detail
+        if self.sign:
+            out["sign"], out["weight"] = self.sign, self.weight
         return out
 
 
@@ -125,21 +191,25 @@ def part_structures(part: Part) -> list[Structure]:
         top_row = min(m[0] for m in merged_header)  # one level after wrapped labels are joined, but cells merged
         out.append(Structure("hierarchical_column_header",  # over columns and header rows: a merged header
                              (cell_range(r0 + top_row, c0 + first_col, r0 + first_body - 1, c0 + last_col),),
-                             detail=f"{len(merged_header)} header cells merged over columns and rows"))
+                             detail=f"{len(merged_header)} header cells merged over columns and rows",
+                             sign="merged_header"))
     if table.column_header_levels > 1:
         header_top, seen = first_body, 0
         while header_top > 0 and seen < table.column_header_levels:
             header_top -= 1
             seen += any(filled(v) for v in grid.values[header_top][first_col:last_col + 1])
         merged = [m for m in grid.merges if m[0] < first_body and m[3] > m[1]]
-        out.append(Structure("hierarchical_column_header", (cell_range(r0 + header_top, c0 + first_col, r0 + first_body - 1,
-                                                                      c0 + last_col),),
-                             detail=f"{table.column_header_levels} header levels"
-                             + (f", {len(merged)} merged header cells" if merged else ", stacked")))
+        where = (cell_range(r0 + header_top, c0 + first_col, r0 + first_body - 1, c0 + last_col),)
+        out.append(Structure("hierarchical_column_header", where, detail=f"{table.column_header_levels} header levels"
+                             + (f", {len(merged)} merged header cells" if merged else ", stacked"),
+                             sign="header_levels"))
+        if merged:
+            out.append(Structure("hierarchical_column_header", where, sign="merged_header",
+                                 detail=f"{len(merged)} header cells merged over columns"))
         repeated = _repeated_blocks(table)
         if repeated:
             out.append(Structure("multi_table", tuple(repeated[:MAX_EVIDENCE]),
-                                 detail="header blocks repeated side by side"))
+                                 detail="header blocks repeated side by side", sign="repeated_header_blocks"))
 
     raw = grid.values
     rows = range(first_body, bottom + 1)
@@ -148,16 +218,22 @@ def part_structures(part: Part) -> list[Structure]:
     cell = lambda r, c: raw[r][c] if c < len(raw[r]) else None  # noqa: E731
 
     # several classifying stub columns: merged or sparse (a label, blank below it) beside another
-    why = ("grouping columns" if "multi_column_row_header" in table.structure
-           else "a classifying column merged over several rows" if _merged_column(grid, first_body, last_col)
-           else "a sparse stub column beside another" if _sparse_first_column(raw, rows, first_col, stub_end)
-           else "a stub column whose values run over several rows of the next" if _runs_in_first_column(
-               raw, rows, first_col, stub_end)
-           else "")
-    if why:
-        out.append(Structure("hierarchical_row_header", (cell_range(r0 + first_body, c0 + first_col, r0 + bottom,
-                                                                    c0 + max(stub_end, first_col + 1)),),
-                             kind="multi_column", detail=why))
+    stub_area = (cell_range(r0 + first_body, c0 + first_col, r0 + bottom, c0 + max(stub_end, first_col + 1)),)
+    heading = _stub_heading(raw, rows, first_col, stub_end)
+    for sign, why, shows in (
+            ("grouping_columns", "grouping columns", "multi_column_row_header" in table.structure),
+            ("merged_stub_column", "a classifying column merged over several rows",
+             _merged_column(grid, first_body, last_col)),
+            ("sparse_stub_column", "a sparse stub column beside another",
+             not heading and _sparse_first_column(raw, rows, first_col, stub_end)),
+            ("runs_in_stub_column", "a stub column whose values run over several rows of the next",
+             _runs_in_first_column(raw, rows, first_col, stub_end))):
+        if shows:
+            out.append(Structure("hierarchical_row_header", stub_area, kind="multi_column", detail=why, sign=sign))
+    if heading:  # one label atop an outer stub column blank below it: it names the rows, classifies none
+        out.append(Structure("hierarchical_row_header", (cell_range(r0 + first_body, c0 + first_col, r0 + first_body,
+                                                                    c0 + first_col),),
+                             kind="section_rows", detail="one label heading the whole stub", sign="stub_heading"))
 
     # rows holding only a label (or a bold group label) that head the rows below them
     sections, bold_groups = [], []
@@ -174,26 +250,30 @@ def part_structures(part: Part) -> list[Structure]:
         if [c for c in range(first_col, last_col + 1) if filled(cell(r, c))] != [first_col]:
             break
         sections.append(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col))
+    if sections and data_cols:
+        out.append(Structure("hierarchical_row_header", tuple(sorted(sections, key=_row_of)[:MAX_EVIDENCE]),
+                             kind="section_rows", detail=f"{len(sections)} section rows", sign="section_rows"))
     # summary rows (average, total, ...) closing group after group: each marks off the rows above it
     closing = [r for r in rows if any(SUMMARY.search(str(cell(r, c)).strip()) for c in range(first_col, stub_end + 1)
                                       if filled(cell(r, c)))]
-    if len(closing) >= 2 and closing[-1] - closing[0] > len(closing):
-        sections += [cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) for r in closing
-                     if cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) not in sections]
+    if len(closing) >= 2 and closing[-1] - closing[0] > len(closing) and data_cols:
+        out.append(Structure("hierarchical_row_header", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
+                                                              for r in closing[:MAX_EVIDENCE]),
+                             kind="section_rows", detail=f"{len(closing)} summary rows closing groups",
+                             sign="closing_summaries"))
     stub_rows = [r for r in rows if filled(cell(r, first_col))]
-    if 2 <= len(bold_groups) < len(stub_rows) // 2:
-        sections += [cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col) for r in bold_groups]
-    if sections and data_cols:
-        out.append(Structure("hierarchical_row_header", tuple(sorted(sections, key=_row_of)[:MAX_EVIDENCE]),
-                             kind="section_rows", detail=f"{len(sections)} section rows"
-                             + (f" ({len(bold_groups)} bold group rows)" if bold_groups and len(bold_groups) >= 2
-                                else "")))
+    if 2 <= len(bold_groups) < len(stub_rows) // 2 and data_cols:
+        out.append(Structure("hierarchical_row_header", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
+                                                              for r in bold_groups[:MAX_EVIDENCE]),
+                             kind="section_rows", detail=f"{len(bold_groups)} bold group rows",
+                             sign="bold_group_rows"))
     indents = sorted({v for (r, c), v in grid.indents.items() if first_body <= r <= bottom and c <= stub_end})
     if indents:
         at = sorted(r for (r, c), v in grid.indents.items() if first_body <= r <= bottom and c <= stub_end)
         out.append(Structure("hierarchical_row_header", (cell_range(r0 + at[0], c0 + first_col, r0 + at[-1],
                                                                     c0 + stub_end),),
-                             kind="indentation", detail=f"indent levels {', '.join(map(str, indents))}"))
+                             kind="indentation", detail=f"indent levels {', '.join(map(str, indents))}",
+                             sign="indentation"))
 
     # the body split into blocks by blank rows
     blocks, start = [], None
@@ -208,7 +288,16 @@ def part_structures(part: Part) -> list[Structure]:
     if sum(e > s for s, e in blocks) >= 2:  # two or more blocks of several rows (a lone total row aside)
         out.append(Structure("nested_subtables", tuple(cell_range(r0 + s, c0 + first_col, r0 + e, c0 + last_col)
                                                        for s, e in blocks[:MAX_EVIDENCE]),
-                             detail=f"{len(blocks)} blocks separated by blank rows"))
+                             detail=f"{len(blocks)} blocks separated by blank rows", sign="blank_row_blocks"))
+    # label rows merged over (nearly) the table's whole width inside the body: sub-table titles
+    width = last_col - first_col + 1
+    spanning = sorted({m[0] for m in grid.merges if first_body <= m[0] <= bottom and m[0] == m[2]
+                       and m[3] - m[1] + 1 >= max(2, width - 1) and filled(cell(m[0], m[1]))})
+    if spanning and width >= 3:
+        out.append(Structure("nested_subtables", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
+                                                       for r in spanning[:MAX_EVIDENCE]),
+                             detail=f"{len(spanning)} label rows merged over the table's width",
+                             sign="full_width_rows"))
 
     # notes outside the grid (beyond the title)
     if table.notes:
@@ -225,32 +314,76 @@ def part_structures(part: Part) -> list[Structure]:
             out.append(Structure("notes", tuple(cell_range(r0 + r, c0, r0 + r, c0 + max(
                 c for c, v in enumerate(grid.values[r]) if filled(v)))
                                                 for r in note_rows[:MAX_EVIDENCE]),
-                                 detail=f"{len(table.notes)} notes"))
+                                 detail=f"{len(table.notes)} notes", sign="notes_outside"))
 
-    # a value supplied beside a label outside the body ("Cost: | 1720" above the header): a parameter
-    # the table's figures use, which a reader must take from outside the grid
+    # a value supplied beside a label outside the body ("Cost: | 1720", "Project Name: | Kerala plant"
+    # above the header): something the table's reader must take from outside the grid
     supplied = [(r, c) for r in range(0, first_body) for c in range(len(grid.values[r]) - 1)
                 if isinstance(grid.values[r][c], str) and grid.values[r][c].strip().endswith(":")
-                and is_number(grid.values[r][c + 1])]
-    if supplied and not any(x.type == "notes" for x in out):
+                and len(grid.values[r][c].strip()) > 1 and filled(grid.values[r][c + 1])]
+    if supplied:
         out.append(Structure("notes", tuple(cell_range(r0 + r, c0 + c, r0 + r, c0 + c + 1)
                                             for r, c in supplied[:MAX_EVIDENCE]),
-                             detail="a value given beside a label outside the body"))
+                             detail=f"{len(supplied)} values given beside a label outside the body",
+                             sign="value_beside_label"))
+    # one unit or scale declared for the whole table ("in million USD", "Units: tonnes"), not in a label
+    units = [(r, c) for r in range(0, bottom + 1) for c in range(len(grid.values[r]))
+             if isinstance(grid.values[r][c], str) and UNIT_STATEMENT.match(grid.values[r][c].strip())]
+    if units:
+        out.append(Structure("notes", tuple(cell_range(r0 + r, c0 + c, r0 + r, c0 + c) for r, c in units[:MAX_EVIDENCE]),
+                             detail="a unit declared once for the table", sign="unit_statement"))
+    # letters or symbols set among the figures (a flag column, "12.3*"), whose key the reader needs
+    marked = [(r, c) for r in rows for c in data_cols if isinstance(cell(r, c), str) and FLAG.match(cell(r, c).strip())
+              and cell(r, c).strip().lower() not in NO_INFORMATION]
+    if len(marked) >= 2:
+        out.append(Structure("notes", tuple(_ranges(sorted(marked), r0, c0)[:MAX_EVIDENCE]),
+                             detail=f"{len(marked)} body cells carrying a marker keyed outside the table",
+                             sign="flag_markers"))
 
-    # coloured body cells that single some out
+    # fills that mark some body cells apart from others
     fills = getattr(grid, "fills", {}) or {}
-    coloured = sorted((r, c) for (r, c), colour in fills.items() if first_body <= r <= bottom and colour)
-    body_cells = sum(1 for r in rows for c in range(first_col, last_col + 1))
     # a conditional format colours the body cells that meet its rule: some of them, singled out
     flagged = sorted((r, c) for r, c in getattr(grid, "conditional", set()) if first_body <= r <= bottom
                      and first_col <= c <= last_col and (r, c) not in fills)
     if flagged:
         out.append(Structure("background_color", tuple(_ranges(flagged, r0, c0)[:MAX_EVIDENCE]),
-                             detail=f"{len(flagged)} body cells under a conditional format that fills them"))
-    elif coloured and len(coloured) < body_cells:
+                             detail=f"{len(flagged)} body cells under a conditional format that fills them",
+                             sign="conditional_fill"))
+    telling = _colour_down_columns(fills, rows, first_col, last_col, stub_end, cell)
+    if telling:
+        coloured = sorted((r, c) for (r, c), colour in fills.items() if colour and first_body <= r <= bottom
+                          and c in telling)
         out.append(Structure("background_color", tuple(_ranges(coloured, r0, c0)[:MAX_EVIDENCE]),
-                             detail=f"{len(coloured)} coloured body cells in "
-                                    f"{len({fills[rc] for rc in coloured})} colours"))
+                             detail=f"fills change down {len(telling)} body columns "
+                                    f"({len({fills[rc] for rc in coloured})} colours), not as banding",
+                             sign="colour_down_columns"))
+    return out
+
+
+UNIT_STATEMENT = re.compile(r"^\(?\s*(?:(?:all\s+)?(?:figures|amounts|values|data)\s+(?:are\s+)?in|in|units?\s*:|"
+                            r"unit of measure\s*:?)\s+(?:(?:millions?|thousands?|billions?|bn|mn|m|k|'000s?|"
+                            r"hundreds?)\b\s*(?:of\s+)?)?(?:usd|us\$|eur|gbp|\$|\u00a3|\u20ac|\u00a5|dollars?|euros?|"
+                            r"pounds?|rupees?|yuan|yen|tonnes?|tons?|percent|%|kg|km|hectares?|persons?|people|"
+                            r"millions?|thousands?|billions?)\b.{0,30}$", re.IGNORECASE)
+FLAG = re.compile(r"^(?:[A-Za-z*\u2020\u2021\u00a7#^]|\(?[a-z]\)|\d[\d.,]*\s*(?:[*\u2020\u2021]+|\([a-z]\)))$")
+NO_INFORMATION = ("x",)  # a lone 'x' ticks a cell: it marks, it keys nothing
+
+
+def _colour_down_columns(fills: dict, rows: range, first_col: int, last_col: int, stub_end: int,
+                         cell: Any) -> list[int]:
+    """The body columns whose fill changes from row to row in a way that tells rows apart: not one
+    fill down the column, not alternate-row banding, and not only on rows that hold a label or a
+    summary alone (shading that repeats what the structure already says)."""
+    plain = [r for r in rows if not (filled(cell(r, first_col)) and SUMMARY.search(str(cell(r, first_col)).strip()))
+             and any(filled(cell(r, c)) for c in range(stub_end + 1, last_col + 1))]
+    out = []
+    for c in range(first_col, last_col + 1):
+        seq = [fills.get((r, c), "") for r in plain if filled(cell(r, c))]
+        if len(set(seq)) < 2:
+            continue
+        banding = all(a != b for a, b in zip(seq, seq[1:])) and len(set(seq[0::2])) == 1 and len(set(seq[1::2])) == 1
+        if not banding:
+            out.append(c)
     return out
 
 
@@ -276,6 +409,16 @@ def _row_of(rng: str) -> int:
 def _merged_column(grid: Grid, first_body: int, last_col: int) -> bool:
     """A merged cell spanning several body rows in one column, with columns to its right."""
     return any(m[0] >= first_body and m[2] > m[0] and m[1] == m[3] and m[3] < last_col for m in grid.merges)
+
+
+def _stub_heading(raw: list[list[Any]], rows: range, first_col: int, stub_end: int) -> bool:
+    """One label at the top of the outer stub column and nothing below it, beside a stub column
+    that itemises every row ('Microscopic Field #' over 'Field_1', 'Field_2', ...)."""
+    if stub_end <= first_col or len(rows) < 3:
+        return False
+    first = [filled(raw[r][first_col]) if first_col < len(raw[r]) else False for r in rows]
+    second = [filled(raw[r][first_col + 1]) if first_col + 1 < len(raw[r]) else False for r in rows]
+    return first[0] and sum(first) == 1 and sum(second) >= len(rows) - 1
 
 
 def _runs_in_first_column(raw: list[list[Any]], rows: range, first_col: int, stub_end: int) -> bool:
@@ -349,21 +492,57 @@ def sheet_structures(parts: list[Part]) -> list[Structure]:
                 len(p.table.caption) <= 60 for p in labelled):
             out.append(Structure("hierarchical_row_header", tuple(
                 f"{column_letter(p.grid.origin[1])}{p.grid.origin[0] + 1}" for p in labelled[:MAX_EVIDENCE]),
-                kind="section_rows", detail="blocks of one shape, each headed by a label row"))
+                kind="section_rows", detail="blocks of one shape, each headed by a label row",
+                sign="blocks_headed_by_label"))
         if len({h[1:] for h in heads}) == 1 and len({h[:1] for h in heads}) == len(parts) and len(heads[0]) > 1:
             out.append(Structure("hierarchical_row_header", tuple(p.table.provenance.cell_range.split(":")[0]
                                                                   for p in parts[:MAX_EVIDENCE]),
-                                 kind="section_rows", detail="header rows repeated with a new label: each heads a block"))
+                                 kind="section_rows", detail="header rows repeated with a new label: each heads a block",
+                                 sign="blocks_headed_by_label"))
         shapes = {(p.table.n_cols, tuple(n.text for n in p.table.header if n.axis == "C" and n.level == 0))
                   for p in parts}
         widths = {p.table.n_cols for p in parts}
         ranges = tuple(p.table.provenance.cell_range for p in parts[:MAX_EVIDENCE])
-        if len(widths) == 1 or len(shapes) < len(parts):
-            out.append(Structure("nested_subtables", ranges, detail=f"{len(parts)} stacked tables of one shape"))
-        else:
-            out.append(Structure("multi_table", ranges, detail=f"{len(parts)} tables of different shapes on one sheet"))
+        out.append(Structure("nested_subtables", ranges, detail=f"{len(parts)} tables on one sheet",
+                             sign="stacked_tables"))
+        if len(widths) > 1 and len(shapes) == len(parts):
+            out.append(Structure("multi_table", ranges, detail=f"{len(parts)} tables of different shapes on one sheet",
+                                 sign="tables_of_different_shapes"))
     return out
 
 
-def categories(structures: list[Structure]) -> list[str]:
-    return sorted({s.realhitbench_category for s in structures})
+def category_scores(structures: list[Structure]) -> dict[str, float]:
+    """Each category's score: its distinct signs' weights, each at its strongest showing, summed."""
+    best: dict[str, float] = {}
+    for s in structures:
+        if s.sign:
+            best[s.sign] = max(best.get(s.sign, 0.0), s.weight)
+    out = {category: 0.0 for category in REALHITBENCH_CATEGORIES}
+    for sign, weight in best.items():
+        out[SIGNS[sign][0]] = round(out[SIGNS[sign][0]] + weight, 3)
+    return out
+
+
+def categories(structures: list[Structure], thresholds: dict[str, float] | None = None) -> list[str]:
+    """The categories whose score reaches their threshold (the shipped THRESHOLDS by default)."""
+    thresholds = THRESHOLDS if thresholds is None else thresholds
+    return sorted(c for c, score in category_scores(structures).items() if score > 0 and score >= thresholds[c])
+
+
+def fit_threshold(scores: list[float], labelled: list[bool]) -> float:
+    """The threshold on a category's score that best separates the sheets labelled with it from the
+    rest: maximal Youden's J (recall minus the share of other sheets flagged), ties to the lower
+    threshold (recall first). Candidates are the scores seen; with no labelled sheet, PRIOR_THRESHOLD.
+    RealHiTBench gives each table one category while a table often shows several structures, so the
+    other sheets' share is pessimistic; J does not depend on how rare the category is."""
+    positives = sum(labelled)
+    negatives = len(labelled) - positives
+    if not positives:
+        return PRIOR_THRESHOLD
+    best, best_j = PRIOR_THRESHOLD, -2.0
+    for t in sorted({s for s in scores if s > 0}):
+        recall = sum(1 for s, y in zip(scores, labelled) if y and s >= t) / positives
+        flagged = sum(1 for s, y in zip(scores, labelled) if not y and s >= t) / negatives if negatives else 0.0
+        if recall - flagged > best_j + 1e-9:
+            best, best_j = t, recall - flagged
+    return best

@@ -172,15 +172,31 @@ def background(cell) -> str:  # type: ignore[no-untyped-def]
     return ""
 
 
-def sheet_structures(path: str) -> list[dict]:
-    """Per sheet: the complex structures of its tables, with evidence (`curate inspect`)."""
-    from curation.sources.structure import Part, sheet_structures as detect
+def sheet_structures(path: str, thresholds: dict[str, float] | None = None, everything: bool = False) -> list[dict]:
+    """Per sheet: the complex structures of its tables, with evidence (`curate inspect`): those of
+    the categories whose score over the whole spreadsheet reaches its threshold (structure.THRESHOLDS
+    unless given), or with `everything` every sign found, however weak."""
+    from curation.sources.structure import Part, categories, sheet_structures as detect
 
-    out = []
+    found = []
     for sheet, tables in sheet_tables(path, looks=True):
         parts = [Part(grid, table) for grid, table in tables if not isinstance(table, NoGrid)]
-        out.append({"sheet": sheet, "structures": [s.as_dict() for s in detect(parts)] if parts else []})
-    return out
+        found.append((sheet, detect(parts) if parts else []))
+    kept = set(categories([s for _, structures in found for s in structures], thresholds))
+    return [{"sheet": sheet, "structures": [s.as_dict() for s in structures
+                                            if everything or s.realhitbench_category in kept]}
+            for sheet, structures in found]
+
+
+def category_scores(path: str) -> dict[str, float]:
+    """Each RealHiTBench category's score over a spreadsheet (structure.category_scores)."""
+    from curation.sources.structure import Part, category_scores as scores, sheet_structures as detect
+
+    found = []
+    for _, tables in sheet_tables(path, looks=True):
+        parts = [Part(grid, table) for grid, table in tables if not isinstance(table, NoGrid)]
+        found += detect(parts) if parts else []
+    return scores(found)
 
 
 def compare_with_labels(folder: str, labels_file: str) -> dict[str, Any]:
