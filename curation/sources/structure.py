@@ -57,9 +57,10 @@ DEFINITIONS = {
     "ExternalSupply": "the reader needs text outside the table body: notes, sources or footnotes above, below or "
                       "beside it, values given beside a label outside the grid, a unit declared once for the whole "
                       "table, or markers in the body whose key is outside it",
-    "BackgroundColor": "fills that mark some body cells apart from others: a colour that changes down a column "
-                       "(colour-coded groups, highlighted cells, conditional formats), not a fill uniform over a "
-                       "column, alternate-row banding, or shading of header, label and total rows",
+    "BackgroundColor": "fills that mark some body cells apart from others: a colour that changes down a column of "
+                       "figures (colour-coded groups, highlighted cells, conditional formats), not a fill uniform "
+                       "over a column, alternate-row banding, or shading of the header, the stub, label and total "
+                       "rows",
 }
 
 # Each sign of a category: (category, weight). A sign shows on a sheet with a strength in 0..1;
@@ -371,13 +372,13 @@ NO_INFORMATION = ("x",)  # a lone 'x' ticks a cell: it marks, it keys nothing
 
 def _colour_down_columns(fills: dict, rows: range, first_col: int, last_col: int, stub_end: int,
                          cell: Any) -> list[int]:
-    """The body columns whose fill changes from row to row in a way that tells rows apart: not one
-    fill down the column, not alternate-row banding, and not only on rows that hold a label or a
-    summary alone (shading that repeats what the structure already says)."""
+    """The body's figure columns whose fill changes from row to row in a way that tells rows apart:
+    not one fill down the column, not alternate-row banding, and not shading that repeats what the
+    structure already says (the stub columns, rows that hold a label or a summary alone)."""
     plain = [r for r in rows if not (filled(cell(r, first_col)) and SUMMARY.search(str(cell(r, first_col)).strip()))
              and any(filled(cell(r, c)) for c in range(stub_end + 1, last_col + 1))]
     out = []
-    for c in range(first_col, last_col + 1):
+    for c in range(stub_end + 1 if stub_end < last_col else first_col, last_col + 1):  # the stub's fills repeat its labels
         seq = [fills.get((r, c), "") for r in plain if filled(cell(r, c))]
         if len(set(seq)) < 2:
             continue
