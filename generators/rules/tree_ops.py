@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, grand_total,
                                   row_paths, summary_nodes, total_of, tree_rows, SUMMARY_TEXT)
+from curation import semantics as sem
 from curation.programs.sql import SHEET
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
@@ -81,10 +82,35 @@ def under(path: tuple[str, ...]) -> str:
     return f'"{path[-1]}"' + (f' under "{quoted(path[:-1])}"' if len(path) > 1 else "")
 
 
+def numbering_columns(table: Table, roles: dict[str, str] | None = None) -> list[str]:
+    """Numeric columns that number the rows (R's row names, a column running 1, 2, 3 ... down the
+    rows: `curation.semantics.numbers_the_rows`): no measure a question reads, compares or sums.
+    (An id-like name alone is no evidence here: a sheet's "Number" column counts things.)"""
+    if roles is None:
+        roles = {i.name: i.role for i in table.semantics}
+    return [name for j, name in enumerate(table.columns) if roles.get(name) == sem.ROW_INDEX
+            or sem.numbers_the_rows(table.body.column(j).to_pylist())]
+
+
+def group_heads(first: list[str | None], second: list[str | None] | None) -> set[int]:
+    """The rows whose first-column label heads a group rather than naming the row: a label written
+    only on a group's first row, the rows after it left blank in that column while the next column
+    labels each of them ("Low" over its reasons, then "Total"). Such a label names the group; the
+    row it sits on is only the group's first member, so no question names that row by it."""
+    if second is None:
+        return set()
+    heads = set()
+    for r, v in enumerate(first):
+        if v and r + 1 < len(first) and not first[r + 1] and second[r] and second[r + 1]:
+            heads.add(r)
+    return heads
+
+
 class TreeView:
     """One hierarchical table as the tree ops read it: paths, groups, numeric columns, data-view rows."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, roles: dict[str, str] | None = None, like: Table | None = None) -> None:
+        """`like`: the table this one is a copy of (blocks exchanged): its columns keep their meaning."""
         self.table = table
         # rows cleaning left out of the data view: ordinary questions skip them; tree questions
         # read a group's own row and a Total node of the row tree (as totals), through `sheet`
@@ -92,7 +118,8 @@ class TreeView:
         marked = set(table.summary_rows) - set(tree_rows(table.header, table.n_rows))
         self.src = SHEET if table.summary_rows else "t"
         self.view_row: list[int | None] = [None if r in marked else r for r in range(table.n_rows)]
-        skip = set(table.empty_columns) | set(table.constant_columns)
+        numbering = set(numbering_columns(like or table, roles))
+        skip = set(table.empty_columns) | set(table.constant_columns) | {j for j, c in enumerate(table.columns) if c in numbering}
         self.numeric = [j for j, f in enumerate(table.body.schema) if j not in skip and not pa.types.is_boolean(f.type)
                         and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))]
         self.integer = {j for j in self.numeric if pa.types.is_integer(table.body.schema.field(j).type)}
@@ -139,7 +166,10 @@ class TreeView:
         if any(n.axis == "R" for n in self.table.header):
             paths = row_paths(self.table.header, self.table.n_rows)
         elif self.table.n_cols and pa.types.is_string(self.table.body.schema.field(0).type):
-            paths = [(v,) if v else () for v in self.table.body.column(0).to_pylist()]
+            first = self.table.body.column(0).to_pylist()
+            heads = group_heads(first, self.table.body.column(1).to_pylist()
+                                if self.table.n_cols > 1 and pa.types.is_string(self.table.body.schema.field(1).type) else None)
+            paths = [(v,) if v and r not in heads else () for r, v in enumerate(first)]
         else:
             return [None] * self.table.n_rows
         counts: dict[tuple[str, ...], int] = {}
@@ -417,7 +447,7 @@ def _view(ctx: "Context") -> TreeView | None:
     if not table.is_hierarchical:
         ctx.reject("not_hierarchical")
         return None
-    return TreeView(table)
+    return TreeView(table, ctx.profile.role)
 
 
 # ------------------------------------------------------------------------------ ops
@@ -457,6 +487,8 @@ def op_tree_extreme(ctx: "Context") -> None:
             ctx.reject("bounds")
         elif _parts_say_nothing(group):
             ctx.reject("bounds")
+        elif sem.numbered_labels(p.label for p in group.parts):
+            ctx.reject("numbered_labels")  # Field_1 .. Field_30: the answer would be a sample's number
         elif axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in group.parts}) > 1:
             ctx.reject("mixed_measures")
         elif axis == "C" and columns_are_measures([p.label for p in group.parts]):
@@ -696,7 +728,7 @@ def table_swap(ctx: "Context") -> Swap | None:
     from curation.pipeline.rng import record_rng
 
     table = ctx.profile.table
-    cands = swap_candidates(TreeView(table))
+    cands = swap_candidates(TreeView(table, ctx.profile.role))
     if not cands:
         return None
     rng = record_rng(ctx.seed, table.id, SWAP_PURPOSE)
@@ -720,7 +752,7 @@ def op_tree_swap(ctx: "Context") -> None:
         ctx.considered(1)
         return ctx.reject("no_sibling_blocks")
     ctx.derived.append(swap.table)
-    view, original = TreeView(swap.table), TreeView(ctx.profile.table)
+    view, original = TreeView(swap.table, ctx.profile.role, like=ctx.profile.table), TreeView(ctx.profile.table, ctx.profile.role)
     ids = (swap.table.id,)
 
     def provenance(before: Any) -> dict[str, str]:
