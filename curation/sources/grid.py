@@ -598,10 +598,12 @@ def found_types(has_sections: bool, bold_groups: bool, has_indent: bool) -> list
 
 
 def _figures_not_summed_below(rows: list[list[Any]], i: int, bold_stub: list[bool]) -> bool:
-    """A bold row with figures of its own that are not the sum of the plain rows below it (up to the
-    next bold row, to within their rounding) in most columns where all of them hold numbers: a line of its own (an income
-    statement's Gross Profit above the expenses deducted from it), not the parent of those rows.
-    Bold alone makes no nesting certain; the sheet's own figures must confirm it."""
+    """A bold row with figures of its own that are the sum of the plain rows below it (up to the next
+    bold row, to within their rounding) in fewer than two of the columns where all of them hold
+    numbers (none, where only one can be checked): a line of its own (an income statement's Gross
+    Profit above the expenses deducted from it), not the parent of those rows. Bold alone makes no
+    nesting certain; the sheet's own figures must confirm it (in its counts, if not in the rates
+    beside them)."""
     end = i + 1
     while end < len(rows) and not bold_stub[end]:
         end += 1
@@ -616,7 +618,7 @@ def _figures_not_summed_below(rows: list[list[Any]], i: int, bold_stub: list[boo
         x, ys = _as_float(head), [_as_float(v) for v in parts]
         checked += 1
         failed += abs(x - sum(ys)) > 0.5 * len(ys) * 10.0 ** -_places(head, *parts)
-    return checked > 0 and 2 * failed >= checked
+    return checked > 0 and checked - failed < min(2, checked)
 
 
 def _as_float(v: Any) -> float:

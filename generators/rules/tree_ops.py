@@ -429,15 +429,23 @@ def summable(ctx: "Context", view: TreeView, axis: str) -> list[tuple[Group, int
 
 def sum_of_parts(view: TreeView, group: Group, other: int) -> int | float:
     cells = [(p.pos, other) if group.axis == "R" else (other, p.pos) for p in group.parts]
-    if all(j in view.integer for _, j in cells):
-        return int(sum(int(view.cell(r, j)) for r, j in cells))
-    return float(sum(float(view.cell(r, j)) for r, j in cells))
+    return whole_if_counted(sum(float(view.cell(r, j)) for r, j in cells), [view.cell(r, j) for r, j in cells])
+
+
+def whole_if_counted(result: float, values: list[int | float]) -> int | float:
+    """A sum or difference of whole numbers is a whole number (580 fields counted, not 580.0 to be
+    rounded to 2 decimals), even where the column is stored as floats (a blank cell among counts)."""
+    if all(float(v).is_integer() for v in values) and abs(result) < 2 ** 53:
+        return int(round(result))
+    return float(result)
 
 
 def _sum_slots(view: TreeView, group: Group, other: int) -> dict[str, Any]:
     entries = "rows" if group.axis == "R" else "columns"
     where = f"column \"{view.column_label(other)}\"" if group.axis == "R" else f"row {under(view.row_names[other])}"
+    totals = bool(group.left_out) or group.total is not None or (group.flat and bool(view.table.summary_rows))
     return {"place": _place(group), "n": len(group.parts), "entries": entries, "other": where,
+            "leaving_out": ", leaving out totals" if totals else "", "no_totals": " (no totals)" if totals else "",
             "column": view.column_label(other) if group.axis == "R" else "",
             "row": under(view.row_names[other]) if group.axis == "C" else ""}
 
@@ -1050,11 +1058,9 @@ def op_tree_difference(ctx: "Context") -> None:
         if not periods and _value(view, axis, first, other) < _value(view, axis, second, other):
             first, second = second, first  # "how much greater is A than B": A the larger
         x, y = _value(view, axis, first, other), _value(view, axis, second, other)
-        answer = (y - x) if periods else (x - y)
+        answer = whole_if_counted((y - x) if periods else (x - y), [x, y])
         program = (f"SELECT {_value_sql(view, axis, second, other)} - {_value_sql(view, axis, first, other)}" if periods
                    else f"SELECT {_value_sql(view, axis, first, other)} - {_value_sql(view, axis, second, other)}")
-        if isinstance(answer, float):
-            answer = float(answer)
         slots = {**_series_slots(view, axis, name, other), "a": first.label, "b": second.label}
         ctx.emit(slots, answer, program=("sql", program), answer_type="number")
 
