@@ -552,7 +552,8 @@ def test_unlike_units_a_total_among_members_and_a_bounds_series_are_not_asked():
 def test_a_group_label_written_on_its_first_row_names_the_group_never_that_row():
     """"Low" written once, on the first of its reasons, with a Total closing the group: "Low" is the
     group's label. The row it sits on is one reason among several, so no question names that row
-    "Low" (the difference "Intermediate" minus "Low" would compare two unrelated reasons)."""
+    "Low" (the difference "Intermediate" minus "Low" would compare two unrelated reasons); "Low"
+    is read from the group's Total row, and a group without one is not named at all."""
     level = ["Low", None, None, "Intermediate", None, None, "Not recorded", "TOTAL"]
     reason = ["Leaves a scheme", "Misconduct", "Total", "Not seeking work", "Not available", "Total", None, "TOTAL"]
     month = [5, 7, 12, 27556, 903, 28459, 71, 40542]
@@ -561,10 +562,16 @@ def test_a_group_label_written_on_its_first_row_names_the_group_never_that_row()
                                                    "Month / 2013-02": [m + 1 for m in month]}), header=header)
     view = TreeView(table)
     assert view.row_names[0] is None and view.row_names[3] is None  # the groups' first rows
+    assert view.row_names[2] == ("Low",) and view.row_names[5] == ("Intermediate",)  # their Total rows
     assert view.row_names[6] == ("Not recorded",)  # a label alone on its row names that row
     samples, tables = generate(table, ["rh"])
     assert all(rerun(s, tables) for s in samples)
-    assert not [s["question"] for s in samples if '"Low"' in s["question"] or '"Intermediate"' in s["question"]]
+    named = [s for s in samples if '"Low"' in s["question"] or '"Intermediate"' in s["question"]]
+    assert named and all(re.search(r"rowid (= |IN \()?[25]\b", s["program"]["text"]) for s in named)
+    assert not [s for s in named if re.search(r"rowid (= |IN \()?[03]\b|WHEN [03] ", s["program"]["text"])]
+    no_totals = table.replace(body=table.body.set_column(1, "Reason", pa.array(
+        ["Leaves a scheme", "Misconduct", "Other", "Not seeking work", "Not available", "Other", None, "TOTAL"])))
+    assert TreeView(no_totals).row_names[:6] == [None] * 6  # no total row: the group is not named
 
 
 def test_bold_rows_are_parents_only_of_rows_that_add_up_to_them():

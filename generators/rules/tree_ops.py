@@ -92,18 +92,25 @@ def numbering_columns(table: Table, roles: dict[str, str] | None = None) -> list
             or sem.numbers_the_rows(table.body.column(j).to_pylist())]
 
 
-def group_heads(first: list[str | None], second: list[str | None] | None) -> set[int]:
+def group_heads(first: list[str | None], second: list[str | None] | None) -> dict[int, int | None]:
     """The rows whose first-column label heads a group rather than naming the row: a label written
     only on a group's first row, the rows after it left blank in that column while the next column
     labels each of them ("Low" over its reasons, then "Total"). Such a label names the group; the
-    row it sits on is only the group's first member, so no question names that row by it."""
+    row it sits on is only the group's first member, so no question names that row by it. Each
+    head -> the group's total row (its last row, labelled a total in the next column), or None."""
     if second is None:
-        return set()
-    heads = set()
+        return {}
+    heads: dict[int, int | None] = {}
     for r, v in enumerate(first):
         if v and r + 1 < len(first) and not first[r + 1] and second[r] and second[r + 1]:
-            heads.add(r)
+            end = r + 1
+            while end + 1 < len(first) and not first[end + 1] and second[end + 1]:
+                end += 1
+            heads[r] = end if TOTAL_LABEL.match(str(second[end])) else None
     return heads
+
+
+TOTAL_LABEL = re.compile(r"^\s*(sub-?)?totals?\s*$", re.IGNORECASE)
 
 
 class TreeView:
@@ -115,7 +122,9 @@ class TreeView:
         # rows cleaning left out of the data view: ordinary questions skip them; tree questions
         # read a group's own row and a Total node of the row tree (as totals), through `sheet`
         # (every body row, `rowid` its position), and skip only the other marked rows (a Mean, an SD)
-        marked = set(table.summary_rows) - set(tree_rows(table.header, table.n_rows))
+        # a group labelled only on its first row is named by its total row ("Low" -> Low's Total)
+        self.group_totals = {total: head for head, total in self._group_heads.items() if total is not None}
+        marked = set(table.summary_rows) - set(tree_rows(table.header, table.n_rows)) - set(self.group_totals)
         self.src = SHEET if table.summary_rows else "t"
         self.view_row: list[int | None] = [None if r in marked else r for r in range(table.n_rows)]
         numbering = set(numbering_columns(like or table, roles))
@@ -125,6 +134,16 @@ class TreeView:
         self.integer = {j for j in self.numeric if pa.types.is_integer(table.body.schema.field(j).type)}
         self.summary = set(summary_nodes(table.header))
         self._values: dict[int, np.ndarray] = {}
+
+    @cached_property
+    def _group_heads(self) -> dict[int, int | None]:
+        """Group labels written only on their group's first row (`group_heads`), in a table whose
+        row header is no tree."""
+        table = self.table
+        if any(n.axis == "R" for n in table.header) or table.n_cols < 2 \
+                or not all(pa.types.is_string(table.body.schema.field(j).type) for j in (0, 1)):
+            return {}
+        return group_heads(table.body.column(0).to_pylist(), table.body.column(1).to_pylist())
 
     def values(self, j: int) -> np.ndarray:
         if j not in self._values:
@@ -167,9 +186,9 @@ class TreeView:
             paths = row_paths(self.table.header, self.table.n_rows)
         elif self.table.n_cols and pa.types.is_string(self.table.body.schema.field(0).type):
             first = self.table.body.column(0).to_pylist()
-            heads = group_heads(first, self.table.body.column(1).to_pylist()
-                                if self.table.n_cols > 1 and pa.types.is_string(self.table.body.schema.field(1).type) else None)
-            paths = [(v,) if v and r not in heads else () for r, v in enumerate(first)]
+            paths = [(v,) if v and r not in self._group_heads else () for r, v in enumerate(first)]
+            for total, head in self.group_totals.items():
+                paths[total] = (first[head],)
         else:
             return [None] * self.table.n_rows
         counts: dict[tuple[str, ...], int] = {}
