@@ -450,8 +450,6 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             texts = [str(v) for v in values]
             if sum(bool(URL.match(v)) for v in texts) >= 0.8 * len(texts):
                 done(IDENTIFIER, "web addresses")
-            elif unique and numbered_labels(texts):
-                done(IDENTIFIER, "one prefix and a running number (Field_1, Field_2 ...): which sample, not a name")
             elif unique and sum(_is_word(v) for v in texts) >= 0.8 * len(texts):
                 done(NAME, "distinct words, one per row")
             elif unique:
