@@ -264,6 +264,30 @@ def _is_word(value: str) -> bool:
     return bool(value) and not (digits and len(value) <= 6 and " " not in value)
 
 
+NUMBERED = re.compile(r"^(\D*?)[\s_#-]*(\d+)$")
+
+
+def numbered_labels(values: Iterable[Any]) -> bool:
+    """Labels that are one common prefix and a running number ("Field_1" .. "Field_30", "Sample 1",
+    "Sample 2", ...): they tell which sample, in the order taken; an identifier, not a name."""
+    texts = [str(v).strip() for v in values if v is not None and str(v).strip()]
+    if len(texts) < 3:
+        return False
+    found = [NUMBERED.match(t) for t in texts]
+    if not all(found) or len({m.group(1).strip().casefold() for m in found}) != 1:
+        return False
+    numbers = sorted(int(m.group(2)) for m in found)
+    return numbers == list(range(numbers[0], numbers[0] + len(numbers))) and numbers[0] in (0, 1)
+
+
+def numbers_the_rows(values: list[Any]) -> bool:
+    """A column whose values run 1, 2, 3 ... down the rows in order (blank rows skipped, at most
+    one in ten): it numbers the rows (pump 1 to pump 13, a form's line numbers), it measures nothing."""
+    present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
+    return len(present) >= 5 and 10 * len(present) >= 9 * len(values) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in present) and present == list(range(1, len(present) + 1))
+
+
 ABBREVIATIONS = frozenset("""gdp gnp cpi ppp usd eur gbp tv iq bmi co2 pm10 pm25 pct avg max min temp educ exper diff
 hrs mins secs km kg mph mpg hp wt rpm dob ceo hiv aids dna rna gpa sat act uk us usa eu un oecd nba nfl mlb pop vs no exp
 freq approx std dev log""".split())
@@ -464,7 +488,7 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if VERSION_NAME.search(name):
             done(IDENTIFIER, f"a version ({name!r}): R 2.10 is no larger number than R 2.9")
             continue
-        if integral and n >= 5 and column.to_pylist() == list(range(1, n + 1)) and not re.search(r"age", name, re.I):
+        if integral and numbers_the_rows(column.to_pylist()) and not re.search(r"age", name, re.I):
             done(IDENTIFIER, "numbers the rows 1..n in order: pump 1 to pump 13, not a measurement")
             continue
         if integral and unique and n >= 8 and sorted(int(v) for v in values) == list(range(1, n + 1)):

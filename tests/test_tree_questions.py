@@ -545,3 +545,83 @@ def test_unlike_units_a_total_among_members_and_a_bounds_series_are_not_asked():
                      "2016": [73.3, 71.5, 75.0], "2017": [74.4, 72.6, 76.2], "2018": [76.2, 74.4, 78.0]})
     changes, _ = generate(Table(name="ci", body=body, header=header), ["rh.nr.change_columns"])
     assert changes and all("Estimate" in s["question"] and "limit" not in s["question"] for s in changes)
+
+
+# ------------------------------------------------------------------------------ rows named only by what is theirs
+
+def test_a_group_label_written_on_its_first_row_names_the_group_never_that_row():
+    """"Low" written once, on the first of its reasons, with a Total closing the group: "Low" is the
+    group's label. The row it sits on is one reason among several, so no question names that row
+    "Low" (the difference "Intermediate" minus "Low" would compare two unrelated reasons); "Low"
+    is read from the group's Total row, and a group without one is not named at all."""
+    level = ["Low", None, None, "Intermediate", None, None, "Not recorded", "TOTAL"]
+    reason = ["Leaves a scheme", "Misconduct", "Total", "Not seeking work", "Not available", "Total", None, "TOTAL"]
+    month = [5, 7, 12, 27556, 903, 28459, 71, 40542]
+    header = (C(0, 0, 0, "Level"), C(0, 1, 1, "Reason"), C(0, 2, 3, "Month"), C(1, 2, 2, "2013-01"), C(1, 3, 3, "2013-02"))
+    table = Table(name="sanctions", body=pa.table({"Level": level, "Reason": reason, "Month / 2013-01": month,
+                                                   "Month / 2013-02": [m + 1 for m in month]}), header=header)
+    view = TreeView(table)
+    assert view.row_names[0] is None and view.row_names[3] is None  # the groups' first rows
+    assert view.row_names[2] == ("Low",) and view.row_names[5] == ("Intermediate",)  # their Total rows
+    assert view.row_names[6] == ("Not recorded",)  # a label alone on its row names that row
+    samples, tables = generate(table, ["rh"])
+    assert all(rerun(s, tables) for s in samples)
+    named = [s for s in samples if '"Low"' in s["question"] or '"Intermediate"' in s["question"]]
+    assert named and all(re.search(r"rowid (= |IN \()?[25]\b", s["program"]["text"]) for s in named)
+    assert not [s for s in named if re.search(r"rowid (= |IN \()?[03]\b|WHEN [03] ", s["program"]["text"])]
+    no_totals = table.replace(body=table.body.set_column(1, "Reason", pa.array(
+        ["Leaves a scheme", "Misconduct", "Other", "Not seeking work", "Not available", "Other", None, "TOTAL"])))
+    assert TreeView(no_totals).row_names[:6] == [None] * 6  # no total row: the group is not named
+
+
+def test_bold_rows_are_parents_only_of_rows_that_add_up_to_them():
+    """An income statement's bold subtotals (Gross Profit, Operating Income) head the plain lines
+    below them, but those lines are deducted after the subtotal, not its parts: a bold row with
+    figures of its own is their parent only where its figures are their sum."""
+    from curation.sources.grid import Grid, grid_to_table
+    from curation.table import Provenance
+
+    statement = [["USD m", "FY17", "FY18"], ["Revenues", 100, 120], ["Cost of goods", 40, 50],
+                 ["Gross Profit", 60, 70], ["SG&A", 30, 31], ["Other charges", 5, 6],
+                 ["Operating Income", 25, 33], ["Interest income", 2, 3], ["Interest expense", 4, 4]]
+    bold = {(3, 0), (6, 0), (0, 0), (0, 1), (0, 2)}
+    table = grid_to_table(Grid(statement, bold=bold), "pnl", Provenance(source="test"))
+    assert not [n for n in table.header if n.axis == "R" and n.end > n.start]  # no row heads another
+    regions = [["Region", "2019", "2020"], ["North", 30, 33], ["Leeds", 10, 11], ["York", 20, 22],
+               ["South", 70, 75], ["Bristol", 30, 35], ["Exeter", 40, 40], ["Wales", 9, 9], ["Cardiff", 4, 4],
+               ["Swansea", 6, 6], ["Newport", 2, 2]]
+    table = grid_to_table(Grid(regions, bold={(1, 0), (4, 0), (7, 0), (0, 0), (0, 1), (0, 2)}), "regions", Provenance(source="test"))
+    groups = {n.text: (n.start, n.end) for n in table.header if n.axis == "R" and n.end > n.start}
+    assert groups == {"North": (0, 2), "South": (3, 5)}  # Wales (9) is not Cardiff + Swansea + Newport (12)
+
+
+def test_a_bullet_marks_nesting_and_is_no_part_of_the_label():
+    from curation.sources.grid import Grid, grid_to_table
+    from curation.table import Provenance
+
+    rows = [["Area", "2010", "2011"], ["OECD", 50, 60], ["\u00b7 Japan", 20, 25], ["\u00b7 Korea", 30, 35],
+            ["Non-OECD", 9, 9], ["\u2022 India", 4, 4], ["- Thailand", 5, 5]]
+    table = grid_to_table(Grid(rows), "areas", Provenance(source="test"))
+    assert table.body.column(0).to_pylist() == ["OECD", "Japan", "Korea", "Non-OECD", "India", "Thailand"]
+    nodes = {n.text: (n.level, n.start, n.end) for n in table.header if n.axis == "R"}
+    assert nodes["OECD"] == (0, 0, 2) and nodes["Japan"][0] == 1 and nodes["Thailand"][0] == 1
+
+
+def test_numbered_samples_and_row_ordinals_are_no_answers():
+    """Rows labelled Field_1 .. Field_n (one prefix, a running number) are samples told apart by
+    their number: which one is highest answers with an index. A column running 1..n down the rows
+    (blank rows skipped) numbers them: it is no measure to look up, compare or sum."""
+    from curation import semantics as sem
+
+    assert sem.numbered_labels([f"Field_{i}" for i in range(1, 31)]) and sem.numbered_labels(["Sample 1", "Sample 2", "Sample 3"])
+    assert not sem.numbered_labels(["Field_1", "Field_2", "Plot_3"]) and not sem.numbered_labels(["Q1", "Q3", "Q4"])
+    assert sem.numbers_the_rows([1, 2, 3, None, 4, 5, 6, 7, 8, 9, 10]) and not sem.numbers_the_rows([1, 2, 4, 5, 6])
+    fields = [f"Field_{i}" for i in range(1, 7)]
+    header = (C(0, 0, 0, "Field"), C(0, 1, 2, "Replicate 1"), C(1, 1, 1, "Infected cells"), C(1, 2, 2, "expect"),
+              R(0, 0, 5, "Microscopic field"), *[R(1, i, i, f) for i, f in enumerate(fields)])
+    table = Table(name="fields", body=pa.table({"Field": fields, "Replicate 1 / Infected cells": [4, 9, 2, 7, 5, 1],
+                                                "Replicate 1 / expect": [1, 2, 3, 4, 5, 6]}), header=header)
+    samples, tables = generate(table, ["rh"])
+    assert all(rerun(s, tables) for s in samples)
+    assert not [s for s in samples if s["task"] == "RH/NR/comparison" and json.loads(s["answer"]) in fields]
+    assert not [s["question"] for s in samples if "expect" in s["question"]]

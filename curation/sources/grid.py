@@ -360,8 +360,10 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     body_merges = any(m[2] >= first_body and m[0] <= bottom for m in grid.merges)
 
     vertical = {(r, c) for (r, c), m in covered.items() if m[2] > m[0]}
-    row_nodes, row_structure = _row_header(rows, stub_indents([cell(r, first_col) for r in body_rows],
-                                                              [grid.indents.get((r, first_col), 0) for r in body_rows]),
+    depths = stub_indents([cell(r, first_col) for r in body_rows], [grid.indents.get((r, first_col), 0) for r in body_rows])
+    for row in rows:  # a bullet is a mark of nesting (counted in the depths), not part of the label
+        row[0] = without_bullet(row[0])
+    row_nodes, row_structure = _row_header(rows, depths,
                                            [(r, first_col) in vertical for r in body_rows],
                                            [i > 0 and body_rows[i] > body_rows[i - 1] + 1 for i in range(len(body_rows))],
                                            [(r, first_col) in grid.bold for r in body_rows])
@@ -425,8 +427,17 @@ def section_merge(m: Merge, first_col: int, data_cols: list[int]) -> bool:
 
 
 OF_WHICH = re.compile(r"^\s*(of which|including|incl\.|thereof)\b", re.IGNORECASE)
-BULLET = re.compile(r"^[\s\u00a0\u2007]*[\u00b7\u2022\u25aa\u2013\-\*][\s\u00a0\u2007]+(?=\w)")
+BULLET = re.compile(r"^[\s\u00a0\u2007]*[\u00b7\u2022\u2023\u2043\u25aa\u25a0\u25cf\u25e6\u2013\-\*][\s\u00a0\u2007]+(?=\w)")
 LEADING = re.compile(r"^[ \u00a0\u2007\u3000]+(?=\S)")
+
+
+def without_bullet(v: Any) -> Any:
+    """A label with its leading bullet ("· India", "• Wales", "- of which exports") taken off: the
+    bullet marks the label's depth, it is no part of its name. Numbers ("- 5") are left as they are."""
+    if not isinstance(v, str) or not (m := BULLET.match(v)):
+        return v
+    rest = v[m.end():]
+    return v if is_number(rest) else rest
 
 
 def stub_indents(stubs: list[Any], indents: list[int]) -> list[int]:
@@ -549,6 +560,13 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
             section[i] = False
     if bold_groups:
         levels = [0 if bold_stub[i] else 1 for i in range(n)]
+        for i in [i for i in range(n) if bold_stub[i] and _figures_not_summed_below(rows, i, bold_stub)]:
+            for k in range(i, n):  # not their parent: the row and the rows below it stand side by side
+                if k > i and bold_stub[k]:
+                    break
+                levels[k] = 0
+        if not any(bold_stub[i] and i + 1 < n and levels[i + 1] > levels[i] for i in range(n)):  # no group left
+            return [], found_types(has_sections, bold_groups, has_indent)
     else:  # a section row heads the rows of its own indent and deeper; indentation nests within
         levels = [2 * (rank[indents[i]] if has_indent and filled(stub[i]) else 0) + (0 if section[i] else 1)
                   for i in range(n)]
@@ -572,8 +590,48 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
         while end + 1 < n and levels[end + 1] > levels[i] and not gap_before[end + 1]:
             end += 1
         nodes.append(HeaderNode("R", levels[i], i, end, cell_text(stub[i])))
-    found = (["section_rows"] if has_sections or bold_groups else []) + (["indented_row_header"] if has_indent else [])
-    return nodes, found
+    return nodes, found_types(has_sections, bold_groups, has_indent)
+
+
+def found_types(has_sections: bool, bold_groups: bool, has_indent: bool) -> list[str]:
+    return (["section_rows"] if has_sections or bold_groups else []) + (["indented_row_header"] if has_indent else [])
+
+
+def _figures_not_summed_below(rows: list[list[Any]], i: int, bold_stub: list[bool]) -> bool:
+    """A bold row with figures of its own that are the sum of the plain rows below it (up to the next
+    bold row, to within their rounding) in fewer than two of the columns where all of them hold
+    numbers (none, where only one can be checked): a line of its own (an income statement's Gross
+    Profit above the expenses deducted from it), not the parent of those rows. Bold alone makes no
+    nesting certain; the sheet's own figures must confirm it (in its counts, if not in the rates
+    beside them)."""
+    end = i + 1
+    while end < len(rows) and not bold_stub[end]:
+        end += 1
+    below = rows[i + 1:end]
+    if not below:
+        return False
+    checked = failed = 0
+    for c in range(1, len(rows[i])):
+        head, parts = rows[i][c], [row[c] for row in below if c < len(row)]
+        if not is_number(head) or len(parts) != len(below) or not all(is_number(v) for v in parts):
+            continue
+        x, ys = _as_float(head), [_as_float(v) for v in parts]
+        checked += 1
+        failed += abs(x - sum(ys)) > 0.5 * len(ys) * 10.0 ** -_places(head, *parts)
+    return checked > 0 and checked - failed < min(2, checked)
+
+
+def _as_float(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) else float(_parse_number(v))
+
+
+def _places(*values: Any) -> int:
+    """The most decimals any of these values is written with."""
+    out = 0
+    for v in values:
+        text = repr(float(_as_float(v)))
+        out = max(out, 0 if "e" in text or text.endswith(".0") else min(6, len(text.split(".")[1])))
+    return out
 
 
 def _heads_out_of_body(nodes: list[HeaderNode], rows: list[list[Any]]) -> tuple[list[HeaderNode], list[list[Any]]]:

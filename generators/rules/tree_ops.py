@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, grand_total,
                                   row_paths, summary_nodes, total_of, tree_rows, SUMMARY_TEXT)
+from curation import semantics as sem
 from curation.programs.sql import SHEET
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
@@ -81,23 +82,68 @@ def under(path: tuple[str, ...]) -> str:
     return f'"{path[-1]}"' + (f' under "{quoted(path[:-1])}"' if len(path) > 1 else "")
 
 
+def numbering_columns(table: Table, roles: dict[str, str] | None = None) -> list[str]:
+    """Numeric columns that number the rows (R's row names, a column running 1, 2, 3 ... down the
+    rows: `curation.semantics.numbers_the_rows`): no measure a question reads, compares or sums.
+    (An id-like name alone is no evidence here: a sheet's "Number" column counts things.)"""
+    if roles is None:
+        roles = {i.name: i.role for i in table.semantics}
+    return [name for j, name in enumerate(table.columns) if roles.get(name) == sem.ROW_INDEX
+            or sem.numbers_the_rows(table.body.column(j).to_pylist())]
+
+
+def group_heads(first: list[str | None], second: list[str | None] | None) -> dict[int, int | None]:
+    """The rows whose first-column label heads a group rather than naming the row: a label written
+    only on a group's first row, the rows after it left blank in that column while the next column
+    labels each of them ("Low" over its reasons, then "Total"). Such a label names the group; the
+    row it sits on is only the group's first member, so no question names that row by it. Each
+    head -> the group's total row (its last row, labelled a total in the next column), or None."""
+    if second is None:
+        return {}
+    heads: dict[int, int | None] = {}
+    for r, v in enumerate(first):
+        if v and r + 1 < len(first) and not first[r + 1] and second[r] and second[r + 1]:
+            end = r + 1
+            while end + 1 < len(first) and not first[end + 1] and second[end + 1]:
+                end += 1
+            heads[r] = end if TOTAL_LABEL.match(str(second[end])) else None
+    return heads
+
+
+TOTAL_LABEL = re.compile(r"^\s*(sub-?)?totals?\s*$", re.IGNORECASE)
+
+
 class TreeView:
     """One hierarchical table as the tree ops read it: paths, groups, numeric columns, data-view rows."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, roles: dict[str, str] | None = None, like: Table | None = None) -> None:
+        """`like`: the table this one is a copy of (blocks exchanged): its columns keep their meaning."""
         self.table = table
         # rows cleaning left out of the data view: ordinary questions skip them; tree questions
         # read a group's own row and a Total node of the row tree (as totals), through `sheet`
         # (every body row, `rowid` its position), and skip only the other marked rows (a Mean, an SD)
-        marked = set(table.summary_rows) - set(tree_rows(table.header, table.n_rows))
+        # a group labelled only on its first row is named by its total row ("Low" -> Low's Total)
+        self.group_totals = {total: head for head, total in self._group_heads.items() if total is not None}
+        marked = set(table.summary_rows) - set(tree_rows(table.header, table.n_rows)) - set(self.group_totals)
         self.src = SHEET if table.summary_rows else "t"
         self.view_row: list[int | None] = [None if r in marked else r for r in range(table.n_rows)]
-        skip = set(table.empty_columns) | set(table.constant_columns)
+        numbering = set(numbering_columns(like or table, roles))
+        skip = set(table.empty_columns) | set(table.constant_columns) | {j for j, c in enumerate(table.columns) if c in numbering}
         self.numeric = [j for j, f in enumerate(table.body.schema) if j not in skip and not pa.types.is_boolean(f.type)
                         and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))]
         self.integer = {j for j in self.numeric if pa.types.is_integer(table.body.schema.field(j).type)}
         self.summary = set(summary_nodes(table.header))
         self._values: dict[int, np.ndarray] = {}
+
+    @cached_property
+    def _group_heads(self) -> dict[int, int | None]:
+        """Group labels written only on their group's first row (`group_heads`), in a table whose
+        row header is no tree."""
+        table = self.table
+        if any(n.axis == "R" for n in table.header) or table.n_cols < 2 \
+                or not all(pa.types.is_string(table.body.schema.field(j).type) for j in (0, 1)):
+            return {}
+        return group_heads(table.body.column(0).to_pylist(), table.body.column(1).to_pylist())
 
     def values(self, j: int) -> np.ndarray:
         if j not in self._values:
@@ -139,7 +185,10 @@ class TreeView:
         if any(n.axis == "R" for n in self.table.header):
             paths = row_paths(self.table.header, self.table.n_rows)
         elif self.table.n_cols and pa.types.is_string(self.table.body.schema.field(0).type):
-            paths = [(v,) if v else () for v in self.table.body.column(0).to_pylist()]
+            first = self.table.body.column(0).to_pylist()
+            paths = [(v,) if v and r not in self._group_heads else () for r, v in enumerate(first)]
+            for total, head in self.group_totals.items():
+                paths[total] = (first[head],)
         else:
             return [None] * self.table.n_rows
         counts: dict[tuple[str, ...], int] = {}
@@ -399,15 +448,23 @@ def summable(ctx: "Context", view: TreeView, axis: str) -> list[tuple[Group, int
 
 def sum_of_parts(view: TreeView, group: Group, other: int) -> int | float:
     cells = [(p.pos, other) if group.axis == "R" else (other, p.pos) for p in group.parts]
-    if all(j in view.integer for _, j in cells):
-        return int(sum(int(view.cell(r, j)) for r, j in cells))
-    return float(sum(float(view.cell(r, j)) for r, j in cells))
+    return whole_if_counted(sum(float(view.cell(r, j)) for r, j in cells), [view.cell(r, j) for r, j in cells])
+
+
+def whole_if_counted(result: float, values: list[int | float]) -> int | float:
+    """A sum or difference of whole numbers is a whole number (580 fields counted, not 580.0 to be
+    rounded to 2 decimals), even where the column is stored as floats (a blank cell among counts)."""
+    if all(float(v).is_integer() for v in values) and abs(result) < 2 ** 53:
+        return int(round(result))
+    return float(result)
 
 
 def _sum_slots(view: TreeView, group: Group, other: int) -> dict[str, Any]:
     entries = "rows" if group.axis == "R" else "columns"
     where = f"column \"{view.column_label(other)}\"" if group.axis == "R" else f"row {under(view.row_names[other])}"
+    totals = bool(group.left_out) or group.total is not None or (group.flat and bool(view.table.summary_rows))
     return {"place": _place(group), "n": len(group.parts), "entries": entries, "other": where,
+            "leaving_out": ", leaving out totals" if totals else "", "no_totals": " (no totals)" if totals else "",
             "column": view.column_label(other) if group.axis == "R" else "",
             "row": under(view.row_names[other]) if group.axis == "C" else ""}
 
@@ -417,7 +474,7 @@ def _view(ctx: "Context") -> TreeView | None:
     if not table.is_hierarchical:
         ctx.reject("not_hierarchical")
         return None
-    return TreeView(table)
+    return TreeView(table, ctx.profile.role)
 
 
 # ------------------------------------------------------------------------------ ops
@@ -457,6 +514,8 @@ def op_tree_extreme(ctx: "Context") -> None:
             ctx.reject("bounds")
         elif _parts_say_nothing(group):
             ctx.reject("bounds")
+        elif sem.numbered_labels(p.label for p in group.parts):
+            ctx.reject("numbered_labels")  # Field_1 .. Field_30: the answer would be a sample's number
         elif axis == "C" and len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in group.parts}) > 1:
             ctx.reject("mixed_measures")
         elif axis == "C" and columns_are_measures([p.label for p in group.parts]):
@@ -696,7 +755,7 @@ def table_swap(ctx: "Context") -> Swap | None:
     from curation.pipeline.rng import record_rng
 
     table = ctx.profile.table
-    cands = swap_candidates(TreeView(table))
+    cands = swap_candidates(TreeView(table, ctx.profile.role))
     if not cands:
         return None
     rng = record_rng(ctx.seed, table.id, SWAP_PURPOSE)
@@ -720,7 +779,7 @@ def op_tree_swap(ctx: "Context") -> None:
         ctx.considered(1)
         return ctx.reject("no_sibling_blocks")
     ctx.derived.append(swap.table)
-    view, original = TreeView(swap.table), TreeView(ctx.profile.table)
+    view, original = TreeView(swap.table, ctx.profile.role, like=ctx.profile.table), TreeView(ctx.profile.table, ctx.profile.role)
     ids = (swap.table.id,)
 
     def provenance(before: Any) -> dict[str, str]:
@@ -1018,11 +1077,9 @@ def op_tree_difference(ctx: "Context") -> None:
         if not periods and _value(view, axis, first, other) < _value(view, axis, second, other):
             first, second = second, first  # "how much greater is A than B": A the larger
         x, y = _value(view, axis, first, other), _value(view, axis, second, other)
-        answer = (y - x) if periods else (x - y)
+        answer = whole_if_counted((y - x) if periods else (x - y), [x, y])
         program = (f"SELECT {_value_sql(view, axis, second, other)} - {_value_sql(view, axis, first, other)}" if periods
                    else f"SELECT {_value_sql(view, axis, first, other)} - {_value_sql(view, axis, second, other)}")
-        if isinstance(answer, float):
-            answer = float(answer)
         slots = {**_series_slots(view, axis, name, other), "a": first.label, "b": second.label}
         ctx.emit(slots, answer, program=("sql", program), answer_type="number")
 
