@@ -553,7 +553,8 @@ def test_a_group_label_written_on_its_first_row_names_the_group_never_that_row()
     """"Low" written once, on the first of its reasons, with a Total closing the group: "Low" is the
     group's label. The row it sits on is one reason among several, so no question names that row
     "Low" (the difference "Intermediate" minus "Low" would compare two unrelated reasons); "Low"
-    is read from the group's Total row, and a group without one is not named at all."""
+    is read from the group's Total row, which a question names as such ('"Total" under "Low"', never
+    plain "Low", the group's name for one of its rows), and a group without one is not named at all."""
     level = ["Low", None, None, "Intermediate", None, None, "Not recorded", "TOTAL"]
     reason = ["Leaves a scheme", "Misconduct", "Total", "Not seeking work", "Not available", "Total", None, "TOTAL"]
     month = [5, 7, 12, 27556, 903, 28459, 71, 40542]
@@ -562,13 +563,15 @@ def test_a_group_label_written_on_its_first_row_names_the_group_never_that_row()
                                                    "Month / 2013-02": [m + 1 for m in month]}), header=header)
     view = TreeView(table)
     assert view.row_names[0] is None and view.row_names[3] is None  # the groups' first rows
-    assert view.row_names[2] == ("Low",) and view.row_names[5] == ("Intermediate",)  # their Total rows
+    assert view.row_names[2] == ("Low", "Total") and view.row_names[5] == ("Intermediate", "Total")  # their Total rows
     assert view.row_names[6] == ("Not recorded",)  # a label alone on its row names that row
     samples, tables = generate(table, ["rh"])
     assert all(rerun(s, tables) for s in samples)
     named = [s for s in samples if '"Low"' in s["question"] or '"Intermediate"' in s["question"]]
     assert named and all(re.search(r"rowid (= |IN \()?[25]\b", s["program"]["text"]) for s in named)
     assert not [s for s in named if re.search(r"rowid (= |IN \()?[03]\b|WHEN [03] ", s["program"]["text"])]
+    assert all(re.search(r'"Total" under "(Low|Intermediate)"', s["question"]) for s in named), \
+        [s["question"] for s in named]
     no_totals = table.replace(body=table.body.set_column(1, "Reason", pa.array(
         ["Leaves a scheme", "Misconduct", "Other", "Not seeking work", "Not available", "Other", None, "TOTAL"])))
     assert TreeView(no_totals).row_names[:6] == [None] * 6  # no total row: the group is not named
@@ -625,3 +628,52 @@ def test_numbered_samples_and_row_ordinals_are_no_answers():
     assert all(rerun(s, tables) for s in samples)
     assert not [s for s in samples if s["task"] == "RH/NR/comparison" and json.loads(s["answer"]) in fields]
     assert not [s["question"] for s in samples if "expect" in s["question"]]
+
+
+# ------------------------------------------------------------------------------ what a measure is
+
+def test_a_column_that_labels_the_rows_is_never_the_measure_compared_counted_or_calculated():
+    """The stub "Year" holds the row tree's own labels (2012 under "Old", 2014 under "New"): which
+    row has the lowest Year is no question about the table. A column that labels or codes the rows
+    (the stub, a key, a source code) is never the measure of a comparison, a calculation or a count."""
+    header = (C(0, 0, 0, "Year"), C(0, 1, 1, "Bankruptcies"), C(0, 2, 2, "Relief orders"),
+              R(0, 0, 2, "Before the reform"), R(1, 0, 0, "2012"), R(1, 1, 1, "2013"), R(1, 2, 2, "2014"),
+              R(0, 3, 5, "After the reform"), R(1, 3, 3, "2015"), R(1, 4, 4, "2016"), R(1, 5, 5, "2017"))
+    body = pa.table({"Year": [2012, 2013, 2014, 2015, 2016, 2017], "Bankruptcies": [8.7, 8.0, 7.5, 7.1, 6.6, 6.2],
+                     "Relief orders": [6.8, 6.9, 7.0, 7.0, 6.8, 6.6]})
+    samples, tables = generate(Table(name="insolvency", body=body, header=header), ["rh"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    assert not [s["question"] for s in samples if '"Year"' in s["question"]]
+
+
+def test_a_difference_is_taken_only_between_columns_of_one_measure_and_never_of_a_code():
+    """"N" (how many analyses) and "Source Code" (where the figure comes from) stand beside the
+    amounts per 100 g and per 114 g: "how much greater is N than Source Code" means nothing. Two
+    columns are differenced only where they measure one thing (siblings under one parent: Raw's
+    100 g and 114 g), and a code column (`curation.semantics` role code) is no measure at all."""
+    header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "N"), C(0, 2, 3, "Raw"), C(1, 2, 2, "100g"), C(1, 3, 3, "114g"),
+              C(0, 4, 4, "Source Code"))
+    body = pa.table({"Nutrient": ["Water", "Protein", "Fat", "Ash", "Calcium", "Iron"], "N": [6, 6, 0, 6, 3, 2],
+                     "Raw / 100g": [75.2, 22.07, 2.07, 1.09, 5.0, 0.8], "Raw / 114g": [85.73, 25.16, 2.36, 1.24, 5.7, 0.91],
+                     "Source Code": [1, 4, 4, 1, 1, 7]})
+    table = Table(name="nutrients", body=body, header=header)
+    from curation import semantics as sem
+    assert {i.name: i.role for i in sem.infer(table)}["Source Code"] == "code"
+    samples, tables = generate(table, ["rh"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    assert not [s["question"] for s in samples if "Source Code" in s["question"]]
+    differences = [s["question"] for s in samples if s["template"] == "rh.nr.difference_columns"]
+    assert differences and all('"100g"' in q and '"114g"' in q for q in differences), differences
+
+
+def test_a_question_says_it_leaves_totals_out_only_where_the_group_has_one():
+    """"leaving out any total or summary row", "(totals and averages aside)": said of a group with a
+    Total (or its own subtotal row), never of one that has none, for every kind of question."""
+    no_totals, _ = generate(Table(name="nutrients", body=pa.table(
+        {"Nutrient": ["Water", "Protein", "Fat", "Ash", "Calcium", "Iron"], "Raw / 100g": [75.2, 22.07, 2.07, 1.09, 5.0, 0.8],
+         "Raw / 114g": [85.73, 25.16, 2.36, 1.24, 5.7, 0.91]}),
+        header=(C(0, 0, 0, "Nutrient"), C(0, 1, 2, "Raw"), C(1, 1, 1, "100g"), C(1, 2, 2, "114g"))), ["rh"])
+    with_totals, _ = generate(crops_table(), ["rh"])
+    said = re.compile(r"total or summary|totals and averages|not counting totals|leaving out totals|no totals", re.I)
+    assert no_totals and not [s["question"] for s in no_totals if said.search(s["question"])]
+    assert [s for s in with_totals if said.search(s["question"])]

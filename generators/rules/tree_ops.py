@@ -92,6 +92,46 @@ def numbering_columns(table: Table, roles: dict[str, str] | None = None) -> list
             or sem.numbers_the_rows(table.body.column(j).to_pylist())]
 
 
+NOT_MEASURES = (sem.ROW_INDEX, sem.IDENTIFIER, sem.CODE)  # a number that names or codes a row, no quantity
+COUNTS_THINGS = re.compile(r"^\s*(number|no\.?|count|n)\s*$", re.IGNORECASE)
+KEY_ROLES = (sem.TIME, sem.NAME, sem.IDENTIFIER, sem.CODE, sem.ROW_INDEX)
+
+
+def _label_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip() if value is not None else ""
+
+
+def key_columns(table: Table, roles: dict[str, str] | None = None) -> list[str]:
+    """Numeric columns that label the rows rather than measure them, never the measure of a
+    comparison, a calculation or a count: a code or an id (`curation.semantics` roles code,
+    identifier, row index: "Source Code[2]", "Acct#"); the stub, whose values are the row tree's
+    labels ("Year" 2012, 2012, ... under the row nodes "2012"); and a period or name column that
+    stands before every measure column (a leading "Year" or "Days" key)."""
+    if roles is None:
+        roles = {i.name: i.role for i in table.semantics}
+    out = []
+    paths = row_paths(table.header, table.n_rows) if any(n.axis == "R" for n in table.header) else None
+    first_measure = next((j for j, c in enumerate(table.columns) if roles.get(c) in sem.QUANTITIES), table.n_cols)
+    for j, name in enumerate(table.columns):
+        f = table.body.schema.field(j)
+        if not (pa.types.is_integer(f.type) or pa.types.is_floating(f.type)):
+            continue
+        role = roles.get(name)
+        if role == sem.IDENTIFIER and COUNTS_THINGS.match(name.rpartition(" / ")[2]):
+            role = sem.COUNT  # a sheet's "Number" column counts things: an id-like name alone is no id
+        if role in NOT_MEASURES or (role in KEY_ROLES and j < first_measure):
+            out.append(name)
+            continue
+        if paths:
+            values = table.body.column(j).to_pylist()
+            named = [(v, p) for v, p in zip(values, paths) if v is not None and p]
+            if named and 5 * sum(_label_text(v) in p for v, p in named) >= 4 * len(named):
+                out.append(name)  # the stub: its values are the labels of the rows' nodes
+    return out
+
+
 def group_heads(first: list[str | None], second: list[str | None] | None) -> dict[int, int | None]:
     """The rows whose first-column label heads a group rather than naming the row: a label written
     only on a group's first row, the rows after it left blank in that column while the next column
@@ -127,7 +167,7 @@ class TreeView:
         marked = set(table.summary_rows) - set(tree_rows(table.header, table.n_rows)) - set(self.group_totals)
         self.src = SHEET if table.summary_rows else "t"
         self.view_row: list[int | None] = [None if r in marked else r for r in range(table.n_rows)]
-        numbering = set(numbering_columns(like or table, roles))
+        numbering = set(numbering_columns(like or table, roles)) | set(key_columns(like or table, roles))
         skip = set(table.empty_columns) | set(table.constant_columns) | {j for j, c in enumerate(table.columns) if c in numbering}
         self.numeric = [j for j, f in enumerate(table.body.schema) if j not in skip and not pa.types.is_boolean(f.type)
                         and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))]
@@ -187,8 +227,9 @@ class TreeView:
         elif self.table.n_cols and pa.types.is_string(self.table.body.schema.field(0).type):
             first = self.table.body.column(0).to_pylist()
             paths = [(v,) if v and r not in self._group_heads else () for r, v in enumerate(first)]
-            for total, head in self.group_totals.items():
-                paths[total] = (first[head],)
+            second = self.table.body.column(1).to_pylist()
+            for total, head in self.group_totals.items():  # Low's Total row: '"Total" under "Low"', never "Low"
+                paths[total] = (first[head], str(second[total]).strip())
         else:
             return [None] * self.table.n_rows
         counts: dict[tuple[str, ...], int] = {}
@@ -459,12 +500,33 @@ def whole_if_counted(result: float, values: list[int | float]) -> int | float:
     return float(result)
 
 
+def has_totals(view: TreeView, group: Group) -> bool:
+    """Whether a group has a total or summary entry to leave out: a summary child, its own
+    (subtotal) row, a marked row among its rows, or, for the rows of a table without a row tree, a
+    summary row. Only then does a question say it leaves totals out."""
+    if group.left_out or group.total is not None:
+        return True
+    if group.axis != "R":
+        return False
+    if group.flat:
+        return bool(view.table.summary_rows) or any(
+            name and SUMMARY_TEXT.search(name[-1]) for name in view.row_names) or bool(view.group_totals)
+    return any(view.view_row[r] is None for r in range(group.start, group.end + 1))
+
+
 def _sum_slots(view: TreeView, group: Group, other: int) -> dict[str, Any]:
     entries = "rows" if group.axis == "R" else "columns"
     where = f"column \"{view.column_label(other)}\"" if group.axis == "R" else f"row {under(view.row_names[other])}"
-    totals = bool(group.left_out) or group.total is not None or (group.flat and bool(view.table.summary_rows))
+    totals = has_totals(view, group)
+    kind = "row" if group.axis == "R" else "column"
     return {"place": _place(group), "n": len(group.parts), "entries": entries, "other": where,
             "leaving_out": ", leaving out totals" if totals else "", "no_totals": " (no totals)" if totals else "",
+            "skip_totals": f", leaving out any total or summary {kind}" if totals else "",
+            "skip_entries": ", leaving out any total or summary entry" if totals else "",
+            "aside": " (totals and averages aside)" if totals else "",
+            "not_counting": " (not counting totals or averages)" if totals else "",
+            "not_counting_totals": ", not counting totals" if totals else "",
+            "leave_out": " Leave out any total or summary row." if totals else "",
             "column": view.column_label(other) if group.axis == "R" else "",
             "row": under(view.row_names[other]) if group.axis == "C" else ""}
 
@@ -1023,6 +1085,8 @@ def _series(view: TreeView, axis: str, periods: bool) -> list[tuple[str, tuple[P
                 continue
             if not periods and any(PERIOD.match(p.label or "") for p in parts):
                 continue
+            if not periods and not parent:
+                continue  # columns that share no parent measure different things ("N" beside "Raw")
             if len({bool(NOT_ADDITIVE.search(view.column_label(p.pos))) for p in parts}) > 1:
                 continue  # a count beside its percentage change: not one measure
             for r in rows:
