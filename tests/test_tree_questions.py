@@ -677,3 +677,22 @@ def test_a_question_says_it_leaves_totals_out_only_where_the_group_has_one():
     said = re.compile(r"total or summary|totals and averages|not counting totals|leaving out totals|no totals", re.I)
     assert no_totals and not [s["question"] for s in no_totals if said.search(s["question"])]
     assert [s for s in with_totals if said.search(s["question"])]
+
+
+def test_a_title_or_a_form_above_the_header_is_no_level_of_the_column_paths():
+    """A row of "Label: value" pairs (a form's "Project Name: | FACT's Plant") and one text merged
+    along its row from the stub over most of the table (its title) stand above the header: the
+    columns are named by the header alone, the title becomes the caption, the form's lines notes."""
+    from curation.sources.grid import Grid, grid_to_table
+    from curation.table import Provenance
+
+    form = [["ISSUE REPORT", None, None, None], [None, "Project Name:", "Kerala Plant", None],
+            [None, "Manager:", "JAGAN", None], ["Code", "Centre", "Quantity", "Average"],
+            ["0I79", "MUM", 55, 0.83], ["0I80", "DEL", 25, 0.14], ["0I81", "HYD", 15, 0.71]]
+    table = grid_to_table(Grid(form, merges=[(0, 0, 0, 2)]), "form", Provenance(source="test"))
+    assert list(table.columns) == ["Code", "Centre", "Quantity", "Average"]
+    assert table.caption == "ISSUE REPORT" and any("Kerala Plant" in n for n in table.notes)
+    titled = [["Table 4. Deaths, 1986 to 2011", None, None, None], ["Region", "1986", "2011", "Change"],
+              ["Asia", 4279, 8314, 0.94], ["Japan", 3191, 5775, 0.81], ["Israel", 53, 290, 4.47]]
+    table = grid_to_table(Grid(titled, merges=[(0, 0, 0, 2)]), "titled", Provenance(source="test"))
+    assert list(table.columns) == ["Region", "1986", "2011", "Change"] and table.caption.startswith("Table 4.")

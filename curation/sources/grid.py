@@ -319,6 +319,20 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                     for m in grid.merges):  # a group heading has sub-headings (two or more, and not figures)
                 first_body, changed = first_body + 1, True
     header_rows = [r for r in range(top, first_body) if any(filled(cell(r, c)) for c in cols)]
+    # title and form rows above the real header are no column-path level: "Label: value" pairs
+    # (a form's "Project Name: | FACT's Kerala Chemical Plant"), or one text merged along the row
+    # from the stub over most of the table (a title); a lone text above such rows is the form's title
+    stripped = _title_and_form_rows(header_rows, n_cols, cell, merged_at, first_col)
+    if stripped:
+        removed = header_rows[:stripped]
+        texts = [row_text(r) for r in removed]
+        header_rows = header_rows[stripped:]
+        top = header_rows[0]
+        titles = [t for r, t in zip(removed, texts) if sum(filled(cell(r, c)) for c in range(n_cols)) == 1]
+        if not caption and titles:
+            caption = titles[0]
+            texts.remove(caption)
+        notes = tuple(list(notes) + texts)
 
     # ---- column header tree
     col_index = {c: j for j, c in enumerate(cols)}
@@ -632,6 +646,35 @@ def _places(*values: Any) -> int:
         text = repr(float(_as_float(v)))
         out = max(out, 0 if "e" in text or text.endswith(".0") else min(6, len(text.split(".")[1])))
     return out
+
+
+FORM_LABEL = re.compile(r"\S:\s*$")
+
+
+def _title_and_form_rows(header_rows: list[int], n_cols: int, cell, merged_at, first_col: int) -> int:
+    """How many of the first header rows are a title or a form above the real header (at least one
+    header row stays): rows of "Label: value" pairs, a single text merged along its row from the
+    stub column (a title over the table), and single texts above those."""
+    def texts(r: int) -> list[int]:
+        return [c for c in range(n_cols) if filled(cell(r, c))]
+
+    def form(r: int) -> bool:
+        return any(isinstance(cell(r, c), str) and FORM_LABEL.search(cell(r, c).strip()) and filled(cell(r, c + 1))
+                   for c in texts(r))
+
+    def title(r: int) -> bool:
+        used = texts(r)
+        m = merged_at.get((r, used[0])) if len(used) == 1 else None
+        width = [c for c in range(n_cols) if any(filled(cell(x, c)) for x in header_rows)]
+        return m is not None and m[0] == m[2] and m[1] <= first_col < m[3] and 3 * (m[3] - m[1] + 1) >= 2 * len(width)
+
+    count = 0
+    for i, r in enumerate(header_rows[:-1]):
+        if form(r) or title(r):
+            count = i + 1
+        elif len(texts(r)) != 1:
+            break
+    return count
 
 
 def _heads_out_of_body(nodes: list[HeaderNode], rows: list[list[Any]]) -> tuple[list[HeaderNode], list[list[Any]]]:
