@@ -51,7 +51,7 @@ def category_recall(detected: dict[str, list[str]], gold: dict[str, str]) -> dic
 
 
 def main() -> None:
-    from curation.sources.xlsx import sheet_structures
+    from curation.sources.readers.xlsx import sheet_structures
     from tests.header_tree_holdout import check_all
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -162,7 +162,7 @@ def inspect_file(path: str) -> dict[str, Any]:
     sheets = sorted({t["sheet"] for t in tables})
     structures = []
     if unit.reader == "xlsx":
-        from curation.sources.xlsx import sheet_structures
+        from curation.sources.readers.xlsx import sheet_structures
 
         structures = [{"sheet": s["sheet"], **found} for s in sheet_structures(path) for found in s["structures"]]
     return {"path": path, "reader": unit.reader, "sheets": sheets, "structures": structures, "tables": tables,

@@ -75,7 +75,7 @@ def read_bird(paths: list[Path]) -> Imported:
 def _read(paths: list[Path], bird: bool) -> Imported:
     from curation.database import Database
     from curation.sample import Program, Sample
-    from curation.sources.sqlite import read_sqlite
+    from curation.sources.readers.sqlite import read_sqlite
 
     from curation.programs import ProgramError
     from curation.programs.sqlite import SqliteRunner

@@ -9,12 +9,12 @@ from curation.cli import main
 from curation.llm import BACKENDS
 from curation.llm.backend import Backend, parse_model_args, require_backend, settings_taken
 from curation.llm.client import ChatClient
-from curation.llm.scripted import ScriptedBackend
+from curation.llm.backends.scripted import ScriptedBackend
 
 
 def test_every_registered_backend_implements_the_protocol():
-    from curation.llm.openai_backend import OpenAIBackend
-    from curation.llm.vllm_backend import VLLMBackend
+    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curation.llm.backends.vllm_backend import VLLMBackend
 
     made = [OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"), VLLMBackend("m"),  # vllm is imported at first use
             ScriptedBackend(lambda r: "ok")]
@@ -40,8 +40,8 @@ def test_a_client_refuses_what_is_no_backend_and_says_what_it_lacks():
 
 
 def test_generic_settings_reach_only_the_backends_that_name_them():
-    from curation.llm.openai_backend import OpenAIBackend
-    from curation.llm.vllm_backend import VLLMBackend
+    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curation.llm.backends.vllm_backend import VLLMBackend
 
     offered = {"base_url": "http://h/v1", "concurrency": 4, "timeout": 5.0, "data_parallel_size": 2}
     assert settings_taken(OpenAIBackend, offered) == {"base_url": "http://h/v1", "concurrency": 4, "timeout": 5.0}

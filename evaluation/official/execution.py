@@ -86,7 +86,7 @@ def spider(data: Any, samples: list[Any], predictions: list[dict[str, Any]], res
 
 def _execution(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
                same: Any, benchmark: str, metric: str, note: str) -> dict[str, Any]:
-    from evaluation.metrics import sqlite_rows
+    from evaluation.metrics.execution import sqlite_rows
     from evaluation.scoring import _execution_context
 
     curate = {(r["sample_id"], r["mode"], r["config"]): r["score"] for r in results}
