@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("curation", "generators", "validators", "exports", "evaluation", "annotation")
+PACKAGES = ("curation", "generators", "validators", "exports", "evaluation", "annotation", "importers")
 REGISTRY_TARGET = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+(?:\.\w+)*$")
 PLUGIN_PACKAGE = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)*)\.\*$")  # Registry(plugins="pkg.*")
 NOT_FOLLOWED = frozenset({"curation.pipeline", "curation.pipeline.graph"})  # the stage graph: every stage by name
