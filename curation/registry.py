@@ -50,7 +50,8 @@ class Registry:
         reading found it (a mark written some other way would otherwise go unlisted)."""
         def mark(obj: T) -> T:
             target = f"{getattr(obj, '__module__', '')}:{getattr(obj, '__qualname__', '')}"
-            if self._entries().get(name) != target:
+            self._entries()
+            if (self._found or {}).get(name) != target:  # what the source reading found, not a test's override
                 raise ValueError(f"{target}: @{self.marker}({name!r}) was not found by reading the source of "
                                  f"{self.plugins or 'no plugin package'}; write it literally, on a top-level function "
                                  "or class of a module there")

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, sha256_of
+from importers import BadInput, Imported, SourceFile, importer, sha256_of
 
 LICENCE = "as published by the authors (RealHiTBench)"
 CITATION = "RealHiTBench: A Comprehensive Realistic Hierarchical Table Benchmark for Evaluating LLM-Based Table Analysis (Wu et al., ACL Findings 2025)"
@@ -46,6 +46,7 @@ def chart_gold(text: str, chart: str) -> dict[str, Any]:
     return {"chart_type": chart, "x": [], "y": flat, "series": series}
 
 
+@importer("realhitbench")
 def read(paths: list[Path]) -> Imported:
     from curation.answers import normalize_answer, split_list
     from curation.sample import Sample

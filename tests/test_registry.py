@@ -144,10 +144,28 @@ def test_every_metric_and_backend_resolves_and_a_backend_is_of_its_own_kind():
     assert all(BACKENDS.get(name).kind == name for name in shipped)
 
 
+def test_import_formats_and_metric_profiles_are_plugins_too():
+    from click.testing import CliRunner
+
+    from curation.cli import main
+    from evaluation.official import PROFILES
+    from importers import IMPORTERS
+
+    assert IMPORTERS.names() == ["bird", "jsonl", "mmqa", "realhitbench", "spider", "tablebench"]
+    assert IMPORTERS.meta("jsonl") == {"takes_map": True} and IMPORTERS.target("bird") == "importers.spider:read_bird"
+    assert PROFILES.names() == ["bird", "mmqa", "realhitbench", "spider", "tablebench"]
+    result = CliRunner().invoke(main, ["import", "nope", "."])
+    assert result.exit_code == 2 and "'nope': choose one of bird, jsonl, mmqa, realhitbench, spider, tablebench" \
+        in result.output
+
+
 def test_listing_the_names_imports_no_plugin():
-    code = ("import sys; from curation.sources import READERS; from curation.llm import BACKENDS;"
-            "from evaluation.metrics import METRICS; READERS.names(); BACKENDS.names(); METRICS.names();"
-            "print([m for m in sys.modules if '.readers.' in m or '.backends.' in m or 'metrics.' in m])")
+    code = ("import sys; from curation.registry import plugin_files; from curation.sources import READERS;"
+            "from curation.llm import BACKENDS; from evaluation.metrics import METRICS; from importers import IMPORTERS;"
+            "from evaluation.official import PROFILES; registries = [READERS, BACKENDS, METRICS, IMPORTERS, PROFILES];"
+            "[r.names() for r in registries];"
+            "print([f'{r.plugins}.{p.stem}' for r in registries for p in plugin_files(r.plugins)"
+            " if f'{r.plugins}.{p.stem}' in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
