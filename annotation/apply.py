@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from curation.config import with_defaults
+from curation.pipeline.reports import ReviewReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 
 DEFAULTS: dict[str, Any] = {"required": False, "decisions": ""}
@@ -79,16 +80,7 @@ class ReviewStage(Stage):
     version = "1"
     outputs = ("samples",)
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        r = report
-        applied = r.get("applied", {})
-        out = (f"{applied.get('accept', 0):,} accepted, {applied.get('fix', 0):,} fixed, {applied.get('reject', 0):,} "
-               f"rejected by annotators; {r.get('open', 0):,} open in Label Studio, {r.get('queued_not_pushed', 0):,} "
-               "queued and not pushed")
-        if r.get("required"):
-            out += f"; {r.get('held_back', 0):,} held back from the release until reviewed"
-        return out
+    report_type = ReviewReport
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
         from annotation.review import review_snapshot, reviewed_samples, snapshot_digest

@@ -93,7 +93,7 @@ def _print_table(title: str, result: dict) -> None:
 
 def main() -> None:
     from curation.sources.structure import THRESHOLDS
-    from curation.sources.xlsx import category_scores
+    from curation.sources.readers.xlsx import category_scores
     from tests.header_tree_holdout import check_all
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -54,7 +54,7 @@ def measure(options: argparse.Namespace) -> dict:
     from curation.llm.cache import ResponseCache
     from curation.llm.client import ChatClient
     from curation.llm.types import ChatRequest, user
-    from curation.llm.vllm_backend import VLLMBackend
+    from curation.llm.backends.vllm_backend import VLLMBackend
     from tests.vllm_env import ENGINE, MODEL
 
     prompts = _prompts(options.tables, options.questions)

@@ -23,6 +23,8 @@ from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor
 from curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, GENERATOR, GENERATORS, REVIEW,
                                      SAMPLES_LATEST_FIRST, STEPS, declared, flat, inputs_of)
+from curation.pipeline.reports import (ContractsReport, IngestReport, SamplesReport, SelectReport, SqlReport,
+                                       VerifyReport)
 from curation.pipeline.stage import merge_counts
 from curation.registry import resolve
 from curation.workspace import Workspace
@@ -49,7 +51,7 @@ class BuildError(RuntimeError):
 
 class ContractsFailed(BuildError):
     def __init__(self, report: dict[str, Any], steps: list[dict[str, Any]]) -> None:
-        super().__init__("the data contracts failed: " + "; ".join(report.get("failed", [])))
+        super().__init__("the data contracts failed: " + "; ".join(ContractsReport.from_json(report).failed))
         self.report = report
         self.steps = steps
 
@@ -198,7 +200,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
                 raise BuildError(f"source {spec!r}: {e}") from None
             ingested.append(run.dataset)
             all_cached &= run.cached
-            ingest_reports.append({k: run.report.get(k, 0) for k in ("tables", "databases", "failed")})
+            got = IngestReport.from_json(run.report)
+            ingest_reports.append({"tables": got.tables, "databases": got.databases, "failed": got.failed})
         workspace.set_current("ingest", ingested)
         ingest_report = merge_counts(ingest_reports) or {"tables": 0, "databases": 0, "failed": 0}
         step = {"stage": "ingest", "cached": all_cached, "seconds": round(time.perf_counter() - step_started, 3),
@@ -226,7 +229,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
                 workspace.set_current(name, [run.dataset])
                 record(name, run, STAGES.get(name).summary(run.report))
                 ran[name] = run.dataset
-                if name == "contracts" and not run.report.get("ok"):
+                if name == "contracts" and not ContractsReport.from_json(run.report).ok:
                     raise ContractsFailed(run.report, steps)
             elif step_of.kind != GENERATOR:  # an earlier build ran it: its output no longer stands
                 workspace.drop_current(name)
@@ -247,7 +250,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             sample_files=[str(p) for p in selected.dataset.files("samples")],
             table_files=[str(p) for d in table_sources for p in d.files("tables")],
             derived_table_files=[str(p) for p in runs["rules"].dataset.files("tables")] if "rules" in runs else [],
-            retrieval_pool=runs["sql"].report.get("retrieval_pool", {}) if "sql" in runs else {},
+            retrieval_pool=SqlReport.from_json(runs["sql"].report).retrieval_pool if "sql" in runs else {},
             build={"config": _without_secrets(config), "seed": build["seed"], "signature": signature,
                    "models": {role: {k: v for k, v in section.items() if k not in SECRET_KEYS}
                               for role, section in config["models"].items()},
@@ -339,8 +342,9 @@ def run_corrected_build(workspace: Workspace, config: dict[str, Any], executor: 
 
         imported = stage("imported", {"release": str(root)}, [])
         workspace.set_current("imported", [imported.dataset])
-        record("imported", imported, f"{imported.report.get('samples', 0):,} samples, "
-               f"{imported.report.get('tables', 0):,} tables of {manifest['name']} {manifest['version']}")
+        got = SamplesReport.from_json(imported.report)
+        record("imported", imported, f"{got.samples:,} samples, {got.tables:,} tables of {manifest['name']} "
+               f"{manifest['version']}")
         if until == "imported":
             return _result(workspace, config, steps, None, started)
         snapshot = resolve("annotation.review:review_snapshot")(workspace.root)
@@ -352,19 +356,15 @@ def run_corrected_build(workspace: Workspace, config: dict[str, Any], executor: 
             return _result(workspace, config, steps, None, started)
         verify = stage("verify", {}, [reviewed.dataset, imported.dataset])
         workspace.set_current("verify", [verify.dataset])
-        v = verify.report
-        record("verify", verify, f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
-               f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors")
+        record("verify", verify, VerifyReport.from_json(verify.report).summary())
         if until == "verify":
             return _result(workspace, config, steps, None, started)
         contracts_config = {"splits": sorted(manifest["counts"]["by_split"]), **config["contracts"]}
         contracts = stage("contracts", contracts_config, [reviewed.dataset, verify.dataset, imported.dataset])
         workspace.set_current("contracts", [contracts.dataset])
-        c = contracts.report
-        met = sum(1 for e in c.get("expectations", []) if e["success"])
-        record("contracts", contracts, f"{met} of {len(c.get('expectations', []))} expectations met")
-        if not c.get("ok"):
-            raise ContractsFailed(c, steps)
+        record("contracts", contracts, ContractsReport.from_json(contracts.report).summary())
+        if not ContractsReport.from_json(contracts.report).ok:
+            raise ContractsFailed(contracts.report, steps)
         if until == "contracts":
             return _result(workspace, config, steps, None, started)
 
@@ -413,7 +413,7 @@ def _stage_config(name: str, config: dict[str, Any], runs: dict[str, Any], works
         snapshot = resolve("annotation.review:review_snapshot")(workspace.root)
         return {**config["review"], "decisions": resolve("annotation.review:snapshot_digest")(snapshot)}
     if name == "contracts":  # the splits the selection made
-        select_settings = runs["select"].report.get("settings", {})
+        select_settings = SelectReport.from_json(runs["select"].report).settings
         return {"splits": list(select_settings.get("splits", {"test": 1.0})), **config["contracts"]}
     return section_of(config, name)
 

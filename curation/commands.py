@@ -22,6 +22,7 @@ def sample_datasets(workspace: Workspace) -> list:
 def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, executor: Executor | None = None,
                show_progress: bool = False, part_size: int | None = None) -> dict[str, Any]:
     """Ingest each source (one dataset per source, reused when unchanged) and make them current."""
+    from curation.pipeline.reports import IngestReport
     from curation.pipeline.runner import run_stage
     from curation.progress import progress_bars
 
@@ -38,10 +39,10 @@ def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, exec
             except (FileNotFoundError, ValueError) as e:
                 out.append({"source": spec, "error": str(e), "failed": 0})
                 continue
-            report = run.report
-            out.append({"source": spec, "tables": report.get("tables", 0), "databases": report.get("databases", 0),
-                        "failed": report.get("failed", 0), "failures": report.get("failures", []),
-                        "skipped_files": report.get("skipped_files", []), "warnings": report.get("warnings", []),
+            report = IngestReport.from_json(run.report)
+            out.append({"source": spec, "tables": report.tables, "databases": report.databases,
+                        "failed": report.failed, "failures": report.failures,
+                        "skipped_files": report.skipped_files, "warnings": report.warnings,
                         "cached": run.cached,
                         "parts": run.parts_total, "dataset": run.dataset.name})
             if run.dataset.name not in {d.name for d in datasets}:
@@ -162,7 +163,7 @@ def inspect_file(path: str) -> dict[str, Any]:
     sheets = sorted({t["sheet"] for t in tables})
     structures = []
     if unit.reader == "xlsx":
-        from curation.sources.xlsx import sheet_structures
+        from curation.sources.readers.xlsx import sheet_structures
 
         structures = [{"sheet": s["sheet"], **found} for s in sheet_structures(path) for found in s["structures"]]
     return {"path": path, "reader": unit.reader, "sheets": sheets, "structures": structures, "tables": tables,

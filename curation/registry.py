@@ -1,38 +1,96 @@
-"""Lazy name -> "module:attribute" registries: nothing is imported until it is used."""
+"""Lazy registries: names listed without importing anything, each object imported on first use.
+
+A registry is bound to a plugin package (`plugins="curation.sources.readers.*"`) whose modules
+register themselves with a decorator (`@reader("csv", extensions=(".csv",))`). The names are found by
+reading those modules' source (AST), so `--help` and an unknown-name error import none of them; the
+decorator's literal keyword arguments are the entry's metadata (a reader's file extensions). Adding a
+reader, a metric or a backend is one new file in its package. The same literal `"package.*"` string is
+what the code fingerprint (`curation.pipeline.code`) follows: the module that makes the registry has
+every module of that package in its import closure, so adding or editing a plugin reruns the stages
+that can reach it.
+
+Entries can also be given as `"package.module:attribute"` strings (`Registry("stage", {...})`,
+`register(...)`, which tests use for a backend that lives in `tests/`).
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib
-from typing import Any, Iterator
+import importlib.util
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 
 class Registry:
-    """A mapping of names to `"package.module:attribute"` strings, resolved on first use.
+    """Names -> `"package.module:attribute"` targets (given, or discovered in a plugin package)."""
 
-    Adding a stage, source, rule or metric is one new module plus one line here, and listing
-    the names (for `--help`) imports nothing.
-    """
-
-    def __init__(self, kind: str, entries: dict[str, str] | None = None) -> None:
+    def __init__(self, kind: str, entries: dict[str, str] | None = None, plugins: str | None = None,
+                 marker: str | None = None) -> None:
+        """`plugins`: "package.*", the package whose modules register with `@marker(...)` (default: `kind`)."""
+        if plugins is not None and not plugins.endswith(".*"):
+            raise ValueError(f"{kind}: plugins names a package as 'package.*', got {plugins!r}")
         self.kind = kind
-        self._entries: dict[str, str] = dict(entries or {})
+        self.plugins = plugins[:-2] if plugins else None
+        self.marker = marker or kind
+        self._given: dict[str, str] = {}
+        self._meta: dict[str, dict[str, Any]] = {}
+        self._found: dict[str, str] | None = None
         self._loaded: dict[str, Any] = {}
+        for name, target in (entries or {}).items():
+            self.register(name, target)
 
-    def register(self, name: str, target: str) -> None:
+    # ------------------------------------------------------------------ declaring
+
+    def decorator(self, name: str, **meta: Any) -> Callable[[T], T]:
+        """`@reader("csv", extensions=(".csv",))`: marks a plugin. The mark is read from the source, so
+        its arguments must be literals; when the module is imported it only checks that the source
+        reading found it (a mark written some other way would otherwise go unlisted)."""
+        def mark(obj: T) -> T:
+            target = f"{getattr(obj, '__module__', '')}:{getattr(obj, '__qualname__', '')}"
+            self._entries()
+            if (self._found or {}).get(name) != target:  # what the source reading found, not a test's override
+                raise ValueError(f"{target}: @{self.marker}({name!r}) was not found by reading the source of "
+                                 f"{self.plugins or 'no plugin package'}; write it literally, on a top-level function "
+                                 "or class of a module there")
+            return obj
+        return mark
+
+    def register(self, name: str, target: str, **meta: Any) -> None:
+        """An entry by target string, beside (or over) the discovered ones."""
         if ":" not in target:
             raise ValueError(f"{self.kind} {name!r}: target must look like 'package.module:attribute', got {target!r}")
-        self._entries[name] = target
+        self._given[name] = target
+        self._meta[name] = meta
         self._loaded.pop(name, None)
 
+    # ------------------------------------------------------------------ reading
+
+    def _entries(self) -> dict[str, str]:
+        if self._found is None:
+            self._found = {}
+            if self.plugins:
+                for name, target, meta in discover(self.plugins, self.marker):
+                    self._found[name] = target
+                    self._meta.setdefault(name, meta)
+        return {**self._found, **self._given}
+
     def names(self) -> list[str]:
-        return sorted(self._entries)
+        return sorted(self._entries())
 
     def target(self, name: str) -> str:
         try:
-            return self._entries[name]
+            return self._entries()[name]
         except KeyError:
             known = ", ".join(self.names()) or "none"
             raise KeyError(f"unknown {self.kind} {name!r}; known: {known}") from None
+
+    def meta(self, name: str) -> dict[str, Any]:
+        """The literal keyword arguments of the entry's decorator (`extensions` of a reader)."""
+        self.target(name)
+        return dict(self._meta.get(name, {}))
 
     def get(self, name: str) -> Any:
         if name not in self._loaded:
@@ -40,10 +98,59 @@ class Registry:
         return self._loaded[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._entries()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+
+def plugin_files(package: str) -> list[Path]:
+    """The modules of a plugin package, found on the import path."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"plugin package {package!r} not found")
+    return [p for folder in spec.submodule_search_locations for p in modules_in(Path(folder))]
+
+
+def modules_in(folder: Path) -> list[Path]:
+    """A plugin package's modules, sorted: its `.py` files but `__init__` (which holds the registry).
+    The one rule for what discovery reads and what the code fingerprint covers."""
+    return sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
+
+
+def discover(package: str, marker: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, "module:attribute", metadata) for every `@marker("name", key=literal, ...)` on a function
+    or class at the top of a module of `package`; two plugins of one name are an error naming both."""
+    found: dict[str, tuple[str, dict[str, Any], str]] = {}
+    for path in plugin_files(package):
+        text = path.read_text(encoding="utf-8")
+        if marker not in text:
+            continue
+        module = f"{package}.{path.stem}"
+        for node in ast.parse(text, filename=str(path)).body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for mark in node.decorator_list:
+                if not (isinstance(mark, ast.Call) and _called(mark.func) == marker):
+                    continue
+                where = f"{path}:{mark.lineno}"
+                try:
+                    name = ast.literal_eval(mark.args[0]) if len(mark.args) == 1 else None
+                    meta = {k.arg: ast.literal_eval(k.value) for k in mark.keywords if k.arg}
+                except ValueError:
+                    name = None
+                if not isinstance(name, str) or len(mark.keywords) != len(meta):
+                    raise ValueError(f"{where}: @{marker}(...) takes a literal name and literal keyword "
+                                     "arguments (they are read from the source, not run)")
+                if name in found:
+                    raise ValueError(f"{where}: {marker} {name!r} is registered twice (also in {found[name][2]})")
+                found[name] = (f"{module}:{node.name}", meta, where)
+    return [(name, target, meta) for name, (target, meta, _) in sorted(found.items())]
+
+
+def _called(func: ast.expr) -> str:
+    """`reader` for `@reader(...)` and `@readers.reader(...)`."""
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def resolve(target: str) -> Any:

@@ -2,8 +2,8 @@
 
 The model writes matplotlib code; the sandbox runs it headless and reads back what each figure
 shows (`sandbox_worker._plotted`). `plotted_chart` turns that into the gold's shape,
-{"chart_type", "x", "y"}, and `chart_pass` is PASS@1: the same kind of chart showing the same
-values. As in TableBench's chart metric (which RealHiTBench uses), the y values are compared as a
+{"chart_type", "x", "y"}, and the `chart_pass` metric (`evaluation/metrics/chart.py`) is PASS@1: the
+same kind of chart showing the same values. As in TableBench's chart metric (which RealHiTBench uses), the y values are compared as a
 sorted multiset, so the order of bars or points does not matter; numbers match to 1% (relative)
 or 0.01 (absolute); a pie is compared by shares of its total. ECR (the share of programs that ran)
 is the `executed` column of the results.
@@ -11,10 +11,7 @@ is the `executed` column of the results.
 
 from __future__ import annotations
 
-import math
 from typing import Any
-
-from evaluation.metrics import Score
 
 NO_CHART = "the program drew no chart"
 
@@ -57,43 +54,3 @@ def plotted_chart(figures: list[dict[str, Any]]) -> dict[str, Any] | None:
                     y += [p[1] for p in points]
         return {"chart_type": kind, "x": x, "y": y}
     return None
-
-
-def _numbers(values: Any) -> list[float] | None:
-    try:
-        numbers = [float(v) for v in values]
-    except (TypeError, ValueError):
-        return None
-    return None if any(math.isnan(v) for v in numbers) else numbers
-
-
-def _shares(values: list[float]) -> list[float]:
-    total = sum(values)
-    return [v / total for v in values] if total else values
-
-
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= max(0.01 * abs(b), 0.01)
-
-
-def chart_pass(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
-    if not isinstance(gold, dict) or "y" not in gold:
-        return Score(0.0, {"error": "the gold answer is not a chart ({chart_type, x, y})"})
-    if not isinstance(prediction, dict) or "y" not in prediction:
-        return Score(0.0, {"error": "no chart was drawn"})
-    kind, gold_kind = chart_kind(prediction.get("chart_type")), chart_kind(gold.get("chart_type"))
-    predicted, expected = _numbers(prediction["y"]), _numbers(gold["y"])
-    if expected is None:
-        return Score(0.0, {"error": "the gold chart's y values are not numbers"})
-    details: dict[str, Any] = {"chart_type": kind, "gold_chart_type": gold_kind, "values": len(predicted or []),
-                               "gold_values": len(expected)}
-    if kind != gold_kind:
-        return Score(0.0, {**details, "mismatch": "chart type"})
-    if predicted is None or len(predicted) != len(expected):
-        return Score(0.0, {**details, "mismatch": "number of values"})
-    if kind == "pie":
-        predicted, expected = _shares(predicted), _shares(expected)
-        same = all(abs(p - g) <= 0.005 for p, g in zip(sorted(predicted), sorted(expected)))
-    else:
-        same = all(_close(p, g) for p, g in zip(sorted(predicted), sorted(expected)))
-    return Score(float(same), details if same else {**details, "mismatch": "values"})

@@ -29,11 +29,6 @@ from evaluation.modes import (ICOT_LAST, ICOT_OUTPUT, MODES, RUNS_AS, TREETHINKE
                               header_tuples, program_tables, prompt, task_rules)
 
 
-# a replay line's fields and the types they must have
-REPLAY_FIELDS: dict[str, tuple[type, ...]] = {"sample_id": (str,), "reply": (str,), "config": (str, type(None)),
-                                              "mode": (str,), "program_output": (str, type(None))}
-
-
 class RequestsFailing(RuntimeError):
     """Requests kept failing the same way (a bad key, an unknown model): the run stopped early."""
 
@@ -195,14 +190,22 @@ class Evaluator:
         self.judge = judge
         self.out = Path(out)
         self.settings = settings
+        if (client is None) == (replay is None):
+            raise ValueError("evaluate needs either a model client or a predictions file to replay")
+        from curation.llm.backend import RecordedBackend
+        from curation.llm.client import ChatClient
+
+        if replay is not None:  # a shorthand for a client of the replay backend
+            from curation.llm.backends.replay import ReplayBackend
+
+            client = ChatClient(ReplayBackend(str(replay)))
         self.client, self.params = client, dict(params or {})
-        self.replay = Path(replay) if replay else None
+        # replies made elsewhere (a replay file): its lines, not the release, say what is scored
+        self.recorded = client.backend if isinstance(client.backend, RecordedBackend) else None
         self.progress = progress or (lambda done, total: None)
         unknown = [m for m in settings.modes if m not in MODES]
         if unknown:
             raise ValueError(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
-        if (client is None) == (replay is None):
-            raise ValueError("evaluate needs either a model client or a predictions file to replay")
         self.configs = [self.data.configuration(c) for c in (settings.configs or [None])]
         from evaluation.official import PROFILES
 
@@ -216,8 +219,8 @@ class Evaluator:
         self._csv: dict[tuple[str, str], str] = {}
 
     def _model_key(self) -> str:
-        if self.replay:
-            return "replay:" + content_hash("replay", self.replay.read_bytes())[:16]
+        if self.recorded:  # the file's content names the model
+            return f"{self.recorded.kind}:" + content_hash(self.recorded.kind, self.recorded.path.read_bytes())[:16]
         identity = self.client.identity
         asked = (identity, self.params) if self.settings.prompt == "curate" else (identity, self.params,
                                                                                    self.settings.prompt)
@@ -225,8 +228,6 @@ class Evaluator:
 
     @property
     def model_name(self) -> str:
-        if self.replay:
-            return f"replay:{self.replay.name}"
         return f"{self.client.identity['backend']}:{self.client.identity['model']}"
 
     def samples(self) -> list[EvalSample]:
@@ -237,7 +238,7 @@ class Evaluator:
         started = time.perf_counter()
         samples = self.samples()
         keys: set[str] = set()
-        if self.replay:
+        if self.recorded:
             sent = self._run_replay(samples)
             todo_count = sent
         else:
@@ -274,7 +275,7 @@ class Evaluator:
         from evaluation.scoring import score_predictions
 
         rows = self.store.rows(self.model)
-        if not self.replay:  # this run's modes and configurations (the folder may hold others)
+        if not self.recorded:  # this run's modes and configurations (the folder may hold others)
             names = {c.name for c in self.configs}
             rows = [r for r in rows if r["mode"] in self.settings.modes and r["config"] in names]
         judged = self._judge(rows, samples)
@@ -290,11 +291,11 @@ class Evaluator:
         pq.write_table(table, self.out / "results.parquet")
         run = {"release": self.data.name, "release_path": str(self.data.path),
                "fingerprint": self.data.manifest.get("fingerprint"), "model": self.model_name, "model_key": self.model,
-               "backend": self.client.identity if self.client else {"backend": "replay", "file": str(self.replay)},
+               "backend": self.client.identity,
                "generation": self.params, "modes": self.settings.modes, "configs": [c.name for c in self.configs],
                "samples": len(samples), "predicted_now": todo_count, "seconds": round(time.perf_counter() - started, 2),
                "settings": {k: v for k, v in self.settings.__dict__.items()},
-               "usage": self.client.usage.as_dict() if self.client else {},
+               "usage": {} if self.recorded else self.client.usage.as_dict(),
                "judge": self.judge.record() if self.judge else None, "sandbox": self._sandbox_record(),
                "failures": self._failure_summary(keys),
                "truncated": sum(1 for r in rows if r.get("finish_reason") == "length"),
@@ -615,32 +616,21 @@ class Evaluator:
                 by_source.setdefault(s.provenance["source_id"], []).append(s.id)
         rows, seen = [], set()
         to_run: list[tuple[Item, str]] = []
-        for number, line in enumerate(self.replay.read_text().splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if "sample_id" not in record and "source_id" in record:  # a benchmark's own id (imported releases)
-                    record["sample_id"] = self._sample_of_source(record["source_id"], by_source, number,
-                                                                 record.get("task"))
-                sample_id, reply = record["sample_id"], record["reply"]
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise ReleaseError(f"{self.replay}:{number}: each line is {{\"sample_id\" or \"source_id\", "
-                                   f"\"reply\"}} ({type(e).__name__}: {e})") from None
-            for name, kinds in REPLAY_FIELDS.items():
-                if name in record and not isinstance(record[name], kinds):
-                    raise ReleaseError(f"{self.replay}:{number}: {name!r} must be "
-                                       f"{' or '.join('null' if k is type(None) else k.__name__ for k in kinds)}, "
-                                       f"got {type(record[name]).__name__} {json.dumps(record[name])[:80]}")
+        for number, record in self.recorded.records():  # each line's shape checked by the backend
+            if "sample_id" not in record:  # a benchmark's own id (imported releases)
+                record = {**record, "sample_id": self._sample_of_source(record["source_id"], by_source, number,
+                                                                        record.get("task"))}
+            sample_id, reply = record["sample_id"], record["reply"]
             if sample_id not in known:
-                raise ReleaseError(f"{self.replay}:{number}: sample {sample_id!r} is not in the release {self.data.name}")
+                raise ReleaseError(f"{self.recorded.path}:{number}: sample {sample_id!r} is not in the release "
+                                   f"{self.data.name}")
             try:
                 config = self.data.configuration(record.get("config"))
             except ReleaseError as e:
-                raise ReleaseError(f"{self.replay}:{number}: {e}") from None
+                raise ReleaseError(f"{self.recorded.path}:{number}: {e}") from None
             mode = record.get("mode", "tcot")
             if mode not in MODES:
-                raise ReleaseError(f"{self.replay}:{number}: unknown mode {mode!r}; known: {', '.join(MODES)}")
+                raise ReleaseError(f"{self.recorded.path}:{number}: unknown mode {mode!r}; known: {', '.join(MODES)}")
             if sample_id not in by_id:
                 continue  # outside --limit / --tasks / --split
             item = Item(by_id[sample_id], mode, config, self.store.key(self.model, sample_id, mode, config.name))
@@ -667,13 +657,13 @@ class Evaluator:
         """The sample an imported benchmark's id names (`provenance.source_id`); `task` (a task
         key or prefix) chooses among the samples one published item became (MMQA's QA and SQL)."""
         if not isinstance(source_id, str) or not isinstance(task, (str, type(None))):
-            raise ReleaseError(f"{self.replay}:{number}: 'source_id' and 'task' must be str")
+            raise ReleaseError(f"{self.recorded.path}:{number}: 'source_id' and 'task' must be str")
         found = by_source.get(source_id, [])
         if task and len(found) > 1:
             tasks = {s.id: s.task for s in self.data.samples()}
             found = [i for i in found if tasks[i].startswith(task)]
         if len(found) != 1:
-            raise ReleaseError(f"{self.replay}:{number}: source_id {source_id!r} names "
+            raise ReleaseError(f"{self.recorded.path}:{number}: source_id {source_id!r} names "
                                + ("no sample" if not found else f"{len(found)} samples (name the \"task\" too)")
                                + f" of {self.data.name}"
                                + ("" if found else " (only imported releases keep their benchmark's ids)"))

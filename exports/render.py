@@ -301,7 +301,7 @@ def _writer(fmt: str, max_rows: int = 200) -> Any:
 
 def render_workbook(path: str, fmt: str) -> list[tuple[str, Any]]:
     """(sheet name, rendering) for every sheet of an .xlsx: text for html/latex, a Picture for png."""
-    from curation.sources.xlsx import sheet_grids
+    from curation.sources.readers.xlsx import sheet_grids
 
     writer = _writer(fmt)
     return [(sheet, writer(grid)) for sheet, grid in sheet_grids(path)]
@@ -315,7 +315,7 @@ def render_files(files: list[str] | tuple[str, ...], fmt: str, out_dir: str | No
     from pathlib import Path
 
     from curation.sources.errors import SourceError
-    from curation.sources.xlsx import sheet_grids
+    from curation.sources.readers.xlsx import sheet_grids
 
     writer = _writer(fmt, max_rows)
     done: dict[str, list[str]] = {"written": [], "text": [], "skipped": []}

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from curation.config import with_defaults
 from curation.pipeline.rng import record_seed
+from curation.pipeline.reports import SelectReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
@@ -107,12 +108,7 @@ class SelectStage(Stage):
     version = "2"  # 2: no database gives more than max_database_share of an MMQA task
     outputs = ("samples",)
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        dropped = report.get("dropped", {})
-        return (f"{report.get('samples', 0):,} samples kept; dropped: "
-                f"{sum(d.get('near_duplicate', 0) for d in dropped.values()):,} near-duplicates, "
-                f"{sum(d.get('over_cap', 0) for d in dropped.values()):,} over the per-task cap")
+    report_type = SelectReport
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         """Decide in one DuckDB pass over every sample file; each part then filters one file."""

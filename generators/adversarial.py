@@ -19,7 +19,8 @@ from typing import Any
 from curation.config import with_defaults
 from curation.llm.client import ChatClient, object_schema, parse_json_object
 from curation.llm.types import ChatRequest, ModelUnavailable, user
-from curation.pipeline.stage import Plan, Stage, generated_summary
+from curation.pipeline.reports import AdversarialReport
+from curation.pipeline.stage import Plan, Stage
 from curation.sample import Sample
 
 CRITERIA = ("plausibility", "consistency", "answerability")
@@ -221,10 +222,7 @@ class AdversarialStage(Stage):
     version = "1"
     outputs = ("samples", "llm_records")
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        return generated_summary(report, " kept of {:,} chains ({})".format(report.get("chains", 0), ", ".join(
-            f"{k} {v}" for k, v in sorted(report.get("by_status", {}).items()))))
+    report_type = AdversarialReport
 
     def in_process(self, config: dict[str, Any]) -> bool:
         from curation.llm import uses_in_process_model

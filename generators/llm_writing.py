@@ -24,7 +24,8 @@ from typing import Any
 from curation.answers import parse_typed_answer
 from curation.config import with_defaults
 from curation.llm.client import object_schema, require_replies
-from curation.pipeline.stage import Plan, Stage, generated_summary, merge_counts
+from curation.pipeline.reports import PhraseReport, QuestionsReport
+from curation.pipeline.stage import Plan, Stage, merge_counts
 
 PROMPTS_FILE = Path(__file__).with_name("prompts") / "llm_writing.toml"
 
@@ -106,10 +107,7 @@ class PhraseStage(Stage):
     version = "1"
     outputs = ("samples", "llm_records")
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        return generated_summary(report, " kept of {:,} tried ({})".format(report.get("tried", 0), ", ".join(
-            f"{k} {v}" for k, v in sorted(report.get("by_reason", {}).items()))))
+    report_type = PhraseReport
 
     def in_process(self, config: dict[str, Any]) -> bool:
         from curation.llm import uses_in_process_model
@@ -235,10 +233,7 @@ class QuestionsStage(Stage):
     version = "1"
     outputs = ("samples", "llm_records")
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        return generated_summary(report, " from {:,} requests over {:,} tables; {:,} flagged".format(
-            report.get("requests", 0), report.get("tables", 0), sum(report.get("flagged", {}).values())))
+    report_type = QuestionsReport
 
     def in_process(self, config: dict[str, Any]) -> bool:
         from curation.llm import uses_in_process_model

@@ -23,14 +23,10 @@ from typing import Any
 
 from curation.registry import Registry
 
-IMPORTERS = Registry("import format", {
-    "tablebench": "importers.tablebench:read",
-    "mmqa": "importers.mmqa:read",
-    "spider": "importers.spider:read",
-    "bird": "importers.spider:read_bird",
-    "realhitbench": "importers.realhitbench:read",
-    "jsonl": "importers.jsonl:reader",  # a reader made from --map (see read)
-})
+# one module per benchmark, its reading function marked `@importer("name")` (listed from the source);
+# `takes_map=True`: a factory that makes the reader from --map (jsonl)
+IMPORTERS = Registry("import format", plugins="importers.*", marker="importer")
+importer = IMPORTERS.decorator
 
 # bumped when an importer's reading of the same files changes (part of the release's signature)
 IMPORT_VERSION = 1
@@ -108,13 +104,13 @@ def sha256_of(path: Path) -> str:
 def read(fmt: str, paths: list[str], field_map: str | None = None) -> Imported:
     """The benchmark in `paths`, read by the `fmt` importer (KeyError names the known formats);
     `field_map` ("question=q,answer=a,table=t") for the `jsonl` format, which needs one."""
-    if fmt == "jsonl":  # a reader made from the mapping (reached through the registry, as every format)
+    if IMPORTERS.meta(fmt).get("takes_map"):  # a reader made from the mapping
         from curation.registry import resolve
 
         if not field_map:
-            raise ValueError("jsonl needs --map question=FIELD,answer=FIELD,table=FIELD[,id=FIELD]")
+            raise ValueError(f"{fmt} needs --map question=FIELD,answer=FIELD,table=FIELD[,id=FIELD]")
         mapping = resolve("importers.jsonl:parse_map")(field_map)
-        return IMPORTERS.get("jsonl")(mapping)([Path(p) for p in paths])
+        return IMPORTERS.get(fmt)(mapping)([Path(p) for p in paths])
     if field_map:
         raise ValueError(f"--map is for the jsonl format; {fmt} has its own fields")
     return IMPORTERS.get(fmt)([Path(p) for p in paths])

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, json_object, sha256_of
+from importers import BadInput, Imported, SourceFile, importer, json_object, sha256_of
 
 ROLES = ("question", "answer", "table", "id")
 REQUIRED = ("question", "answer", "table")
@@ -45,6 +45,7 @@ def _rows(value: Any) -> tuple[list[Any], list[list[Any]]]:
                      "whose first is the header")
 
 
+@importer("jsonl", takes_map=True)
 def reader(mapping: dict[str, str]) -> Any:
     def read(paths: list[Path]) -> Imported:
         from curation.answers import normalize_answer, split_list

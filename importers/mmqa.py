@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, json_list, require, sha256_of
+from importers import BadInput, Imported, SourceFile, importer, json_list, require, sha256_of
 
 LICENCE = "as published by the authors (MMQA, ICLR 2025)"
 CITATION = "MMQA: Evaluating LLMs with Multi-Table Multi-Hop Complex Questions (Wu et al., ICLR 2025)"
@@ -67,6 +67,7 @@ def _plain(value: Any) -> Any:
         return str(value)
 
 
+@importer("mmqa")
 def read(paths: list[Path]) -> Imported:
     from dataclasses import replace
 

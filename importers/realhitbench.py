@@ -1,7 +1,7 @@
 """RealHiTBench (Wu et al., ACL 2025): its QA file (`queries`: FileName, CompStrucCata,
 QuestionType, SubQType, Question, FinalAnswer, ProcessedAnswer) and the folder of spreadsheets.
 
-Each spreadsheet is read by curate's own XLSX reader (`curation.sources.xlsx`), so a sample's
+Each spreadsheet is read by curate's own XLSX reader (`curation.sources.readers.xlsx`), so a sample's
 tables keep their header trees, merged cells, sections and notes; every table the file holds is
 the sample's. The gold is `ProcessedAnswer` (`FinalAnswer` kept in provenance): a chart's is the
 list of plotted series ("[[...]]"), scored by PASS@1; an analysis answer is free text.
@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, sha256_of
+from importers import BadInput, Imported, SourceFile, importer, sha256_of
 
 LICENCE = "as published by the authors (RealHiTBench)"
 CITATION = "RealHiTBench: A Comprehensive Realistic Hierarchical Table Benchmark for Evaluating LLM-Based Table Analysis (Wu et al., ACL Findings 2025)"
@@ -46,11 +46,12 @@ def chart_gold(text: str, chart: str) -> dict[str, Any]:
     return {"chart_type": chart, "x": [], "y": flat, "series": series}
 
 
+@importer("realhitbench")
 def read(paths: list[Path]) -> Imported:
     from curation.answers import normalize_answer, split_list
     from curation.sample import Sample
     from curation.sources.errors import SourceError
-    from curation.sources.xlsx import read as read_xlsx
+    from curation.sources.readers.xlsx import read as read_xlsx
 
     qa_files = [p for p in paths if p.is_file()]
     folders = [p for p in paths if p.is_dir()]

@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, json_list, sha256_of
+from importers import BadInput, Imported, SourceFile, importer, json_list, sha256_of
 
 LICENCE = "CC BY-SA 4.0 (Spider; translated databases as their publisher states)"
 CITATION = "Spider: A Large-Scale Human-Labeled Dataset for Complex and Cross-Domain Semantic Parsing and Text-to-SQL Task (Yu et al., EMNLP 2018)"
@@ -64,10 +64,12 @@ def _same_rows(rows: list[list[Any]], value: Any) -> bool:
     return Counter(map(key, rows)) == Counter(map(key, as_rows))
 
 
+@importer("spider")
 def read(paths: list[Path]) -> Imported:
     return _read(paths, bird=False)
 
 
+@importer("bird")
 def read_bird(paths: list[Path]) -> Imported:
     return _read(paths, bird=True)
 
@@ -75,7 +77,7 @@ def read_bird(paths: list[Path]) -> Imported:
 def _read(paths: list[Path], bird: bool) -> Imported:
     from curation.database import Database
     from curation.sample import Program, Sample
-    from curation.sources.sqlite import read_sqlite
+    from curation.sources.readers.sqlite import read_sqlite
 
     from curation.programs import ProgramError
     from curation.programs.sqlite import SqliteRunner

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from importers import BadInput, Imported, SourceFile, json_object, require, sha256_of
+from importers import BadInput, Imported, SourceFile, importer, json_object, require, sha256_of
 
 LICENCE = "CC BY-SA 4.0 (data; the authors' code is MIT)"
 CITATION = "TableBench: A Comprehensive and Complex Benchmark for Table Question Answering (Wu et al., AAAI 2025)"
@@ -129,6 +129,7 @@ def gold_of(record: dict[str, Any]) -> tuple[Any, str]:
     return value, ("number" if isinstance(normalize_answer(value), float) else "text")
 
 
+@importer("tablebench")
 def read(paths: list[Path]) -> Imported:
     from curation.sample import Sample
     from curation.table import Provenance, Table

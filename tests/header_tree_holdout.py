@@ -48,7 +48,7 @@ def row_labels(table) -> list[tuple[str, ...]]:
 
 def check(path: Path, tree: dict) -> list[str]:
     """The differences between the reader's first table of the sheet and the drawn tree."""
-    from curation.sources.xlsx import read
+    from curation.sources.readers.xlsx import read
 
     skipped: list[dict] = []
     table = next(iter(read(str(path), skipped)), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from curation.llm.client import ChatClient
-from curation.llm.scripted import ScriptedBackend
+from curation.llm.backends.scripted import ScriptedBackend
 from curation.sample import Program, Sample
 from generators.adversarial import AdversarialLoop
 

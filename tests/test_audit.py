@@ -264,7 +264,7 @@ def test_the_question_sql_judge_replayed_and_live(tmp_path):
     (HAND-WRITTEN replies here, not a model's: they test the plumbing), and the same through the LLM layer
     with a scripted backend. An inconsistent pair is a question_sql_disagree finding that needs a person."""
     from curation.llm.client import ChatClient
-    from curation.llm.scripted import ScriptedBackend
+    from curation.llm.backends.scripted import ScriptedBackend
     from importers import write_import
     from validators.audit import apply_judge, audit_release, judge_live, judge_requests, judge_verdict
 

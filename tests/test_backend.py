@@ -9,17 +9,19 @@ from curation.cli import main
 from curation.llm import BACKENDS
 from curation.llm.backend import Backend, parse_model_args, require_backend, settings_taken
 from curation.llm.client import ChatClient
-from curation.llm.scripted import ScriptedBackend
+from curation.llm.backends.scripted import ScriptedBackend
 
 
-def test_every_registered_backend_implements_the_protocol():
-    from curation.llm.openai_backend import OpenAIBackend
-    from curation.llm.vllm_backend import VLLMBackend
+def test_every_registered_backend_implements_the_protocol(tmp_path):
+    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curation.llm.backends.replay import ReplayBackend
+    from curation.llm.backends.vllm_backend import VLLMBackend
 
+    (tmp_path / "p.jsonl").write_text("")
     made = [OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"), VLLMBackend("m"),  # vllm is imported at first use
-            ScriptedBackend(lambda r: "ok")]
-    assert [b.kind for b in made] == ["openai", "vllm", "scripted"]
-    assert {"openai", "vllm", "scripted"} <= set(BACKENDS.names())
+            ScriptedBackend(lambda r: "ok"), ReplayBackend(str(tmp_path / "p.jsonl"))]
+    assert [b.kind for b in made] == ["openai", "vllm", "scripted", "replay"]
+    assert {"openai", "vllm", "scripted", "replay"} <= set(BACKENDS.names())
     for backend in made:
         assert isinstance(backend, Backend)
         assert backend.identity()["backend"] == backend.kind
@@ -40,8 +42,8 @@ def test_a_client_refuses_what_is_no_backend_and_says_what_it_lacks():
 
 
 def test_generic_settings_reach_only_the_backends_that_name_them():
-    from curation.llm.openai_backend import OpenAIBackend
-    from curation.llm.vllm_backend import VLLMBackend
+    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curation.llm.backends.vllm_backend import VLLMBackend
 
     offered = {"base_url": "http://h/v1", "concurrency": 4, "timeout": 5.0, "data_parallel_size": 2}
     assert settings_taken(OpenAIBackend, offered) == {"base_url": "http://h/v1", "concurrency": 4, "timeout": 5.0}
@@ -60,8 +62,8 @@ def test_model_args_read_json_values_and_keep_text():
 def test_evaluate_refuses_an_unknown_backend_naming_the_known_ones(tmp_path):
     result = CliRunner().invoke(main, ["evaluate", str(tmp_path), "--backend", "nope", "--model", "m"])
     assert result.exit_code == 2 and "--backend 'nope': choose one of" in result.output
-    # every registered name (a test module may have registered more), then the two that read a file
-    assert ", ".join(BACKENDS.names()) + ", replay, gold" in result.output
+    # every registered name (replay among them; a test module may have registered more), then gold
+    assert ", ".join(BACKENDS.names()) + ", gold" in result.output and "replay" in BACKENDS.names()
 
 
 def test_evaluate_hands_model_args_to_any_registered_backend(small_release, tmp_path):
@@ -78,3 +80,40 @@ def test_evaluate_hands_model_args_to_any_registered_backend(small_release, tmp_
 
     calls = CannedBackend.calls_by_model["canned-model"]
     assert len(calls) == 3
+
+
+def test_replay_is_a_backend_that_answers_a_role_by_tag_and_names_a_bad_line(tmp_path):
+    """`[models.<role>] backend = "replay"`: a request is answered by the line whose id is its tag;
+    no such line is a failed request, never a server fault to retry; a malformed line stops with
+    the file, its line and why. The identity holds the file's content, so another file is another model."""
+    from curation.llm.backend import RecordedBackend
+    from curation.llm.client import client_from_config
+    from curation.llm.types import ChatRequest, user
+
+    replies = tmp_path / "judge.jsonl"
+    replies.write_text(json.dumps({"sample_id": "smp-1", "reply": "yes"}) + "\n\n"
+                       + json.dumps({"source_id": "42", "reply": "no"}) + "\n")
+    client, params = client_from_config({"backend": "replay", "predictions": str(replies), "temperature": 0.0},
+                                        None, "judge")
+    assert isinstance(client.backend, RecordedBackend) and params == {"temperature": 0.0}
+    got = client.complete([ChatRequest(user("q"), tag="smp-1"), ChatRequest(user("q"), tag="42"),
+                           ChatRequest(user("q"), tag="smp-2")])
+    assert [r.text for r in got[:2]] == ["yes", "no"]
+    assert not got[2].ok and not got[2].transient and "judge.jsonl: no line for 'smp-2'" in got[2].error
+    assert [n for n, _ in client.backend.records()] == [1, 3]
+    identity = client.identity
+    replies.write_text(json.dumps({"sample_id": "smp-1", "reply": ["a list"]}) + "\n")
+    again, _ = client_from_config({"backend": "replay", "predictions": str(replies)}, None)
+    assert again.identity != identity and again.identity["model"] == "judge.jsonl"
+    with pytest.raises(ValueError, match=r"judge.jsonl:1: 'reply' must be str, got list"):
+        again.backend.records()
+    replies.write_text('{"reply": "x"}\n')
+    with pytest.raises(ValueError, match=r'judge.jsonl:1: each line is \{"sample_id" or "source_id", "reply"\} '
+                                         r"\(KeyError: 'sample_id'\)"):
+        client_from_config({"backend": "replay", "predictions": str(replies)}, None)[0].backend.records()
+
+
+def test_evaluate_asks_for_what_a_backend_cannot_do_without(tmp_path):
+    for backend, needs in (("replay", "--predictions"), ("openai", "--model")):
+        result = CliRunner().invoke(main, ["evaluate", str(tmp_path), "--backend", backend])
+        assert result.exit_code == 2 and f"--backend {backend} needs {needs}" in result.output

@@ -8,7 +8,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from evaluation.charts import chart_kind, chart_pass, plotted_chart
+from evaluation.charts import chart_kind, plotted_chart
+from evaluation.metrics.chart import chart_pass
 
 BAR = {"chart_type": "bar", "x": ["Oslo", "Bergen", "Tromsø"], "y": [700, 290, 77]}
 

@@ -118,7 +118,7 @@ def test_bootstrap_intervals_and_separability():
 
 def scripted_client(reply):
     from curation.llm.client import ChatClient
-    from curation.llm.scripted import ScriptedBackend
+    from curation.llm.backends.scripted import ScriptedBackend
 
     backend = ScriptedBackend(reply, "scripted-model")
     return ChatClient(backend), backend

@@ -14,7 +14,7 @@ import openpyxl
 from openpyxl.styles import Alignment, Font
 
 from curation.header_tree import children_labels, grand_total, row_paths, total_of
-from curation.sources import xlsx
+from curation.sources.readers import xlsx
 from curation.sources.evidence import HEADER, WEIGHTS, is_header, signs
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from curation.header_tree import (Exchange, block_exchange, branches, children_labels, exchanged, find_exchange,
                                   flattened_names, row_paths, sheet_exchange, summary_nodes)
-from curation.sources import xlsx
+from curation.sources.readers import xlsx
 from curation.table import HeaderNode
 from tests.conftest import shared
 

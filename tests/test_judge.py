@@ -48,7 +48,7 @@ def _judge(request):
 
 def _client(reply, model):
     from curation.llm.client import ChatClient
-    from curation.llm.scripted import ScriptedBackend
+    from curation.llm.backends.scripted import ScriptedBackend
 
     backend = ScriptedBackend(reply, model)
     backend.structured_output = "json_schema"

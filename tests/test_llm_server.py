@@ -14,7 +14,7 @@ import pytest
 
 from curation.llm.cache import ResponseCache
 from curation.llm.client import ChatClient
-from curation.llm.openai_backend import OpenAIBackend
+from curation.llm.backends.openai_backend import OpenAIBackend
 from curation.llm.types import ChatRequest, user
 from curation.sample import Program, Sample
 from generators.adversarial import AdversarialLoop

@@ -8,7 +8,7 @@ import pytest
 
 from curation.llm.cache import ResponseCache
 from curation.llm.client import ChatClient
-from curation.llm.openai_backend import OpenAIBackend
+from curation.llm.backends.openai_backend import OpenAIBackend
 from curation.llm.types import ChatRequest, user
 from tests.llm_server import MODEL_NAME, LocalServer
 

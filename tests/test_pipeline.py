@@ -70,6 +70,17 @@ def test_a_stage_signature_covers_the_code_it_imports_and_nothing_else(tmp_path,
     assert code.code_fingerprint("generators.rules.stage") != before
 
 
+def test_every_declared_stage_is_covered_by_its_own_code_fingerprint():
+    """Every package that holds a stage is one the fingerprint reads (`importers.stage` once was not,
+    so editing the `imported` stage never reran it)."""
+    from curation.pipeline import code
+    from curation.pipeline.graph import DECLARED
+
+    for declared in DECLARED:
+        module = declared.target.split(":")[0]
+        assert module in code.import_closure(module), declared.name
+
+
 def test_editing_a_function_a_stage_uses_reruns_the_stage(tmp_path, monkeypatch, workspace, inline):
     from curation.pipeline import code
 

@@ -12,7 +12,7 @@ import pytest
 
 from curation import semantics as sem
 from curation.body import from_pandas
-from curation.sources.rdatasets import tidy_frame
+from curation.sources.readers.rdatasets import tidy_frame
 from curation.table import Table
 from generators.rules.profile import TableProfile
 from tests.test_rules import generate
@@ -172,7 +172,7 @@ def test_empty_columns_and_rows_are_dropped_and_namibias_code_is_a_value():
 def test_a_factor_level_none_read_as_missing_is_put_back_where_the_documentation_lists_it():
     """Cars93's 34 cars without air bags reached the collection blank: "None" was read as missing."""
     from curation.semantics import ColumnInfo
-    from curation.sources.rdatasets import with_level_none
+    from curation.sources.readers.rdatasets import with_level_none
 
     frame = pd.DataFrame({"AirBags": ["Driver only", None, "Driver & Passenger", None],
                           "Cylinders": ["4", "6", None, "4"]})
@@ -408,7 +408,7 @@ def test_thresholds_take_the_fewest_figures_that_split_the_column():
 
 
 def test_rows_are_named_for_what_they_are():
-    from curation.sources.rdatasets import entity_noun
+    from curation.sources.readers.rdatasets import entity_noun
 
     assert entity_noun("### Description\n\nVote by county in Florida for President in the 2000 election.") == "county"
     assert entity_noun("### Description\n\nLawyers' ratings of state judges in the US Superior Court.") == "judge"
@@ -672,7 +672,7 @@ def test_a_mortality_or_fertility_column_is_a_rate_that_does_not_add_up():
 
 def test_a_label_is_the_name_the_documentation_gives_not_its_type_or_a_remark():
     from curation.semantics import label_from
-    from curation.sources.rdatasets import series_label
+    from curation.sources.readers.rdatasets import series_label
 
     assert label_from("binary numeric vector coded for patient movement (0 = no, 1 = yes)", "move") == "patient movement"
     assert label_from("In some cases, a station will have a caption", "caption") == ""

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from curation.sources.xlsx import sheet_structures
+from curation.sources.readers.xlsx import sheet_structures
 from tests.conftest import shared
 from tests.files import hierarchical_xlsx
 from tests.test_cli import invoke as cli
@@ -96,7 +96,7 @@ def test_a_folder_without_labels_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["inspect", str(tmp_path)])
     assert result.exit_code == 2 and "--labels" in result.output
     with pytest.raises(ValueError, match="FileName and CompStrucCata"):
-        from curation.sources.xlsx import compare_with_labels
+        from curation.sources.readers.xlsx import compare_with_labels
 
         (tmp_path / "q.json").write_text('[{"x": 1}]')
         compare_with_labels(str(tmp_path), str(tmp_path / "q.json"))
@@ -284,7 +284,7 @@ def test_thresholds_fitted_on_one_half_recall_the_categories_of_the_other_half()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from hierarchical_holdout import cross_fit
 
-    from curation.sources.xlsx import category_scores
+    from curation.sources.readers.xlsx import category_scores
 
     questions = json.loads(Path(labels).read_text())
     questions = next(iter(questions.values())) if isinstance(questions, dict) else questions

@@ -125,7 +125,7 @@ def test_leaf_claims_are_half_true_and_name_their_path():
 
 
 def test_a_chart_gold_is_the_labels_and_values_to_plot():
-    from evaluation.charts import chart_pass
+    from evaluation.metrics.chart import chart_pass
 
     samples, tables = generate(crops_table(), ["rh.cg"])
     assert {s["task"] for s in samples} == {"RH/CG/bar_chart", "RH/CG/pie_chart"}  # no group of 3+ columns
@@ -192,7 +192,7 @@ def test_cleaning_marks_do_not_break_the_programs():
 
 def test_every_tree_question_over_realhitbench_reruns_to_its_gold():
     from curation.cleaning.rules import CleaningConfig, apply_rules
-    from curation.sources import xlsx
+    from curation.sources.readers import xlsx
 
     folder = shared("realhitbench", "tables")
     tables: dict[str, Table] = {}

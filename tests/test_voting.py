@@ -131,7 +131,7 @@ def test_final_answers_are_read_from_the_last_final_answer_line():
 
 def _judge(reply):
     from curation.llm.client import ChatClient
-    from curation.llm.scripted import ScriptedBackend
+    from curation.llm.backends.scripted import ScriptedBackend
     from validators.voting import LLMJudge
 
     backend = ScriptedBackend(reply, "judge")

@@ -43,7 +43,7 @@ def backend(workdir: Path, section: dict) -> dict:
 
 def vote(workdir: Path, section: dict) -> dict:
     """The vote stage with three vLLM candidates and a vLLM judge: one engine serves all four roles."""
-    from curation.llm import vllm_backend
+    from curation.llm.backends import vllm_backend
     from curation.pipeline.executor import LocalExecutor
     from curation.pipeline.runner import run_stage
     from tests.files import voting_inputs

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import with_defaults
+from curation.pipeline.reports import ClassifyReport
 from curation.pipeline.stage import Plan, Stage
 from curation.sample import ReviewState
 
@@ -70,12 +71,7 @@ class ClassifyStage(Stage):
     version = "1"
     outputs = ("samples",)
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        r = report
-        return (f"{r.get('checked', 0):,} questions classified: {r.get('agrees', 0):,} agree, "
-                f"{r.get('disagrees', 0):,} disagree (queued for review), {r.get('relabelled', 0):,} relabelled, "
-                f"{r.get('flagged', 0):,} flagged")
+    report_type = ClassifyReport
 
     def in_process(self, config: dict[str, Any]) -> bool:
         from curation.llm import uses_in_process_model

@@ -22,6 +22,7 @@ import os
 from typing import Any
 
 from curation.config import with_defaults
+from curation.pipeline.reports import ContractsReport
 from curation.pipeline.stage import Plan, Stage
 from curation.pipeline.store import Dataset
 
@@ -158,10 +159,7 @@ class ContractsStage(Stage):
     version = "1"
     outputs = ()
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        met = sum(1 for e in report.get("expectations", []) if e["success"])
-        return f"{met} of {len(report.get('expectations', []))} expectations met"
+    report_type = ContractsReport
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         settings(config)

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from curation.arrow_io import table_at, table_index
+from curation.pipeline.reports import VerifyReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 from curation.sample import ReviewState
@@ -167,12 +168,7 @@ class VerifyStage(Stage):
     version = "1"
     outputs = ("verdicts",)
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        v = report
-        return (f"{v.get('matched', 0):,} of {v.get('checked', 0):,} programs agree; "
-                f"{v.get('mismatch_count', 0)} mismatches, {v.get('error_count', 0)} errors"
-                + (f"; {v['human_fixed']} gold answers fixed by annotators" if v.get("human_fixed") else ""))
+    report_type = VerifyReport
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         if config:

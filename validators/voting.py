@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from curation.answers import Equivalence, final_answer
 from curation.answers import normalize_answer as normalize
+from curation.pipeline.reports import VoteReport
 from curation.pipeline.stage import Plan, Stage
 
 HIGH, LOW = "high", "low"
@@ -282,12 +283,7 @@ class VoteStage(Stage):
     version = "2"
     outputs = ("samples",)
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        r = report
-        return (f"{r.get('voted', 0):,} samples voted ("
-                + ", ".join(f"{k} {v}" for k, v in sorted(r.get("agreement", {}).items()))
-                + f"); {r.get('replaced', 0)} gold answers replaced, {r.get('queued', 0)} queued for review")
+    report_type = VoteReport
 
     def in_process(self, config: dict[str, Any]) -> bool:
         from curation.llm import uses_in_process_model

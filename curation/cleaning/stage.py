@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 
 from curation.arrow_io import DATABASE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
 from curation.cleaning.rules import CleaningConfig, apply_rules
+from curation.pipeline.reports import CleanReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
@@ -20,9 +21,7 @@ class CleanStage(Stage):
     version = "4"  # 3: tables of a database are never dropped as too long or as duplicates; 4: column semantics
     outputs = ("tables", "databases")
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        return f"kept {report.get('kept', 0):,} of {report.get('tables_in', 0):,} tables"
+    report_type = CleanReport
 
     def plan(self, config: dict[str, Any], inputs: list[Dataset]) -> Plan:
         CleaningConfig.from_dict(config)  # fail before any work on a bad setting

@@ -46,6 +46,24 @@ def _console():  # type: ignore[no-untyped-def]
     return Console()
 
 
+class RegistryChoice(click.ParamType):
+    """A name from a lazy registry ("package:REGISTRY", reached by name: curation imports no sibling),
+    checked when the command runs, so `--help` reads no plugin and a new plugin needs no CLI change."""
+
+    name = "choice"
+
+    def __init__(self, registry: str) -> None:
+        self.registry = registry
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from curation.registry import resolve
+
+        names = resolve(self.registry).names()
+        if value not in names:
+            self.fail(f"{value!r}: choose one of {', '.join(names)}", param, ctx)
+        return value
+
+
 workspace_option = click.option("--workspace", "-w", default="curate-work", show_default=True,
                                 envvar="CURATE_WORKSPACE", help="Folder holding the pipeline's state.")
 

@@ -38,8 +38,8 @@ def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str 
 @click.argument("release_path", metavar="RELEASE", type=click.Path(exists=True, file_okay=False))
 @click.option("--backend", default="openai", show_default=True,
               help="A chat backend (curation.llm.BACKENDS: openai, any OpenAI-compatible server; vllm, vllm.LLM in "
-              "this process), or replay: score --predictions; gold: every sample answered with its own gold (a "
-              "self-test: expect 1.000).")
+              "this process; replay, the replies in --predictions), or gold: every sample answered with its own gold "
+              "(a self-test: expect 1.000).")
 @click.option("--model-arg", "model_args", multiple=True, metavar="KEY=VALUE",
               help="A backend setting, repeatable (e.g. structured_output=json_object, dtype=bfloat16, "
               "tensor_parallel_size=2); a value that reads as JSON is that.")
@@ -113,10 +113,10 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
     from curation.llm import BACKENDS
 
     for option, chosen_backend in (("--backend", backend), ("--judge-backend", judge_backend)):
-        if chosen_backend and chosen_backend not in BACKENDS and (option == "--judge-backend"
-                                                                  or chosen_backend not in ("replay", "gold")):
+        gold = option == "--backend" and chosen_backend == "gold"
+        if chosen_backend and chosen_backend not in BACKENDS and not gold:
             raise click.UsageError(f"{option} {chosen_backend!r}: choose one of {', '.join(BACKENDS.names())}"
-                                   + (", replay, gold" if option == "--backend" else ""))
+                                   + (", gold" if option == "--backend" else ""))
     split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
                         tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
@@ -135,29 +135,33 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
         chosen = [s for s in data.samples(split=split, tasks=split_list(tasks) or None)][:limit]
         predictions = str(resolve("evaluation.gold:write_gold_replies")(settings.modes, gold_out / "gold-replies.jsonl",
                                                                         chosen))
-    elif backend == "replay":
-        if not predictions:
-            raise click.UsageError("--backend replay needs --predictions FILE")
-        name = f"replay-{Path(predictions).stem}"
     else:
-        if not model:
-            raise click.UsageError(f"--backend {backend} needs --model")
+        from curation.llm.backend import required_settings
         from curation.llm.client import client_from_config
 
-        section: dict[str, Any] = {"backend": backend, "model": model, "temperature": temperature,
-                                   "max_tokens": max_tokens}
+        section: dict[str, Any] = {"backend": backend, "temperature": temperature, "max_tokens": max_tokens}
+        section.update({"model": model} if model else {})
         offered = {"base_url": base_url, "api_key_env": api_key_env, "concurrency": concurrency,
-                   "timeout": request_timeout, "retries": retries}
+                   "timeout": request_timeout, "retries": retries, "predictions": predictions}
         section.update(_backend_settings(backend, offered, engine_json, model_args,
                                          {"data_parallel_size": data_parallel_size} if data_parallel_size else {}))
-        name = model.rstrip("/").split("/")[-1]
-        target = Path(out_dir) if out_dir else None
-        cache = (target or Path("results") / Path(release_path).parent.name / name) / "llm-cache.sqlite"
-        cache.parent.mkdir(parents=True, exist_ok=True)
+        missing = [k for k in required_settings(BACKENDS.get(backend)) if section.get(k) is None]
+        if missing:
+            raise click.UsageError(f"--backend {backend} needs "
+                                   + ", ".join(f"--{k.replace('_', '-')}" for k in missing))
         try:
-            client, params = client_from_config(section, cache, "model")
+            client, params = client_from_config(section, None, "model")
         except ValueError as e:
             raise click.UsageError(str(e)) from None
+        if BACKENDS.meta(backend).get("recorded"):  # replies made elsewhere (a file): nothing to cache
+            name = f"{backend}-{Path(client.identity['model']).stem}"
+        else:
+            from curation.llm.cache import ResponseCache
+
+            name = str(model).rstrip("/").split("/")[-1]
+            cache = (Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name)
+            cache.mkdir(parents=True, exist_ok=True)
+            client.cache = ResponseCache(cache / "llm-cache.sqlite")
     out = Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name
     judge = None
     if judge_model:
@@ -167,7 +171,8 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
             extra = json.loads(judge_json)
         except json.JSONDecodeError as e:
             raise click.UsageError(f"--judge-settings: not JSON ({e})") from None
-        chosen = judge_backend or ("openai" if backend in ("replay", "gold") else backend)
+        recorded = backend == "gold" or BACKENDS.meta(backend).get("recorded")
+        chosen = judge_backend or ("openai" if recorded else backend)  # a file of replies cannot judge
         judge_section: dict[str, Any] = {"backend": chosen, "model": judge_model, "temperature": 0.0,
                                          "max_tokens": 256}
         judge_section.update(_backend_settings(chosen, {"base_url": judge_base_url or base_url,
@@ -192,7 +197,8 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
                     advance(fraction - seen[0])
                     seen[0] = fraction
 
-            result = Evaluator(release_path, out, settings, client, params, predictions, progress, judge).run()
+            result = Evaluator(release_path, out, settings, client, params, predictions if backend == "gold" else None,
+                               progress, judge).run()
     except (ReleaseError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     except RuntimeError as e:  # a dead server (ModelUnavailable), a missing vLLM

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from curation.cli.base import _console, _emit, _executor, executor_options, json_option, main
+from curation.cli.base import RegistryChoice, _console, _emit, _executor, executor_options, json_option, main
 from curation.cli.stages import _render_verify
 
 
 @main.command(name="import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["tablebench", "realhitbench", "mmqa", "spider", "bird", "jsonl"]))
+@click.argument("fmt", metavar="FORMAT", type=RegistryChoice("importers:IMPORTERS"))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--name", default=None, help="The release's name (default: FORMAT-import).")
 @click.option("--version", "version", default=None, help="MAJOR.MINOR.PATCH (default: 1.0.0, or the next after the latest).")

@@ -221,20 +221,22 @@ def _render_check(report: dict[str, Any]) -> None:
 def _render_verify(report: dict[str, Any]) -> None:
     from rich.table import Table as RichTable
 
+    from curation.pipeline.reports import VerifyReport
+
     console = _console()
-    view = RichTable(title=f"verify: {report.get('matched', 0):,} of {report.get('checked', 0):,} programs agree")
+    v = VerifyReport.from_json(report)
+    view = RichTable(title=f"verify: {v.matched:,} of {v.checked:,} programs agree")
     for col in ("task", "checked", "mismatched", "errors"):
         view.add_column(col, justify="left" if col == "task" else "right")
     for task, c in sorted(report.get("by_task", {}).items()):
         view.add_row(task, f"{c['checked']:,}", str(c["mismatched"]), str(c["errors"]))
     console.print(view)
-    for m in report.get("mismatches", [])[:10]:
+    for m in v.mismatches[:10]:
         console.print(f"[red]mismatch[/] {m['id']} ({m['template']}): stored {m['stored']!r}, "
                       f"computed {m['computed']!r}\n  {m['program']}", highlight=False)
-    for e in report.get("errors", [])[:10]:
+    for e in v.errors[:10]:
         console.print(f"[red]error[/] {e['id']} ({e['template']}): {e['error']}", highlight=False)
-    console.print(("OK" if report["ok"] else "FAILED") + f": {report.get('mismatch_count', 0)} mismatches, "
-                  f"{report.get('error_count', 0)} errors, in {report['seconds']:.1f}s", highlight=False)
+    console.print(("OK" if v.ok else "FAILED") + f": {v.counts()}, in {report['seconds']:.1f}s", highlight=False)
 
 
 def _render_ingest(result: dict[str, Any]) -> None:

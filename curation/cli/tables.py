@@ -33,7 +33,7 @@ def inspect(file: str, as_json: bool, labels: str | None) -> None:
     from curation.commands import inspect_file
 
     if labels:
-        from curation.sources.xlsx import compare_with_labels
+        from curation.sources.readers.xlsx import compare_with_labels
 
         try:
             _emit(compare_with_labels(file, labels), as_json, _render_structure_comparison)

@@ -5,13 +5,14 @@ A backend turns a batch of `ChatRequest`s into one `ChatResponse` each, in order
 names itself (`identity()`: everything that changes its answers, part of the cache key), says how it
 takes a JSON schema for structured replies (`structured_output`: "json_schema", "json_object" or
 "none") and, where it spreads requests over several servers, how each fared (`server_report()`).
-`OpenAIBackend`, `VLLMBackend` and `ScriptedBackend` implement it; `BACKENDS` (`curation/llm/__init__.py`)
-names them for `[models.<role>] backend = "..."` and `curate evaluate --backend`.
+The backends in `curation/llm/backends/` implement it (openai, vllm, scripted, replay); `BACKENDS` names
+them for `[models.<role>] backend = "..."` and `curate evaluate --backend`.
 """
 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from curation.llm.types import ChatRequest, ChatResponse
@@ -36,6 +37,17 @@ class Backend(Protocol):
         ...
 
 
+@runtime_checkable
+class RecordedBackend(Backend, Protocol):
+    """A backend whose replies were made elsewhere (`replay`): `records()` are the (line, object)
+    pairs of its file `path`, and they, not the release, say what `curate evaluate` scores."""
+
+    path: Path
+
+    def records(self) -> list[tuple[int, dict[str, Any]]]:
+        ...
+
+
 MEMBERS = ("kind", "structured_output", "identity", "complete", "server_report")
 
 
@@ -54,6 +66,13 @@ def settings_taken(backend_class: type, offered: dict[str, Any]) -> dict[str, An
     parameters = inspect.signature(backend_class).parameters
     named = {n for n, p in parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     return {k: v for k, v in offered.items() if k in named}
+
+
+def required_settings(backend_class: type) -> list[str]:
+    """The constructor's settings without a default (`model`; replay's `predictions`): the CLI asks for them."""
+    parameters = inspect.signature(backend_class).parameters
+    return [n for n, p in parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.default is p.empty]
 
 
 def parse_model_args(items: tuple[str, ...] | list[str]) -> dict[str, Any]:

@@ -27,8 +27,10 @@ def workspace_cache(dataset: Any) -> str:
     return str(dataset.workspace_root / CACHE_FILE)
 
 
-def cache_key(identity: dict[str, Any], request: ChatRequest) -> str:
-    return content_hash("chat", identity, [dict(m) for m in request.messages], request.params, request.index)
+def cache_key(identity: dict[str, Any], request: ChatRequest, by_tag: bool = False) -> str:
+    """`by_tag`: the backend answers by the request's tag (a replay file), so the tag is part of the key."""
+    return content_hash("chat", identity, [dict(m) for m in request.messages], request.params, request.index,
+                        *([request.tag] if by_tag else []))
 
 
 class ResponseCache:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from curation.llm.backend import Backend, require_backend
+from curation.llm.backend import Backend, RecordedBackend, require_backend
 from curation.llm.cache import ResponseCache, cache_key
 from curation.llm.types import ChatRequest, ChatResponse
 
@@ -55,6 +55,7 @@ class ChatClient:
         self.cache = cache
         self.role = role
         self.identity = backend.identity()
+        self._by_tag = isinstance(backend, RecordedBackend)  # a replay answers by tag, not by the messages
         self.usage = Usage()
 
     @property
@@ -64,7 +65,7 @@ class ChatClient:
     def complete(self, requests: list[ChatRequest]) -> list[ChatResponse]:
         """One response per request, in order. Cached answers are not asked again; identical
         requests in one batch are asked once."""
-        keys = [cache_key(self.identity, r) for r in requests]
+        keys = [cache_key(self.identity, r, self._by_tag) for r in requests]
         hits = self.cache.get_many(keys) if self.cache else {}
         unique: dict[str, int] = {}
         for i, key in enumerate(keys):

@@ -1,8 +1,10 @@
 """The code a stage runs, found from its imports, so that no edit can be served from a stale cache.
 
 A stage's signature holds the hash of its module and of every module of this repository that it
-imports, directly or not, at the top of a file or inside a function (stages import lazily), and of
-every module a lazy registry names (`"curation.sources.csv:read"`). Editing `format_answer` reruns
+imports, directly or not, at the top of a file or inside a function (stages import lazily), of
+every module a lazy registry names (`"curation.sources.readers.csv:read"`), and of every module of a
+plugin package a registry discovers (`"curation.sources.readers.*"`, see `curation.registry`), so
+adding or editing a reader reruns ingest. Editing `format_answer` reruns
 every stage whose code reaches it; editing the CLI reruns nothing. The stage graph and registry
 (`curation.pipeline`, `curation.pipeline.graph`) are not followed: a stage does not run the other
 stages' code.
@@ -17,8 +19,9 @@ from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("curation", "generators", "validators", "exports", "evaluation", "annotation")
+PACKAGES = ("curation", "generators", "validators", "exports", "evaluation", "annotation", "importers")
 REGISTRY_TARGET = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+(?:\.\w+)*$")
+PLUGIN_PACKAGE = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)*)\.\*$")  # Registry(plugins="pkg.*")
 NOT_FOLLOWED = frozenset({"curation.pipeline", "curation.pipeline.graph"})  # the stage graph: every stage by name
 
 
@@ -31,6 +34,16 @@ def module_file(name: str) -> Path | None:
         if path.is_file():
             return path
     return None
+
+
+def plugin_modules(package: str) -> list[str]:
+    """Every module of a plugin package (what a discovering registry may load), read under ROOT."""
+    from curation.registry import modules_in
+
+    init = module_file(package)
+    if init is None or init.name != "__init__.py":
+        return []
+    return [f"{package}.{p.stem}" for p in modules_in(init.parent)]
 
 
 def _resolve(module: str, level: int, importer: str, is_package: bool) -> str:
@@ -63,6 +76,9 @@ def direct_imports(name: str) -> frozenset[str]:
             m = REGISTRY_TARGET.match(node.value)
             if m:
                 found.add(m.group(1))
+            m = PLUGIN_PACKAGE.match(node.value)
+            if m:
+                found.update(plugin_modules(m.group(1)))
     out: set[str] = set()
     for module in found:
         parts = module.split(".")

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
+from curation.pipeline.reports import Report
 from curation.pipeline.store import Dataset
 
 
@@ -24,7 +25,7 @@ class Plan:
 
 
 class Stage:
-    """Subclass and set `name`, `version` and `outputs`; implement `plan`, `run_part` and `summary`.
+    """Subclass and set `name`, `version`, `outputs` and `report_type`; implement `plan` and `run_part`.
     Declare it in `curation/pipeline/graph.py` (its named inputs, config section, when it runs).
 
     `run_part` runs in a worker process: it must depend only on its arguments.
@@ -34,6 +35,7 @@ class Stage:
     name: ClassVar[str]
     version: ClassVar[str]
     outputs: ClassVar[tuple[str, ...]]
+    report_type: ClassVar[type[Report] | None] = None  # the typed report, which reads report.json back
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         """Extra signature content beyond config and inputs (e.g. hashes of source files)."""
@@ -55,9 +57,12 @@ class Stage:
         """The stage's report, from every part's summary in part order."""
         return merge_counts(summaries)
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        """The report in one line (`curate build` prints it after the stage's name)."""
+    @classmethod
+    def summary(cls, report: dict[str, Any]) -> str:
+        """The report in one line (`curate build` prints it after the stage's name): its type's
+        `summary()`, or for a stage without one, its counts."""
+        if cls.report_type is not None:
+            return cls.report_type.from_json(report).summary()
         return ", ".join(f"{key} {value:,}" for key, value in report.items()
                          if isinstance(value, int) and not isinstance(value, bool))
 
@@ -79,11 +84,3 @@ def merge_counts(summaries: list[dict[str, Any]]) -> dict[str, Any]:
                 out[key] = value
     return out
 
-
-def generated_summary(report: dict[str, Any], detail: str = "") -> str:
-    """A generating stage's line: its samples, what else it says, and the first tables or databases that failed."""
-    out = f"{report.get('samples', 0):,} samples{detail}"
-    failures = report.get("failed", [])
-    if failures:
-        out += f"; {len(failures)} failed: " + ", ".join(str(f.get("table") or f.get("database")) for f in failures[:3])
-    return out

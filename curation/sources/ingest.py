@@ -10,6 +10,7 @@ import pyarrow as pa
 from curation.arrow_io import DATABASE_SCHEMA, TABLE_SCHEMA, databases_to_arrow, tables_to_arrow
 from curation.database import Database
 from curation.hashing import file_hash
+from curation.pipeline.reports import IngestReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 from curation.sources import Unit, expand, is_builtin, read_unit
@@ -40,11 +41,7 @@ class IngestStage(Stage):
     #     join columns, no measures as keys, composite keys, generic columns join only one dataset's tables
     outputs = ("tables", "databases")
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        failed = report.get("failed", 0)
-        return (f"{report.get('tables', 0):,} tables, {report.get('databases', 0):,} databases"
-                + (f", {failed:,} unreadable inputs skipped" if failed else ""))
+    report_type = IngestReport
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         """Sources are identified by content: editing a file re-ingests it, touching it does not."""

@@ -14,13 +14,9 @@ from typing import Any
 
 from curation.registry import Registry
 
-PROFILES = Registry("metric profile", {
-    "tablebench": "evaluation.official.tablebench:score",
-    "realhitbench": "evaluation.official.realhitbench:score",
-    "mmqa": "evaluation.official.execution:mmqa",
-    "spider": "evaluation.official.execution:spider",
-    "bird": "evaluation.official.execution:bird",
-})
+# one module per benchmark (or family), each scoring function marked `@profile("name")`
+PROFILES = Registry("metric profile", plugins="evaluation.official.*", marker="profile")
+profile = PROFILES.decorator
 
 
 def apply(name: str, data: Any, samples: list[Any], predictions: list[dict[str, Any]],

@@ -28,6 +28,8 @@ import json
 from collections import Counter
 from typing import Any
 
+from evaluation.official import profile
+
 
 def _runs(samples: list[Any], predictions: list[dict[str, Any]]) -> dict[tuple[str, str], list[tuple[Any, dict]]]:
     by_id = {s.id: s for s in samples}
@@ -69,6 +71,7 @@ def same_sets(gold: list[tuple], predicted: list[tuple], ordered: bool) -> bool:
     return set(predicted) == set(gold)
 
 
+@profile("bird")
 def bird(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
          seed: int = 0, rerun: Any = None) -> dict[str, Any]:
     """BIRD's execution accuracy (its `evaluation.py`): the two results equal as sets of rows."""
@@ -77,6 +80,7 @@ def bird(data: Any, samples: list[Any], predictions: list[dict[str, Any]], resul
                       "ignored); curate's execution_match compares multisets, ordered where the gold says ORDER BY")
 
 
+@profile("spider")
 def spider(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
            seed: int = 0, rerun: Any = None) -> dict[str, Any]:
     return _execution(data, samples, predictions, results, same_results, "Spider", "EX (test suite)",
@@ -86,7 +90,7 @@ def spider(data: Any, samples: list[Any], predictions: list[dict[str, Any]], res
 
 def _execution(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
                same: Any, benchmark: str, metric: str, note: str) -> dict[str, Any]:
-    from evaluation.metrics import sqlite_rows
+    from evaluation.metrics.execution import sqlite_rows
     from evaluation.scoring import _execution_context
 
     curate = {(r["sample_id"], r["mode"], r["config"]): r["score"] for r in results}
@@ -118,6 +122,7 @@ def _fold(text: Any) -> str:
     return " ".join(str(text).lower().split())
 
 
+@profile("mmqa")
 def mmqa(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
          seed: int = 0, rerun: Any = None) -> dict[str, Any]:
     from curation.answers import final_answer_line

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from evaluation.official import profile
 from evaluation.official.tablebench import normalize, rouge_l_scores
 
 
@@ -26,6 +27,7 @@ def token_f1(reference: str, prediction: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+@profile("realhitbench")
 def score(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
           seed: int = 0, rerun: Any = None) -> dict[str, Any]:
     from curation.answers import final_answer_line

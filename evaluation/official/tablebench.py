@@ -38,6 +38,8 @@ import string
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from evaluation.official import profile
+
 _FINAL = re.compile(r"Final Answer: (.+)")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?%?$")
 _PUNCTUATION = set(string.punctuation)
@@ -331,6 +333,7 @@ def _official_one(item: dict[str, Any]) -> float:
     return rouge_l_scores([ref], [pred])[0]
 
 
+@profile("tablebench")
 def score(data: Any, samples: list[Any], predictions: list[dict[str, Any]], results: list[dict[str, Any]],
           seed: int = 0, rerun: Any = None) -> dict[str, Any]:
     """Per (mode, configuration) of the run: the official numbers, curate's beside them, and the

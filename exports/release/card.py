@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from curation.pipeline.reports import (AdversarialReport, ClassifyReport, CleanReport, ContractsReport, IngestReport,
+                                       PhraseReport, QuestionsReport, ReviewReport, SamplesReport, SelectReport,
+                                       SqlReport, VerifyReport, VoteReport)
 from exports.release.base import task_slug
 
 
@@ -107,7 +110,7 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
 
 def _card_built(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]:
     """How a built release was made: its stages, human review, questions, scoring and counts."""
-    lines = _card_database_shares(reports.get("select", {}).get("database_share", {}))
+    lines = _card_database_shares(SelectReport.from_json(reports.get("select")).database_share)
     lines += ["## Method", ""]
     stages = manifest["build"].get("stages", {})
     for stage, info in stages.items():
@@ -115,7 +118,7 @@ def _card_built(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]:
     lines += ["", "Quality labels: `rule-based` (a template's executed answer), `executed` (an executed SQL "
               "query), `declared-keys` / `inferred-keys` (key selection, by where the keys came from), "
               "`human-annotated` (accepted or fixed by annotators).", ""]
-    rejected = reports.get("review", {}).get("rejected", [])
+    rejected = ReviewReport.from_json(reports.get("review")).rejected
     if rejected:
         lines += ["### Removed by human review", "", "| sample | task | reasons | annotators |", "| --- | --- | --- | --- |"]
         lines += [f"| {r['id']} | {r['task']} | {'; '.join(r['reasons'])} | {', '.join(r['annotators'])} |"
@@ -199,8 +202,8 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
     """How questions were made, what a model is shown, how answers score, what to keep in mind,
     and counts that add up."""
     counts = manifest["counts"]
-    verify = reports.get("verify", {})
-    checked = verify.get("checked", 0)
+    checked = VerifyReport.from_json(reports.get("verify")).checked
+    unserialized_queries = SqlReport.from_json(reports.get("sql")).queries_over_unserialized_tables
     derived = counts.get("derived_tables", 0)
     roles = counts.get("column_roles", {})
     configs = manifest["table_configurations"]
@@ -239,7 +242,7 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         "`tables/tables.parquet`. A multi-table question that needs such a table is released only where the "
         "contents are not needed: as text-to-SQL (the SQL is written from the schema) and selection of declared "
         "keys (inferred keys are asked only of tables shown whole: uniqueness is a property of every row); "
-        f"{reports.get('sql', {}).get('queries_over_unserialized_tables', 0):,} of the generated SQL queries were of "
+        f"{unserialized_queries:,} of the generated SQL queries were of "
         "that kind, before selection (`provenance.not_serialized` names the tables).", "",
         "## How answers are scored", "",
         "`curate evaluate` extracts the final answer and scores it with the task's metric (see the task table): "
@@ -253,7 +256,7 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         f"chains) to their gold; the other {max(0, counts['samples'] - checked):,} samples' golds are read from "
         "a table's own metadata (a hidden header, declared or inferred keys) by a metadata program.",
         f"- {counts['tables']:,} tables: {counts['tables'] - derived:,} source tables the samples use (of the "
-        f"{reports.get('clean', {}).get('kept', 0):,} cleaning kept) and {derived:,} derived copies.", "",
+        f"{CleanReport.from_json(reports.get('clean')).kept:,} cleaning kept) and {derived:,} derived copies.", "",
         "## Limitations", "",
         "- Questions are written by templates: they are exact and checkable, but plainer than a person's "
         "wording; a model may rephrase them (the LLM stages) without changing the program.",
@@ -270,59 +273,66 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
 
 def _stage_line(stage: str, report: dict[str, Any]) -> str:
     if stage == "ingest":
-        return f"{report.get('tables', 0):,} tables and {report.get('databases', 0):,} databases read"
+        read = IngestReport.from_json(report)
+        return f"{read.tables:,} tables and {read.databases:,} databases read"
     if stage == "clean":
-        return f"TReB's cleaning rules kept {report.get('kept', 0):,} of {report.get('tables_in', 0):,} tables"
+        clean = CleanReport.from_json(report)
+        return f"TReB's cleaning rules kept {clean.kept:,} of {clean.tables_in:,} tables"
     if stage == "rules":
-        return (f"{report.get('samples', 0):,} rule-based QA pairs and reasoning chains from templates, gold answers "
-                "by execution; ambiguous candidates rejected")
+        return (f"{SamplesReport.from_json(report).samples:,} rule-based QA pairs and reasoning chains from templates, "
+                "gold answers by execution; ambiguous candidates rejected")
     if stage == "sql":
-        return (f"{report.get('queries', 0):,} multi-table SQL queries kept of {report.get('candidates', 0):,} "
-                f"candidates, {report.get('samples', 0):,} MMQA samples")
+        sql = SqlReport.from_json(report)
+        return (f"{sql.queries:,} multi-table SQL queries kept of {sql.candidates:,} candidates, "
+                f"{sql.samples:,} MMQA samples")
     if stage == "select":
-        dropped = report.get("dropped", {})
-        near = sum(d.get("near_duplicate", 0) for d in dropped.values())
-        over = sum(d.get("over_cap", 0) for d in dropped.values())
-        over_share = sum(d.get("over_database_share", 0) for d in dropped.values())
-        cap = report.get("settings", {}).get("max_per_task", 0)
-        share = report.get("settings", {}).get("max_database_share")
-        return (f"{report.get('samples', 0):,} samples selected; {near:,} near-duplicate questions dropped"
+        selected = SelectReport.from_json(report)
+        near, over = selected.dropped_for("near_duplicate"), selected.dropped_for("over_cap")
+        over_share = selected.dropped_for("over_database_share")
+        cap = selected.settings.get("max_per_task", 0)
+        share = selected.settings.get("max_database_share")
+        return (f"{selected.samples:,} samples selected; {near:,} near-duplicate questions dropped"
                 + (f", {over:,} over the cap of {cap:,} per task (spread evenly over templates)" if cap else "")
                 + (f", {over_share:,} over a database's share of {share:.0%} of a multi-table task" if share else ""))
     if stage == "vote":
-        agreement = ", ".join(f"{k} {v:,}" for k, v in sorted(report.get("agreement", {}).items()))
-        how = ("RealHiTBench's frequency x judge score" if report.get("method") == "realhitbench"
-               else "TReB's table")
-        return (f"{report.get('voted', 0):,} samples no rule computed were answered by three models and decided by "
-                f"{how} ({agreement or 'none'}); {report.get('replaced', 0):,} gold answers replaced, "
-                f"{report.get('queued', 0):,} queued for human review")
+        vote = VoteReport.from_json(report)
+        agreement = ", ".join(f"{k} {v:,}" for k, v in sorted(vote.agreement.items()))
+        how = "RealHiTBench's frequency x judge score" if vote.method == "realhitbench" else "TReB's table"
+        return (f"{vote.voted:,} samples no rule computed were answered by three models and decided by "
+                f"{how} ({agreement or 'none'}); {vote.replaced:,} gold answers replaced, "
+                f"{vote.queued:,} queued for human review")
     if stage == "phrase":
-        return (f"{report.get('samples', 0):,} of {report.get('tried', 0):,} SQL samples phrased as natural questions by "
+        phrased = PhraseReport.from_json(report)
+        return (f"{phrased.samples:,} of {phrased.tried:,} SQL samples phrased as natural questions by "
                 "a model (MMQA), each still naming every value its query compares against")
     if stage == "questions":
-        return (f"{report.get('samples', 0):,} questions written by a model from RealHiTBench's per-type prompts over "
-                f"{report.get('tables', 0):,} tables; their answers are candidate golds for the vote and a human check")
+        written = QuestionsReport.from_json(report)
+        return (f"{written.samples:,} questions written by a model from RealHiTBench's per-type prompts over "
+                f"{written.tables:,} tables; their answers are candidate golds for the vote and a human check")
     if stage == "classify":
-        return (f"{report.get('checked', 0):,} questions classified into the task taxonomy by a model (TReB): "
-                f"{report.get('agrees', 0):,} agree with their task, {report.get('disagrees', 0):,} queued for review, "
-                f"{report.get('relabelled', 0):,} relabelled")
+        classified = ClassifyReport.from_json(report)
+        return (f"{classified.checked:,} questions classified into the task taxonomy by a model (TReB): "
+                f"{classified.agrees:,} agree with their task, {classified.disagrees:,} queued for review, "
+                f"{classified.relabelled:,} relabelled")
     if stage == "adversarial":
-        return (f"{report.get('samples', 0):,} of {report.get('chains', 0):,} reasoning chains got LLM-written long and "
+        kept = AdversarialReport.from_json(report)
+        return (f"{kept.samples:,} of {kept.chains:,} reasoning chains got LLM-written long and "
                 "short questions that a discriminator passed (TReB's generator/discriminator loop)")
     if stage == "review":
-        applied = report.get("applied", {})
+        review = ReviewReport.from_json(report)
+        applied = review.applied
         line = (f"human review in Label Studio: {applied.get('accept', 0):,} samples accepted, {applied.get('fix', 0):,} "
                 f"gold answers fixed (the old one kept in provenance), {applied.get('reject', 0):,} samples rejected")
-        waiting = report.get("open", 0) + report.get("queued_not_pushed", 0)
-        if report.get("required"):
-            return line + f"; review required: {report.get('held_back', 0):,} samples still waiting were held back"
+        waiting = review.open + review.queued_not_pushed
+        if review.required:
+            return line + f"; review required: {review.held_back:,} samples still waiting were held back"
         return line + (f"; {waiting:,} samples still waiting for review are included as they were" if waiting else "")
     if stage == "verify":
-        return (f"{report.get('matched', 0):,} of {report.get('checked', 0):,} programs re-executed to their gold "
-                f"answer ({report.get('mismatch_count', 0)} mismatches, {report.get('error_count', 0)} errors"
-                + (f"; {report['human_fixed']:,} gold answers fixed by annotators differ from their program"
-                   if report.get("human_fixed") else "") + ")")
+        v = VerifyReport.from_json(report)
+        return (f"{v.matched:,} of {v.checked:,} programs re-executed to their gold answer ({v.counts()}"
+                + (f"; {v.human_fixed:,} gold answers fixed by annotators differ from their program"
+                   if v.human_fixed else "") + ")")
     if stage == "contracts":
-        passed = sum(1 for e in report.get("expectations", []) if e["success"])
-        return f"{passed} of {len(report.get('expectations', []))} data-contract expectations met (Great Expectations)"
+        contracts = ContractsReport.from_json(report)
+        return f"{contracts.met} of {len(contracts.expectations)} data-contract expectations met (Great Expectations)"
     return ""

@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
 from curation.hashing import content_hash
 from curation.table import shown_chars
-from curation.pipeline.stage import Plan, Stage, generated_summary, merge_counts
+from curation.pipeline.reports import SamplesReport
+from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 
 TARGET_PARTS = 24  # enough parts to keep every core busy, few enough to keep files large
@@ -47,9 +48,7 @@ class RulesStage(Stage):
     # per-unit figures per head or area, coordinates and trial sites never measured
     outputs = ("samples", "tables")
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        return generated_summary(report)
+    report_type = SamplesReport
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         """The data the code reads: the templates and the taxonomy (the code itself is in every

@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 
 from curation.arrow_io import SAMPLE_SCHEMA, databases_from_arrow, read_cached, samples_to_arrow, table_at
 from curation.hashing import content_hash
-from curation.pipeline.stage import Plan, Stage, generated_summary, merge_counts
+from curation.pipeline.reports import SqlReport
+from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
 from curation.table import shown_chars
 
@@ -27,10 +28,7 @@ class SqlStage(Stage):
     version = "2"  # 2: the report lists the retrieval pool
     outputs = ("samples",)
 
-    @staticmethod
-    def summary(report: dict[str, Any]) -> str:
-        return generated_summary(report, f" from {report.get('queries', 0):,} queries over "
-                                         f"{report.get('databases', 0)} databases")
+    report_type = SqlReport
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         """The data the code reads: the SQL templates and the taxonomy (the code itself, keys.py

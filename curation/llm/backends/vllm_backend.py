@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from curation.llm.backends import backend
 from curation.llm.types import ChatRequest, ChatResponse
 
 # engine settings that change what the model answers: part of the backend's identity (cache key)
@@ -23,6 +24,7 @@ _ENGINES: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
+@backend("vllm", in_process=True)  # the model is loaded into the process that asks
 class VLLMBackend:
     kind = "vllm"
 

@@ -8,6 +8,7 @@ from typing import Iterator
 
 from curation.sources.errors import SourceError
 from curation.sources.grid import Grid, NoGrid, grid_to_table
+from curation.sources.readers import reader
 from curation.sources.text import read_text
 from curation.table import Provenance, Table
 
@@ -136,6 +137,7 @@ def to_grid(rows: list[list[_Cell]], head_rows: int) -> Grid:
     return Grid(values=values, merges=merges, indents=indents, header_rows=head_rows or None)
 
 
+@reader("html", extensions=(".html", ".htm"))
 def read(path: str) -> Iterator[Table]:
     text, _ = read_text(path)
     parser = _TableParser()

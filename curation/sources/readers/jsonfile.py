@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 from curation.body import from_rows
 from curation.sources.errors import SourceError
+from curation.sources.readers import reader
 from curation.sources.text import read_text
 from curation.table import Provenance, Table
 
@@ -28,6 +29,7 @@ def _table_from(value: Any) -> tuple[list[Any], list[list[Any]]] | None:
     return None
 
 
+@reader("json", extensions=(".json", ".jsonl", ".ndjson"))
 def read(path: str) -> Iterator[Table]:
     text, _ = read_text(path)
     stem = Path(path).stem

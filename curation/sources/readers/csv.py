@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from curation.sources.errors import SourceError
+from curation.sources.readers import reader
 from curation.sources.text import read_text
 from curation.table import Provenance, Table
 
@@ -26,6 +27,7 @@ def sniff_delimiter(text: str, path: str) -> str:
         return best if counts[best] else ","
 
 
+@reader("csv", extensions=(".csv", ".tsv", ".tab"))
 def read(path: str) -> Iterator[Table]:
     import pandas as pd
 

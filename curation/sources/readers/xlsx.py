@@ -11,9 +11,11 @@ from curation.body import cell_text
 from curation.sources.errors import SourceError
 from curation.sources.grid import Grid, NoGrid, grid_to_table, split_tables
 from curation.sources.numfmt import display
+from curation.sources.readers import reader
 from curation.table import Provenance, Table
 
 
+@reader("xlsx", extensions=(".xlsx", ".xlsm"))
 def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
     """One Table per sheet that holds a grid; sheets without one are listed in `skipped`."""
     found = 0

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from curation.llm.backends import backend
 from curation.llm.types import ChatRequest, ChatResponse
 
 
+@backend("scripted")
 class ScriptedBackend:
     """`reply(request) -> str` (or a ChatResponse, e.g. with an error) decides every answer.
 

