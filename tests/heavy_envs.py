@@ -121,6 +121,11 @@ def wait(name: str, timeout: float = WAIT_TIMEOUT) -> None:
     build = _builds.get(name)
     if build is None:
         return
+    if build.process.poll() is None:  # the tests wait on it now: it need not yield to them any more
+        try:
+            os.setpriority(os.PRIO_PGRP, build.process.pid, 0)
+        except OSError:  # raising a priority takes root (CAP_SYS_NICE): elsewhere it stays niced
+            pass
     try:
         code = build.process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
