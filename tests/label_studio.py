@@ -8,19 +8,36 @@ import shutil
 from pathlib import Path
 
 from annotation.server import LocalLabelStudio
+from annotation.server import ensure_env as _install
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = ROOT / ".envs" / "labelstudio"
 TEMPLATE = ROOT / ".envs" / "labelstudio-data"
 
 
+def ready() -> bool:
+    """The environment is installed and the data folder migrated (nothing to build)."""
+    return (ENV / ".ready").exists() and (ENV / "bin" / "label-studio").exists() and (TEMPLATE / ".migrated").exists()
+
+
 def migrated_template() -> Path:
-    if not (TEMPLATE / ".migrated").exists():
-        shutil.rmtree(TEMPLATE, ignore_errors=True)
-        server = LocalLabelStudio(TEMPLATE, ENV).start(timeout=900)
-        server.stop()
-        (TEMPLATE / ".migrated").write_text("ok\n")
+    """The environment (installed on first use) and the migrated data folder; made under
+    `.envs/.labelstudio.lock`, so two test runs never install or migrate at once."""
+    from tests.heavy_envs import build_lock
+
+    if ready():
+        return TEMPLATE
+    with build_lock(ENV):
+        if not (TEMPLATE / ".migrated").exists():
+            shutil.rmtree(TEMPLATE, ignore_errors=True)
+            server = LocalLabelStudio(TEMPLATE, ENV).start(timeout=900)
+            server.stop()
+            (TEMPLATE / ".migrated").write_text("ok\n")
+        _install(ENV)  # installed by the start above, or already there (the template outlived it)
     return TEMPLATE
+
+
+ensure_env = migrated_template  # what tests.heavy_envs builds (the environment and its data folder)
 
 
 def fresh_server(folder: Path) -> LocalLabelStudio:

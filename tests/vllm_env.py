@@ -47,10 +47,34 @@ def _project_stamp() -> str:
     return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
 
 
+def _ready_stamp() -> dict | None:
+    try:
+        stamp = json.loads(READY.read_text())
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
+def ready() -> bool:
+    """`.envs/vllm` is built for these packages and this pyproject.toml (nothing to install)."""
+    stamp = _ready_stamp()
+    return bool(stamp) and stamp.get("packages") == PACKAGES and stamp.get("project") == _project_stamp() \
+        and env_python().exists()
+
+
 def ensure_env() -> Path:
     """Build `.envs/vllm` once; later calls reuse it (curate is installed editable: only a change of
-    pyproject.toml reinstalls it). Returns its Python."""
-    ready = json.loads(READY.read_text()) if READY.exists() else None
+    pyproject.toml reinstalls it). Returns its Python. Built under `.envs/.vllm.lock`."""
+    from tests.heavy_envs import build_lock
+
+    if ready():
+        return env_python()
+    with build_lock(ENV):
+        return _build()
+
+
+def _build() -> Path:
+    ready = _ready_stamp()
     if ready and ready.get("packages") != PACKAGES:  # built for other packages: rebuilt, never reused
         shutil.rmtree(ENV, ignore_errors=True)
         ready = None
