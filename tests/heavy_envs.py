@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import json
 import os
 import signal
 import subprocess
@@ -48,6 +49,16 @@ ENVS = {e.name: e for e in (
     HeavyEnv("vllm", "vllm_env", "tests.vllm_env", 3),
     HeavyEnv("llm", "llm_env", "tests.llm_server", 4),
 )}
+
+
+def read_stamp(ready: Path) -> dict | None:
+    """An environment's `.ready` stamp, or None (no environment, a half-written stamp, or one from
+    before stamps: plain text)."""
+    try:
+        stamp = json.loads(ready.read_text())
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
 
 
 @contextmanager

@@ -86,11 +86,9 @@ def build_stamp() -> dict:
 
 def built_stamp() -> dict | None:
     """The stamp beside `.ready`, or None (no environment, or one from before stamps: plain text)."""
-    try:
-        ready = json.loads(READY.read_text())
-    except (OSError, ValueError):
-        return None
-    return ready if isinstance(ready, dict) else None
+    from tests.heavy_envs import read_stamp
+
+    return read_stamp(READY)
 
 
 def env_python() -> Path:

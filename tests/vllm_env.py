@@ -48,11 +48,9 @@ def _project_stamp() -> str:
 
 
 def _ready_stamp() -> dict | None:
-    try:
-        stamp = json.loads(READY.read_text())
-    except (OSError, ValueError):
-        return None
-    return stamp if isinstance(stamp, dict) else None
+    from tests.heavy_envs import read_stamp
+
+    return read_stamp(READY)
 
 
 def ready() -> bool:
