@@ -61,6 +61,15 @@ def small_release(tmp_path_factory):
 # use them (`func_only=True`) count the test, not the build.
 
 
+def pytest_configure(config):
+    """Unblock every signal in this process, so the processes the tests start do not inherit a mask
+    from whatever started the suite (a CI runner that blocked SIGSEGV let a stand-in server live
+    through its own `kill -SEGV`, and a blocked SIGTERM would do the same to a graceful stop)."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
 def pytest_addoption(parser):
     parser.addoption("--no-heavy-envs", action="store_true",
                      help="leave out the tests that need a heavy environment (.envs/llm, vllm, labelstudio, "

@@ -6,9 +6,9 @@ like the real one and then, on a completion, does what its mode says.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
-import signal
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,8 +34,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         print(f"completion asked ({self.mode})", flush=True)
-        if self.mode == "segfault":  # what a llama.cpp build for the wrong CPU does
-            os.kill(os.getpid(), signal.SIGSEGV)
+        if self.mode == "segfault":  # what a llama.cpp build for the wrong CPU does: a real fault, which
+            ctypes.string_at(0)      # the kernel delivers even where SIGSEGV is blocked or ignored
+            os._exit(70)             # never an answer
         if self.mode == "hang":
             time.sleep(3600)
         if self.mode == "error":
