@@ -180,7 +180,14 @@ def infer_column(values: Sequence[Any]) -> "pa.Array":
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
 MISSING_MARKERS = frozenset({"na", "n/a", "n.a.", "nan", "null", "none", "-", "--", "\u2014", "\u2013", "..", "...",
-                             "na*", "x", "*", "(na)", "(x)"})
+                             "na*", "*", "(na)", "(x)"})
+SUPPRESSED = "x"  # statistics offices' "suppressed" mark, always lower case; "X" is a value (the X chromosome)
+
+
+def is_missing_marker(text: str) -> bool:
+    """A cell that says "no value here" in a numeric column ("NA", "-", "..", a lower-case "x")."""
+    t = text.strip()
+    return t == SUPPRESSED or t.lower() in MISSING_MARKERS
 
 
 def _parse_number(text: str) -> int | float | None:
@@ -216,7 +223,7 @@ def _as_numbers(cells: list[Any]) -> list[Any] | None:
             if n is not None:
                 out.append(n)
                 seen_number = True
-            elif v.strip().lower() in MISSING_MARKERS:
+            elif is_missing_marker(v):
                 out.append(None)
             else:
                 return None
