@@ -11,8 +11,8 @@ category RealHiTBench uses for it, so results can be compared with the published
 | hierarchical_row_header, `section_rows` / `indentation` | a row that holds only a label (or a bold group label, or a repeated header row with a new label) and heads the rows below it, or indented labels | SingleRowClassified |
 | nested_subtables | the body split into blocks (blank rows, repeated header rows, stacked tables of one shape) | ContentCompound |
 | multi_table | several grids of different shapes on one sheet, or header blocks repeated side by side | StructureCompound |
-| notes | text outside the grid beyond its title | ExternalSupply |
-| background_color | body cells filled in colours that single some of them out | BackgroundColor |
+| notes | text outside the grid beyond its title, values beside labels, a unit for the table, keyed markers | ExternalSupply |
+| background_color | rows coloured by group, coloured bands opening groups, cells filled apart from their row | BackgroundColor |
 
 The rules read the sheet as `sources.grid` parsed it (tables, header levels, merges, indents)
 and the cell fills; each is a few lines and explainable. A table may show several structures;
@@ -54,13 +54,16 @@ DEFINITIONS = {
                        "tables stacked on one sheet",
     "StructureCompound": "one grid joins structurally similar tables: the same header block repeated side by side, "
                          "or tables of different shapes set together",
-    "ExternalSupply": "the reader needs text outside the table body: notes, sources or footnotes above, below or "
-                      "beside it, values given beside a label outside the grid, a unit declared once for the whole "
-                      "table, or markers in the body whose key is outside it",
-    "BackgroundColor": "fills that mark some body cells apart from others: a colour that changes down a column of "
-                       "figures (colour-coded groups, highlighted cells, conditional formats), not a fill uniform "
-                       "over a column, alternate-row banding, or shading of the header, the stub, label and total "
-                       "rows",
+    "ExternalSupply": "the reader needs text outside the table body: statements above the header besides its "
+                      "title, notes whose markers the table's cells carry, values given beside a label outside "
+                      "the grid, a unit declared once for the whole table, or markers in the body whose key is "
+                      "outside it; a source line or a general note below suggests it (the table reads without "
+                      "them)",
+    "BackgroundColor": "fills that carry meaning: rows coloured by the group they belong to, a coloured band "
+                       "across the table opening each group, cells a conditional format fills by its rule; a "
+                       "figure filled apart from its row suggests it (a mark, or decoration). Not a fill uniform "
+                       "over a column, alternate-row banding, a coloured label alone, or shading of the header, "
+                       "the stub and total rows",
 }
 
 # Each sign of a category: (category, weight). A sign shows on a sheet with a strength in 0..1;
@@ -86,18 +89,22 @@ SIGNS: dict[str, tuple[str, float]] = {
     "stacked_tables": ("ContentCompound", 1.0),          # several tables one under another on one sheet
     "repeated_header_blocks": ("StructureCompound", 1.0),  # one header block repeated side by side
     "tables_of_different_shapes": ("StructureCompound", 0.5),  # tables of different widths and heads together
-    "notes_outside": ("ExternalSupply", 1.0),            # lines outside the grid beyond its title
+    "preamble": ("ExternalSupply", 1.0),                 # statements above the header besides its title
+    "notes_below": ("ExternalSupply", 0.5),              # notes, sources below the table: it reads without them
+    "keyed_notes": ("ExternalSupply", 1.0),              # a note keys a marker a cell of the table carries
     "value_beside_label": ("ExternalSupply", 1.0),       # "Label: value" outside the body
-    "unit_statement": ("ExternalSupply", 0.5),           # "in million USD": one unit for the whole table
-    "flag_markers": ("ExternalSupply", 0.5),             # letters or symbols among figures, keyed elsewhere
+    "unit_statement": ("ExternalSupply", 1.0),           # "in million USD": one unit for the whole table
+    "flag_markers": ("ExternalSupply", 1.0),             # letters or symbols among figures, keyed elsewhere
     "conditional_fill": ("BackgroundColor", 1.0),        # a conditional format fills the cells meeting a rule
-    "colour_down_columns": ("BackgroundColor", 1.0),     # fills change down body columns, not as banding
+    "colour_coded_groups": ("BackgroundColor", 1.0),     # runs of rows, each group in its own colour
+    "group_bands": ("BackgroundColor", 1.0),             # label rows in a colour of their own open each group
+    "highlighted_cells": ("BackgroundColor", 0.5),       # figures filled apart from their row: a mark, or decoration
 }
 # Fitted on all 105 spreadsheets of ../shared/data/realhitbench by `fit_threshold` (Youden's J,
 # ties to the lower threshold): `python benchmarks/hierarchical_holdout.py --cross-fit` refits them
 # and reports the two-fold cross-validated figures.
 THRESHOLDS: dict[str, float] = {"ColumnHeaderMerge": 2.0, "MultiColumnClassified": 1.0, "SingleRowClassified": 1.0,
-                                "ContentCompound": 1.0, "StructureCompound": 0.5, "ExternalSupply": 0.5,
+                                "ContentCompound": 1.0, "StructureCompound": 0.5, "ExternalSupply": 1.0,
                                 "BackgroundColor": 1.0}
 PRIOR_THRESHOLD = 1.0  # one full sign: kept for a category no sheet of the fitting half is labelled with
 SUMMARY = re.compile(r"^(sub-?)?totals?\b|\btotals?$|^(weekly|monthly|annual|grand) total|^(avg|average|mean|sum|sd|se|"
@@ -300,7 +307,8 @@ def part_structures(part: Part) -> list[Structure]:
                              detail=f"{len(spanning)} label rows merged over the table's width",
                              sign="full_width_rows"))
 
-    # notes outside the grid (beyond the title)
+    # text outside the grid (beyond the title): what the reader is told before the table, and the
+    # notes, sources and footnotes after it
     if table.notes:
         text_rows = [r for r in range(len(grid.values)) if any(filled(v) for v in grid.values[r])]
         above = [r for r in text_rows if r < top]
@@ -311,11 +319,28 @@ def part_structures(part: Part) -> list[Structure]:
         note_rows += [r for r in text_rows if r not in note_rows and first_body > r
                       and " ".join(" ".join(str(v) for v in grid.values[r] if filled(v)).split()) in said]
         note_rows.sort()
-        if note_rows:
-            out.append(Structure("notes", tuple(cell_range(r0 + r, c0, r0 + r, c0 + max(
-                c for c, v in enumerate(grid.values[r]) if filled(v)))
-                                                for r in note_rows[:MAX_EVIDENCE]),
-                                 detail=f"{len(table.notes)} notes", sign="notes_outside"))
+        line = lambda r: " ".join(" ".join(str(v) for v in grid.values[r] if filled(v)).split())  # noqa: E731
+        where = lambda rs: tuple(cell_range(r0 + r, c0, r0 + r, c0 + max(  # noqa: E731
+            c for c, v in enumerate(grid.values[r]) if filled(v))) for r in rs[:MAX_EVIDENCE])
+        # above the header: a statement, a subtitle or instructions, not the "Label: value" lines
+        # (their own sign) and not boilerplate; one such line is often a second title, two say something
+        preamble = [r for r in note_rows if r < first_body and _is_note(line(r)) and not any(
+            isinstance(v, str) and v.strip().endswith(":") for v in grid.values[r])]
+        if preamble:
+            out.append(Structure("notes", where(preamble), detail=f"{len(preamble)} lines above the header "
+                                 "besides its title", sign="preamble", strength=min(1.0, len(preamble) / 2)))
+        footnotes = [r for r in note_rows if r > bottom and _is_note(line(r))]
+        if footnotes:
+            out.append(Structure("notes", where(footnotes), detail=f"{len(footnotes)} lines of notes or sources "
+                                 "below the table", sign="notes_below"))
+        # a note that keys a marker one of the table's cells carries ("Shetland Sandeels*" and
+        # "* Summary Table only"; "[p] = provisional"): the cell means what the note says
+        table_text = [str(v) for r in range(top, bottom + 1) if r not in note_rows
+                      for v in grid.values[r] if isinstance(v, str)]
+        keyed = [r for r in note_rows if any(any(marker in t for t in table_text) for marker in _keyed_markers(line(r)))]
+        if keyed:
+            out.append(Structure("notes", where(keyed), detail=f"{len(keyed)} notes keying markers the table's "
+                                 "cells carry", sign="keyed_notes"))
 
     # a value supplied beside a label outside the body ("Cost: | 1720", "Project Name: | Kerala plant"
     # above the header): something the table's reader must take from outside the grid
@@ -350,14 +375,30 @@ def part_structures(part: Part) -> list[Structure]:
         out.append(Structure("background_color", tuple(_ranges(flagged, r0, c0)[:MAX_EVIDENCE]),
                              detail=f"{len(flagged)} body cells under a conditional format that fills them",
                              sign="conditional_fill"))
-    telling = _colour_down_columns(fills, rows, first_col, last_col, stub_end, cell)
+    # rows coloured by the group they belong to: a fill shared by a run of rows, another by the next run
+    groups = _colour_coded_runs(fills, rows, first_col, last_col, stub_end, cell)
+    if groups:
+        out.append(Structure("background_color", tuple(cell_range(r0 + a, c0 + first_col, r0 + b, c0 + last_col)
+                                                        for a, b, _ in groups[:MAX_EVIDENCE]),
+                             detail=f"{len(groups)} runs of rows, each in its group's colour "
+                                    f"({len({colour for _, _, colour in groups})} colours)",
+                             sign="colour_coded_groups"))
+    # a coloured band opening each group: label rows in a fill the rows under them do not share
+    bands = _group_bands(grid, rows, first_col, last_col, stub_end, data_cols, cell)
+    if len(bands) >= 2:
+        out.append(Structure("background_color", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
+                                                        for r in bands[:MAX_EVIDENCE]),
+                             detail=f"{len(bands)} label rows in a colour of their own, each opening a group",
+                             sign="group_bands"))
+    # figures filled apart from their own row: the cell, not the row, is singled out
+    telling = _highlighted_columns(fills, rows, first_col, last_col, stub_end, cell)
     if telling:
-        coloured = sorted((r, c) for (r, c), colour in fills.items() if colour and first_body <= r <= bottom
-                          and c in telling)
+        coloured = sorted((r, c) for r in rows for c in telling if fills.get((r, c), "")
+                          and fills[(r, c)] != _row_fill(fills, r, first_col, stub_end, cell))
         out.append(Structure("background_color", tuple(_ranges(coloured, r0, c0)[:MAX_EVIDENCE]),
-                             detail=f"fills change down {len(telling)} body columns "
-                                    f"({len({fills[rc] for rc in coloured})} colours), not as banding",
-                             sign="colour_down_columns"))
+                             detail=f"{len(coloured)} cells in {len(telling)} body columns filled apart from their "
+                                    f"row ({len({fills[rc] for rc in coloured})} colours), not as banding",
+                             sign="highlighted_cells"))
     return out
 
 
@@ -370,16 +411,86 @@ FLAG = re.compile(r"^(?:[A-Za-z*\u2020\u2021\u00a7#^]|\(?[a-z]\)|\d[\d.,]*\s*(?:
 NO_INFORMATION = ("x",)  # a lone 'x' ticks a cell: it marks, it keys nothing
 
 
-def _colour_down_columns(fills: dict, rows: range, first_col: int, last_col: int, stub_end: int,
+BOILERPLATE = re.compile(r"^(\u00a9|\(c\)\s|copyright\b)|terms (&|and) conditions|^back to contents\b|^https?://\S+$",
+                         re.IGNORECASE)
+# a marker a note begins with ("* Summary table only", "(1) Includes...", "1/ Latest data", "a) ...")
+# or defines ("[p] = provisional", "NA* = not applicable")
+MARKER_LEADS = re.compile(r"^(\(\d{1,2}\)|\d{1,2}/|\(?[a-z]\)|[*+#\u2020\u2021\u00a7]+)\s*[A-Za-z]")
+MARKER_DEFINED = re.compile(r"(\[[a-z]{1,2}\]|\b[A-Z]{1,3}\*+|[*\u2020\u2021]+)\s*=\s*\w")
+
+
+def _is_note(text: str) -> bool:
+    """A line that tells the reader something: three words or more, not a copyright line, a link
+    or a navigation aid, and not a stray figure."""
+    words = re.findall(r"[^\W\d_]{2,}", text)
+    return len(words) >= 3 and not BOILERPLATE.search(text)
+
+
+def _keyed_markers(text: str) -> list[str]:
+    """The markers a note line keys: the one it begins with, and any it defines ("[r] = revised")."""
+    led = MARKER_LEADS.match(text)
+    return ([led.group(1)] if led else []) + MARKER_DEFINED.findall(text)
+
+
+def _row_fill(fills: dict, r: int, first_col: int, stub_end: int, cell: Any) -> str:
+    """A body row's colour: the fill of its label (its first filled stub cell), "" when unfilled."""
+    label = next((c for c in range(first_col, stub_end + 1) if filled(cell(r, c))), first_col)
+    return fills.get((r, label), "") or ""
+
+
+def _colour_coded_runs(fills: dict, rows: range, first_col: int, last_col: int, stub_end: int,
+                       cell: Any) -> list[tuple[int, int, str]]:
+    """Runs of body rows (first, last, colour) filled whole in one colour, where the colour changes
+    from run to run: two colours or more over runs of two rows or more. Alternate-row banding has
+    runs of one; one fill over the whole body is one run."""
+    def whole(r: int) -> str:
+        colour = _row_fill(fills, r, first_col, stub_end, cell)
+        cells = [c for c in range(first_col, last_col + 1) if filled(cell(r, c))]
+        return colour if colour and len(cells) >= 2 and all(fills.get((r, c)) == colour for c in cells) else ""
+
+    content = [r for r in rows if any(filled(cell(r, c)) for c in range(first_col, last_col + 1))]
+    runs: list[tuple[int, int, str]] = []
+    for r in content:
+        colour = whole(r)
+        if runs and runs[-1][2] == colour:
+            runs[-1] = (runs[-1][0], r, colour)
+        else:
+            runs.append((r, r, colour))
+    coloured = [run for run in runs if run[2] and sum(1 for x in content if run[0] <= x <= run[1]) >= 2]
+    return coloured if len({colour for _, _, colour in coloured}) >= 2 and len(coloured) >= 2 else []
+
+
+def _group_bands(grid: Grid, rows: range, first_col: int, last_col: int, stub_end: int, data_cols: list[int],
+                 cell: Any) -> list[int]:
+    """Label-only rows (no figures) coloured across the table (the fill reaches its last column, or
+    the label is merged over the width) in a colour that the row of figures under them does not
+    share: a band that opens a group. A coloured label alone only repeats what the label row says.
+    (The reader keeps the fills of cells that hold something, "" included: a band drawn over
+    cells left empty shows only through a merge.)"""
+    fills, out = grid.fills, []
+    for r in rows:
+        colour = _row_fill(fills, r, first_col, stub_end, cell)
+        across = fills.get((r, last_col)) == colour or any(
+            m[0] <= r <= m[2] and m[1] <= first_col + 1 and m[3] >= last_col for m in grid.merges)
+        if not colour or not across or any(filled(cell(r, c)) for c in data_cols):
+            continue
+        below = next((x for x in rows if x > r and any(filled(cell(x, c)) for c in data_cols)), None)
+        if below is not None and _row_fill(fills, below, first_col, stub_end, cell) != colour:
+            out.append(r)
+    return out
+
+
+def _highlighted_columns(fills: dict, rows: range, first_col: int, last_col: int, stub_end: int,
                          cell: Any) -> list[int]:
-    """The body's figure columns whose fill changes from row to row in a way that tells rows apart:
-    not one fill down the column, not alternate-row banding, and not shading that repeats what the
-    structure already says (the stub columns, rows that hold a label or a summary alone)."""
+    """The body's figure columns where some cells are filled apart from their own row (a colour
+    the row's label does not have), in a way that tells rows apart: not one fill down the column,
+    not alternate-row banding, and not summary rows, whose shading repeats what the label says."""
     plain = [r for r in rows if not (filled(cell(r, first_col)) and SUMMARY.search(str(cell(r, first_col)).strip()))
              and any(filled(cell(r, c)) for c in range(stub_end + 1, last_col + 1))]
     out = []
     for c in range(stub_end + 1 if stub_end < last_col else first_col, last_col + 1):  # the stub's fills repeat its labels
-        seq = [fills.get((r, c), "") for r in plain if filled(cell(r, c))]
+        seq = [fills.get((r, c), "") if fills.get((r, c), "") != _row_fill(fills, r, first_col, stub_end, cell) else ""
+               for r in plain if filled(cell(r, c))]
         if len(set(seq)) < 2:
             continue
         banding = all(a != b for a, b in zip(seq, seq[1:])) and len(set(seq[0::2])) == 1 and len(set(seq[1::2])) == 1
