@@ -85,7 +85,7 @@ def test_sums_leave_out_summary_nodes_and_follow_the_paths():
     for (template, question), answer in answers.items():
         if template == "rh.nr.parts_sum_rows":
             column = first_quoted(question, NUMBERS)
-            if "top level" in question:  # Cereals + Pulses (their own rows), not All crops
+            if "not nested under another row" in question:  # the top level: Cereals + Pulses, not All crops
                 assert answer == NUMBERS[column][0] + NUMBERS[column][3]
             else:
                 group = first_quoted(question.split(" under ")[-1], CROPS)
