@@ -696,3 +696,32 @@ def test_a_title_or_a_form_above_the_header_is_no_level_of_the_column_paths():
               ["Asia", 4279, 8314, 0.94], ["Japan", 3191, 5775, 0.81], ["Israel", 53, 290, 4.47]]
     table = grid_to_table(Grid(titled, merges=[(0, 0, 0, 2)]), "titled", Provenance(source="test"))
     assert list(table.columns) == ["Region", "1986", "2011", "Change"] and table.caption.startswith("Table 4.")
+
+
+def test_rows_named_by_a_stub_of_dates_are_asked_by_their_dates_and_the_dates_are_no_measure():
+    import datetime as dt
+    header = (C(0, 0, 0, "Date"), C(0, 1, 3, "Planned"), C(1, 1, 1, "U1"), C(1, 2, 2, "U2"), C(1, 3, 3, "Total"))
+    days = [dt.datetime(2017, 1, d) for d in (1, 2, 3, 4)]
+    table = Table(name="production", body=pa.table({"Date": days, "Planned / U1": [5, 6, 7, 8],
+                                                    "Planned / U2": [1, 3, 2, 4], "Planned / Total": [6, 9, 9, 12]}),
+                  header=header, caption="Production (barrels)")
+    view = TreeView(table)
+    assert view.row_names == [("2017-01-01",), ("2017-01-02",), ("2017-01-03",), ("2017-01-04",)]
+    assert 0 not in view.numeric
+    samples, tables = generate(table, ["rh.nr.parts_sum_columns", "rh.nr.highest_part_columns"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    assert all('"2017-01-0' in s["question"] for s in samples)
+
+
+def test_portions_margins_unrelated_columns_and_numbered_samples_are_not_set_against_each_other():
+    from generators.rules.tree_ops import _related, columns_are_measures
+    assert columns_are_measures(["100g", "114g"]) and not columns_are_measures(["2019", "2020"])
+    assert _related("2015", "2021") and _related("2006/07 / %", "2006/07 / Respondents")
+    assert not _related("2006/07 / %", "Oct 2010 - Sep 2011 / Respondents")
+    header = (C(0, 0, 0, "Field"), C(0, 1, 2, "2019"), C(1, 1, 1, "%"), C(1, 2, 2, "Range (+/-)"),
+              R(0, 0, 3, "Fields"), R(1, 0, 0, "Field_1"), R(1, 1, 1, "Field_2"), R(1, 2, 2, "Field_3"), R(1, 3, 3, "Field_4"))
+    table = Table(name="fields", body=pa.table({"Field": ["Field_1", "Field_2", "Field_3", "Field_4"],
+                                                "2019 / %": [10.5, 20.25, 30.5, 15.75], "2019 / Range (+/-)": [1.5, 2.5, 1.25, 3.5]}),
+                  header=header)
+    samples, _ = generate(table, ["rh.nr.difference_rows", "rh.cg.two_bars"])
+    assert samples == []

@@ -989,11 +989,17 @@ def rows_are_measures(group: Group) -> bool:
     return 2 * sum(bool(CODE_LABEL.match(x)) and not PERIOD.match(x) for x in labels) > len(labels)
 
 
+# a column labelled by an amount ("100g", "114g", "(85 g)"): one measure per portion, each the others scaled
+PORTION = re.compile(r"^\s*\(?\s*\d+(\.\d+)?\s*(g|kg|mg|mcg|\u00b5g|ml|l|oz|lb|cup|tbsp|tsp)s?\s*\)?\s*$", re.IGNORECASE)
+
+
 def columns_are_measures(labels: list[str | None]) -> bool:
     """Sibling columns that measure different things ("No. of total DCs", "No. of infected DCs",
-    "% infected") or overlapping ranges: which of them is highest compares unlike figures."""
+    "% infected"), overlapping ranges, or portions ("100g", "114g": the larger portion always
+    holds more): which of them is highest compares unlike figures."""
     labels = [x or "" for x in labels]
-    return sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or ranges_overlap(labels)
+    return sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or ranges_overlap(labels) \
+        or all(PORTION.match(x) for x in labels)
 
 
 def subtotals_among(view: TreeView, group: Group) -> bool:
@@ -1164,6 +1170,7 @@ def op_tree_difference(ctx: "Context") -> None:
         return
     axis, periods = ctx.template.params.get("axis", "C"), ctx.template.params.get("between", "periods") == "periods"
     cands = [(name, parts, other, a, b) for name, parts, other in _series(view, axis, periods)
+             if not sem.numbered_labels(p.label for p in parts)  # Field_5 minus Field_6: which sample, no thing
              for a, b in _pairs(len(parts))]
     cands = [c for c in cands if _value(view, axis, c[1][c[3]], c[2]) != _value(view, axis, c[1][c[4]], c[2])]
     ctx.considered(len(cands))
@@ -1251,6 +1258,15 @@ def op_tree_first_past(ctx: "Context") -> None:
         ctx.emit(slots, parts[hit].label, program=("sql", program), answer_type="text")
 
 
+def _related(a: str, b: str) -> bool:
+    """Two columns a scatter may set against each other: two measures of one group or period
+    (the same parent path), or one measure in two groups or periods (the same own label); not a
+    percentage of one year against a count of respondents of another."""
+    parent_a, _, last_a = a.rpartition(" / ")
+    parent_b, _, last_b = b.rpartition(" / ")
+    return parent_a == parent_b or last_a.casefold() == last_b.casefold()
+
+
 def op_tree_chart2(ctx: "Context") -> None:
     """Charts of two series: a scatter of two columns over a row group's members (`chart =
     "scatter"`), bars of two sibling columns over them (`"bars"`), or lines of two sibling rows
@@ -1262,12 +1278,14 @@ def op_tree_chart2(ctx: "Context") -> None:
     cands: list[tuple[Any, ...]] = []
     if chart in ("scatter", "bars"):
         pairs: list[tuple[int, int]] = []
+        measured = [j for j in view.labelled if not BOUND.search(view.column_label(j))]
         if chart == "bars":
             for _, parts in view.families:
-                pairs += [(parts[k].pos, parts[k + 1].pos) for k in range(len(parts) - 1)]
+                pairs += [(parts[k].pos, parts[k + 1].pos) for k in range(len(parts) - 1)
+                          if parts[k].pos in measured and parts[k + 1].pos in measured]  # never a value beside its margin
         else:
-            measured = [j for j in view.labelled if not BOUND.search(view.column_label(j))]
-            pairs = [(a, b) for k, a in enumerate(measured) for b in measured[k + 1:]]
+            pairs = [(a, b) for k, a in enumerate(measured) for b in measured[k + 1:]
+                     if _related(view.column_label(a), view.column_label(b))]
         for group in _labelled_groups(view):
             if not 3 <= len(group.parts) <= MAX_CHART_PARTS:
                 continue
