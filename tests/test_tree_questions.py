@@ -648,13 +648,14 @@ def test_a_column_that_labels_the_rows_is_never_the_measure_compared_counted_or_
 
 def test_a_difference_is_taken_only_between_columns_of_one_measure_and_never_of_a_code():
     """"N" (how many analyses) and "Source Code" (where the figure comes from) stand beside the
-    amounts per 100 g and per 114 g: "how much greater is N than Source Code" means nothing. Two
+    amounts in wild and farmed fish: "how much greater is N than Source Code" means nothing. Two
     columns are differenced only where they measure one thing (siblings under one parent: Raw's
-    100 g and 114 g), and a code column (`curation.semantics` role code) is no measure at all."""
-    header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "N"), C(0, 2, 3, "Raw"), C(1, 2, 2, "100g"), C(1, 3, 3, "114g"),
+    Wild and Farmed), and a code column (`curation.semantics` role code) is no measure at all.
+    (Portions, "100g" beside "114g", are one measure scaled: never differenced, the larger always wins.)"""
+    header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "N"), C(0, 2, 3, "Raw"), C(1, 2, 2, "Wild"), C(1, 3, 3, "Farmed"),
               C(0, 4, 4, "Source Code"))
     body = pa.table({"Nutrient": ["Water", "Protein", "Fat", "Ash", "Calcium", "Iron"], "N": [6, 6, 0, 6, 3, 2],
-                     "Raw / 100g": [75.2, 22.07, 2.07, 1.09, 5.0, 0.8], "Raw / 114g": [85.73, 25.16, 2.36, 1.24, 5.7, 0.91],
+                     "Raw / Wild": [75.2, 22.07, 2.07, 1.09, 5.0, 0.8], "Raw / Farmed": [85.73, 25.16, 2.36, 1.24, 5.7, 0.91],
                      "Source Code": [1, 4, 4, 1, 1, 7]})
     table = Table(name="nutrients", body=body, header=header)
     from curation import semantics as sem
@@ -663,7 +664,7 @@ def test_a_difference_is_taken_only_between_columns_of_one_measure_and_never_of_
     assert samples and all(rerun(s, tables) for s in samples)
     assert not [s["question"] for s in samples if "Source Code" in s["question"]]
     differences = [s["question"] for s in samples if s["template"] == "rh.nr.difference_columns"]
-    assert differences and all('"100g"' in q and '"114g"' in q for q in differences), differences
+    assert differences and all('"Wild"' in q and '"Farmed"' in q for q in differences), differences
 
 
 def test_a_question_says_it_leaves_totals_out_only_where_the_group_has_one():
