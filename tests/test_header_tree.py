@@ -143,3 +143,24 @@ def test_every_realhitbench_swap_reads_as_its_original_with_two_sibling_blocks_e
             axes.add(found.axis)
     assert not failures, failures
     assert axes == {"C", "R", "T"}  # column groups, row groups and stacked sub-tables are all among them
+
+
+def test_a_label_alone_in_a_multi_column_row_header_is_a_row_of_its_own_not_a_broken_tree():
+    from curation.sources.grid import _row_header
+    rows = [["Low", "Refusal", 5, 6], [None, "Failure to attend", 8, 9], [None, "Total", 13, 15],
+            ["High", "Misconduct", 1, 2], [None, "Total", 1, 2], ["Level not recorded", None, 3, 4], ["TOTAL", "TOTAL", 17, 21]]
+    nodes, kinds = _row_header(rows, [0] * 7, [False] * 7, [False] * 7, [False] * 7)
+    assert kinds == ["multi_column_row_header"]
+    tops = [(n.start, n.end, n.text) for n in nodes if n.level == 0]
+    assert tops == [(0, 2, "Low"), (3, 4, "High"), (5, 5, "Level not recorded"), (6, 6, "TOTAL")]
+    assert [n.text for n in nodes if n.level == 1] == ["Refusal", "Failure to attend", "Total", "Misconduct", "Total"]
+
+
+def test_bold_sections_at_one_indentation_are_siblings_though_a_stray_cell_sits_beside_one():
+    from curation.sources.grid import _row_header
+    blank = [None] * 4
+    rows = [["Luxury", *blank], ["Pool", 1, 1, None, 2], ["Spa", 1, None, 1, 2],
+            ["Expected", None, None, None, 0], ["Gym", 1, 1, 1, 3], ["Wifi", 1, 1, 1, 3]]
+    bold = [True, False, False, True, False, False]
+    nodes, _ = _row_header(rows, [0] * 6, [False] * 6, [False] * 6, bold)
+    assert [(n.level, n.start, n.end, n.text) for n in nodes if n.level == 0] == [(0, 0, 2, "Luxury"), (0, 3, 5, "Expected")]

@@ -85,7 +85,7 @@ def test_sums_leave_out_summary_nodes_and_follow_the_paths():
     for (template, question), answer in answers.items():
         if template == "rh.nr.parts_sum_rows":
             column = first_quoted(question, NUMBERS)
-            if "top level" in question:  # Cereals + Pulses (their own rows), not All crops
+            if "not nested under another row" in question:  # the top level: Cereals + Pulses, not All crops
                 assert answer == NUMBERS[column][0] + NUMBERS[column][3]
             else:
                 group = first_quoted(question.split(" under ")[-1], CROPS)
@@ -648,13 +648,14 @@ def test_a_column_that_labels_the_rows_is_never_the_measure_compared_counted_or_
 
 def test_a_difference_is_taken_only_between_columns_of_one_measure_and_never_of_a_code():
     """"N" (how many analyses) and "Source Code" (where the figure comes from) stand beside the
-    amounts per 100 g and per 114 g: "how much greater is N than Source Code" means nothing. Two
+    amounts in wild and farmed fish: "how much greater is N than Source Code" means nothing. Two
     columns are differenced only where they measure one thing (siblings under one parent: Raw's
-    100 g and 114 g), and a code column (`curation.semantics` role code) is no measure at all."""
-    header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "N"), C(0, 2, 3, "Raw"), C(1, 2, 2, "100g"), C(1, 3, 3, "114g"),
+    Wild and Farmed), and a code column (`curation.semantics` role code) is no measure at all.
+    (Portions, "100g" beside "114g", are one measure scaled: never differenced, the larger always wins.)"""
+    header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "N"), C(0, 2, 3, "Raw"), C(1, 2, 2, "Wild"), C(1, 3, 3, "Farmed"),
               C(0, 4, 4, "Source Code"))
     body = pa.table({"Nutrient": ["Water", "Protein", "Fat", "Ash", "Calcium", "Iron"], "N": [6, 6, 0, 6, 3, 2],
-                     "Raw / 100g": [75.2, 22.07, 2.07, 1.09, 5.0, 0.8], "Raw / 114g": [85.73, 25.16, 2.36, 1.24, 5.7, 0.91],
+                     "Raw / Wild": [75.2, 22.07, 2.07, 1.09, 5.0, 0.8], "Raw / Farmed": [85.73, 25.16, 2.36, 1.24, 5.7, 0.91],
                      "Source Code": [1, 4, 4, 1, 1, 7]})
     table = Table(name="nutrients", body=body, header=header)
     from curation import semantics as sem
@@ -663,7 +664,7 @@ def test_a_difference_is_taken_only_between_columns_of_one_measure_and_never_of_
     assert samples and all(rerun(s, tables) for s in samples)
     assert not [s["question"] for s in samples if "Source Code" in s["question"]]
     differences = [s["question"] for s in samples if s["template"] == "rh.nr.difference_columns"]
-    assert differences and all('"100g"' in q and '"114g"' in q for q in differences), differences
+    assert differences and all('"Wild"' in q and '"Farmed"' in q for q in differences), differences
 
 
 def test_a_question_says_it_leaves_totals_out_only_where_the_group_has_one():
@@ -696,3 +697,32 @@ def test_a_title_or_a_form_above_the_header_is_no_level_of_the_column_paths():
               ["Asia", 4279, 8314, 0.94], ["Japan", 3191, 5775, 0.81], ["Israel", 53, 290, 4.47]]
     table = grid_to_table(Grid(titled, merges=[(0, 0, 0, 2)]), "titled", Provenance(source="test"))
     assert list(table.columns) == ["Region", "1986", "2011", "Change"] and table.caption.startswith("Table 4.")
+
+
+def test_rows_named_by_a_stub_of_dates_are_asked_by_their_dates_and_the_dates_are_no_measure():
+    import datetime as dt
+    header = (C(0, 0, 0, "Date"), C(0, 1, 3, "Planned"), C(1, 1, 1, "U1"), C(1, 2, 2, "U2"), C(1, 3, 3, "Total"))
+    days = [dt.datetime(2017, 1, d) for d in (1, 2, 3, 4)]
+    table = Table(name="production", body=pa.table({"Date": days, "Planned / U1": [5, 6, 7, 8],
+                                                    "Planned / U2": [1, 3, 2, 4], "Planned / Total": [6, 9, 9, 12]}),
+                  header=header, caption="Production (barrels)")
+    view = TreeView(table)
+    assert view.row_names == [("2017-01-01",), ("2017-01-02",), ("2017-01-03",), ("2017-01-04",)]
+    assert 0 not in view.numeric
+    samples, tables = generate(table, ["rh.nr.parts_sum_columns", "rh.nr.highest_part_columns"])
+    assert samples and all(rerun(s, tables) for s in samples)
+    assert all('"2017-01-0' in s["question"] for s in samples)
+
+
+def test_portions_margins_unrelated_columns_and_numbered_samples_are_not_set_against_each_other():
+    from generators.rules.tree_ops import _related, columns_are_measures
+    assert columns_are_measures(["100g", "114g"]) and not columns_are_measures(["2019", "2020"])
+    assert _related("2015", "2021") and _related("2006/07 / %", "2006/07 / Respondents")
+    assert not _related("2006/07 / %", "Oct 2010 - Sep 2011 / Respondents")
+    header = (C(0, 0, 0, "Field"), C(0, 1, 2, "2019"), C(1, 1, 1, "%"), C(1, 2, 2, "Range (+/-)"),
+              R(0, 0, 3, "Fields"), R(1, 0, 0, "Field_1"), R(1, 1, 1, "Field_2"), R(1, 2, 2, "Field_3"), R(1, 3, 3, "Field_4"))
+    table = Table(name="fields", body=pa.table({"Field": ["Field_1", "Field_2", "Field_3", "Field_4"],
+                                                "2019 / %": [10.5, 20.25, 30.5, 15.75], "2019 / Range (+/-)": [1.5, 2.5, 1.25, 3.5]}),
+                  header=header)
+    samples, _ = generate(table, ["rh.nr.difference_rows", "rh.cg.two_bars"])
+    assert samples == []

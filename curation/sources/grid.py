@@ -538,7 +538,7 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
         grouped = any(merged_stub)
         k = next((i for i, v in enumerate(first) if filled(v)), n)  # rows above the first label (a total) stay apart
         if not grouped and text_cols >= 2 and k < n - 1 and any(not filled(v) for v in first[k:]) and all(
-                filled(r[1]) for r in rows):
+                filled(r[1]) or _label_of_its_own(first, i) for i, r in enumerate(rows)):
             grouped = True
             for i in range(k + 1, n):  # a label stands for the rows below it until the next label
                 if not filled(first[i]):
@@ -572,6 +572,9 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
     for i in range(1, n):  # the same line under every section heading ("Unit: tonnes"): a note, no level
         if section[i] and section[i - 1] and section_labels.count(labels[i]) > 1:
             section[i] = False
+    if has_sections and not has_indent:
+        for i in _bold_like_the_sections(rows, section, bold_stub):
+            section[i] = True
     if bold_groups:
         levels = [0 if bold_stub[i] else 1 for i in range(n)]
         for i in [i for i in range(n) if bold_stub[i] and _figures_not_summed_below(rows, i, bold_stub)]:
@@ -605,6 +608,28 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
             end += 1
         nodes.append(HeaderNode("R", levels[i], i, end, cell_text(stub[i])))
     return nodes, found_types(has_sections, bold_groups, has_indent)
+
+
+def _bold_like_the_sections(rows: list[list[Any]], section: list[bool], bold_stub: list[bool]) -> list[int]:
+    """Rows that head a section as the section rows do, though a stray cell beside them is filled
+    ("Expected (Must Haves)" with a formula left in its "% of Total" cell): where every section row
+    is bold and the rows they head are not, a bold label at the same indentation with at most one
+    filled cell beside it (on a row of four or more) and a plain row below it is a sibling section,
+    never a member of the section above it."""
+    heads = [i for i in range(len(rows)) if section[i]]
+    if not heads or not all(bold_stub[i] for i in heads) or any(bold_stub[i + 1] for i in heads if i + 1 < len(rows)):
+        return []
+    return [i for i, row in enumerate(rows) if not section[i] and bold_stub[i] and filled(row[0]) and len(row) >= 5
+            and sum(filled(v) for v in row[1:]) <= 1 and i + 1 < len(rows) and not bold_stub[i + 1]
+            and filled(rows[i + 1][0])]
+
+
+def _label_of_its_own(first: list[Any], i: int) -> bool:
+    """A first-column label whose second column is blank and which groups no rows (the next row
+    has a label of its own): a row that stands alone at the top of a multi-column row header
+    ("Level not applicable / not recorded" after the Low, Intermediate and High groups, or
+    "TOTAL"), not a gap in it."""
+    return filled(first[i]) and (i + 1 == len(first) or filled(first[i + 1]))
 
 
 def found_types(has_sections: bool, bold_groups: bool, has_indent: bool) -> list[str]:

@@ -36,6 +36,7 @@ import pyarrow as pa
 from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, grand_total,
                                   row_paths, summary_nodes, total_of, tree_rows, SUMMARY_TEXT)
 from curation import semantics as sem
+from curation.body import cell_text
 from curation.programs.sql import SHEET
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
@@ -169,6 +170,8 @@ class TreeView:
         self.view_row: list[int | None] = [None if r in marked else r for r in range(table.n_rows)]
         numbering = set(numbering_columns(like or table, roles)) | set(key_columns(like or table, roles))
         skip = set(table.empty_columns) | set(table.constant_columns) | {j for j, c in enumerate(table.columns) if c in numbering}
+        if self.dated_stub:
+            skip.add(0)  # the years that name the rows are no measure
         self.numeric = [j for j, f in enumerate(table.body.schema) if j not in skip and not pa.types.is_boolean(f.type)
                         and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))]
         self.integer = {j for j in self.numeric if pa.types.is_integer(table.body.schema.field(j).type)}
@@ -224,6 +227,8 @@ class TreeView:
         first column's text when it is unique."""
         if any(n.axis == "R" for n in self.table.header):
             paths = row_paths(self.table.header, self.table.n_rows)
+        elif self.dated_stub:
+            paths = [(cell_text(v),) for v in self.table.body.column(0).to_pylist()]
         elif self.table.n_cols and pa.types.is_string(self.table.body.schema.field(0).type):
             first = self.table.body.column(0).to_pylist()
             paths = [(v,) if v and r not in self._group_heads else () for r, v in enumerate(first)]
@@ -236,6 +241,22 @@ class TreeView:
         for p in paths:
             counts[p] = counts.get(p, 0) + 1
         return [p if p and counts[p] == 1 else None for p in paths]
+
+    @cached_property
+    def dated_stub(self) -> bool:
+        """Whether the rows of a table with a column tree and no row tree are named by the dates or
+        years of its first column ("2017-01-30", 1988, 1989 ...), each once: the row a reader names
+        ("On 2017-01-30, which unit ...") when the stub holds no text."""
+        table = self.table
+        if any(n.axis == "R" for n in table.header) or table.n_cols < 3:
+            return False
+        f = table.body.schema.field(0)
+        values = table.body.column(0).to_pylist()
+        if None in values or len(set(values)) < len(values) or len(values) < 3:
+            return False
+        if pa.types.is_timestamp(f.type) or pa.types.is_date(f.type):
+            return True
+        return pa.types.is_integer(f.type) and all(1800 <= v <= 2100 for v in values)
 
     def groups(self, axis: str) -> list[Group]:
         """Every node whose parts can be summed, and the top level of the row tree."""
@@ -379,10 +400,13 @@ class TreeView:
                 f"WHERE rowid = {self.rowid(other)}")
 
 
+TOP_ROWS = "that are not nested under another row"  # the top level of the row tree, as a reader says it
+
+
 def _place(group: Group) -> str:
     if group.flat:
         return "in the table"
-    return f'under "{quoted(group.path)}"' if group.path else "at the top level of the row header"
+    return f'under "{quoted(group.path)}"' if group.path else TOP_ROWS
 
 
 def _sum_candidates(view: TreeView, axis: str, flat: bool = False) -> list[tuple[Group, int]]:
@@ -415,6 +439,15 @@ _LIMIT_WORDS = r"confidence (limit|interval)|lower|upper|bound|limit|ci|margin o
 # a bound or a margin of an estimate, not the estimate itself: no change, difference or count of it
 LIMIT = re.compile(rf"\b({_LIMIT_WORDS})\b|\+/-|\u00b1", re.IGNORECASE)
 BOUND = re.compile(rf"\b({_LIMIT_WORDS}|estimate)\b|\+/-|\u00b1", re.IGNORECASE)  # also the estimate beside its bounds
+PER_UNIT = re.compile(r"[^\s/]/[^\s/]")  # a ratio of units ("Mg/$", "kg/ha"): a rate, whose change is no growth
+
+
+def _per_unit(label: str) -> bool:
+    """Whether a column's own label is a ratio of units ("Mg/$"), not a period ("2010/11")."""
+    last = label.rpartition(" / ")[2]
+    return bool(PER_UNIT.search(last)) and not PERIOD.match(last)
+
+
 UNIT_NAME = re.compile(r"^\s*units?\s*$", re.IGNORECASE)
 
 
@@ -858,8 +891,8 @@ def op_tree_swap(ctx: "Context") -> None:
         program = json.dumps({"table": swap.table.id, "field": "children", "axis": swap.axis,
                               "path": list(swap.parent)})
         slots = {"entries": "rows" if swap.axis == "R" else "columns",
-                 "place": f'under "{quoted(swap.shown)}"' if swap.shown
-                 else f"at the top level of the {'row' if swap.axis == 'R' else 'column'} header"}
+                 "place": f'directly under "{quoted(swap.shown)}"' if swap.shown
+                 else f"that are not nested under another {'row' if swap.axis == 'R' else 'column'}"}
         ctx.emit(slots, labels, program=("metadata", program), answer_type="list", table_ids=ids,
                  provenance=provenance(children_labels(ctx.profile.table.header, swap.axis, swap.parent)))
     elif ask == "value":
@@ -956,11 +989,17 @@ def rows_are_measures(group: Group) -> bool:
     return 2 * sum(bool(CODE_LABEL.match(x)) and not PERIOD.match(x) for x in labels) > len(labels)
 
 
+# a column labelled by an amount ("100g", "114g", "(85 g)"): one measure per portion, each the others scaled
+PORTION = re.compile(r"^\s*\(?\s*\d+(\.\d+)?\s*(g|kg|mg|mcg|\u00b5g|ml|l|oz|lb|cup|tbsp|tsp)s?\s*\)?\s*$", re.IGNORECASE)
+
+
 def columns_are_measures(labels: list[str | None]) -> bool:
     """Sibling columns that measure different things ("No. of total DCs", "No. of infected DCs",
-    "% infected") or overlapping ranges: which of them is highest compares unlike figures."""
+    "% infected"), overlapping ranges, or portions ("100g", "114g": the larger portion always
+    holds more): which of them is highest compares unlike figures."""
     labels = [x or "" for x in labels]
-    return sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or ranges_overlap(labels)
+    return sum(bool(MEASURE_LABEL.search(x)) for x in labels) >= 2 or ranges_overlap(labels) \
+        or all(PORTION.match(x) for x in labels)
 
 
 def subtotals_among(view: TreeView, group: Group) -> bool:
@@ -1110,6 +1149,7 @@ def _series_slots(view: TreeView, axis: str, name: str, other: int) -> dict[str,
                 "column": "", "other": f"row {under(view.row_names[other])}"}
     column = view.column_label(other)
     return {"row": "", "what": f'"{column}"', "where": f'under "{name}"' if name else "in the table",
+            "within": f' (both under "{name}")' if name else "", "under_group": f' under "{name}"' if name else "",
             "column": column, "other": f'column "{column}"'}
 
 
@@ -1130,6 +1170,7 @@ def op_tree_difference(ctx: "Context") -> None:
         return
     axis, periods = ctx.template.params.get("axis", "C"), ctx.template.params.get("between", "periods") == "periods"
     cands = [(name, parts, other, a, b) for name, parts, other in _series(view, axis, periods)
+             if not sem.numbered_labels(p.label for p in parts)  # Field_5 minus Field_6: which sample, no thing
              for a, b in _pairs(len(parts))]
     cands = [c for c in cands if _value(view, axis, c[1][c[3]], c[2]) != _value(view, axis, c[1][c[4]], c[2])]
     ctx.considered(len(cands))
@@ -1159,7 +1200,8 @@ def op_tree_change(ctx: "Context") -> None:
     for name, parts, other in _series(view, axis, True):
         columns = [p.pos for p in parts] if axis == "C" else [other]
         words = _measure_words(view, columns) + " " + name
-        if RELATIVE.search(words) or NOT_ADDITIVE.search(" ".join(view.column_label(j) for j in columns)):
+        if RELATIVE.search(words) or NOT_ADDITIVE.search(" ".join(view.column_label(j) for j in columns)) \
+                or any(_per_unit(view.column_label(j)) for j in columns):
             ctx.reject("relative_measure")
             continue
         for a, b in _pairs(len(parts)):
@@ -1216,6 +1258,15 @@ def op_tree_first_past(ctx: "Context") -> None:
         ctx.emit(slots, parts[hit].label, program=("sql", program), answer_type="text")
 
 
+def _related(a: str, b: str) -> bool:
+    """Two columns a scatter may set against each other: two measures of one group or period
+    (the same parent path), or one measure in two groups or periods (the same own label); not a
+    percentage of one year against a count of respondents of another."""
+    parent_a, _, last_a = a.rpartition(" / ")
+    parent_b, _, last_b = b.rpartition(" / ")
+    return parent_a == parent_b or last_a.casefold() == last_b.casefold()
+
+
 def op_tree_chart2(ctx: "Context") -> None:
     """Charts of two series: a scatter of two columns over a row group's members (`chart =
     "scatter"`), bars of two sibling columns over them (`"bars"`), or lines of two sibling rows
@@ -1227,12 +1278,14 @@ def op_tree_chart2(ctx: "Context") -> None:
     cands: list[tuple[Any, ...]] = []
     if chart in ("scatter", "bars"):
         pairs: list[tuple[int, int]] = []
+        measured = [j for j in view.labelled if not BOUND.search(view.column_label(j))]
         if chart == "bars":
             for _, parts in view.families:
-                pairs += [(parts[k].pos, parts[k + 1].pos) for k in range(len(parts) - 1)]
+                pairs += [(parts[k].pos, parts[k + 1].pos) for k in range(len(parts) - 1)
+                          if parts[k].pos in measured and parts[k + 1].pos in measured]  # never a value beside its margin
         else:
-            measured = [j for j in view.labelled if not BOUND.search(view.column_label(j))]
-            pairs = [(a, b) for k, a in enumerate(measured) for b in measured[k + 1:]]
+            pairs = [(a, b) for k, a in enumerate(measured) for b in measured[k + 1:]
+                     if _related(view.column_label(a), view.column_label(b))]
         for group in _labelled_groups(view):
             if not 3 <= len(group.parts) <= MAX_CHART_PARTS:
                 continue
