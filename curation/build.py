@@ -1,7 +1,8 @@
 """`curate build`: the declared stages end to end through the pipeline runner, then the release.
 
-The stages, what each reads and when each runs are declared in `curation/pipeline/graph.py`
-(docs/architecture.md draws the graph from it); this module runs them in that order. `adversarial`,
+The stages declare what each reads and when each runs on their classes (`@stage(...)`), and
+`curation/pipeline/graph.py` orders them (docs/architecture.md draws the graph); this module runs
+them in that order. `adversarial`,
 `phrase`, `questions`, `classify` and `vote` need models ([models.<role>]); the rest needs none.
 `review` runs once the workspace holds review state (`curate review push`) or `[review] required =
 true`: it applies the annotators' decisions before everything is re-verified.
@@ -215,7 +216,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             return _result(workspace, config, steps, None, started)
 
         ran: dict[str, Any] = {"ingest": ingested}  # each stage's output in this build, by name
-        for step_of in DECLARED:  # in dependency order: each stage is declared after the ones it reads
+        for step_of in DECLARED:  # in dependency order: each stage after the ones it reads
             name = step_of.name
             if name == "ingest" or step_of.kind == CORRECTION:  # ingest ran above; corrections: run_corrected_build
                 continue

@@ -13,13 +13,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from curation.pipeline.graph import stage
 from curation.pipeline.stage import Plan, Stage
 
 
+@stage("imported", outputs=("samples", "tables"), kind="correction")
 class ImportedStage(Stage):
-    name = "imported"
     version = "1"
-    outputs = ("samples", "tables")
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         manifest = json.loads((Path(config["release"]) / "manifest.json").read_text())

@@ -164,8 +164,8 @@ def test_listing_the_names_imports_no_plugin():
             "from curation.llm import BACKENDS; from evaluation.metrics import METRICS; from importers import IMPORTERS;"
             "from evaluation.official import PROFILES; registries = [READERS, BACKENDS, METRICS, IMPORTERS, PROFILES];"
             "[r.names() for r in registries];"
-            "print([f'{r.plugins}.{p.stem}' for r in registries for p in plugin_files(r.plugins)"
-            " if f'{r.plugins}.{p.stem}' in sys.modules])")
+            "print([f'{pkg}.{p.stem}' for r in registries for pkg in r.packages for p in plugin_files(pkg)"
+            " if f'{pkg}.{p.stem}' in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
