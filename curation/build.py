@@ -24,8 +24,7 @@ from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor
 from curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, GENERATOR, GENERATORS, REVIEW,
                                      SAMPLES_LATEST_FIRST, STEPS, declared, flat, inputs_of)
-from curation.pipeline.reports import (ContractsReport, IngestReport, SamplesReport, SelectReport, SqlReport,
-                                       VerifyReport)
+from curation.pipeline.reports import ContractsReport, IngestReport, SelectReport, SqlReport, VerifyReport
 from curation.pipeline.stage import merge_counts
 from curation.registry import resolve
 from curation.workspace import Workspace
@@ -343,9 +342,7 @@ def run_corrected_build(workspace: Workspace, config: dict[str, Any], executor: 
 
         imported = stage("imported", {"release": str(root)}, [])
         workspace.set_current("imported", [imported.dataset])
-        got = SamplesReport.from_json(imported.report)
-        record("imported", imported, f"{got.samples:,} samples, {got.tables:,} tables of {manifest['name']} "
-               f"{manifest['version']}")
+        record("imported", imported, STAGES.get("imported").summary(imported.report))
         if until == "imported":
             return _result(workspace, config, steps, None, started)
         snapshot = resolve("annotation.review:review_snapshot")(workspace.root)

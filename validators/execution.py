@@ -158,8 +158,8 @@ def files_of(path: Path) -> tuple[list[str], list[str]]:
     return samples, tables
 
 
-@stage("verify", outputs=("verdicts",), inputs={"samples": ("imported", "<samples"), "tables": ("imported", "clean", "rules")},
-       latest=("samples",), after=("review",))
+@stage("verify", outputs=("verdicts",), inputs={"samples": ("imported", "<samples"),
+                                                "tables": ("imported", "clean", "rules")}, latest=("samples",))
 class VerifyStage(Stage):
     """The `verify` stage: every program of the selected samples re-run, one verdict per sample.
 

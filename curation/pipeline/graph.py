@@ -21,10 +21,11 @@ An input named in `latest=` is the output of the last of its stages that ran; an
 every one of them that ran, in pipeline order.
 
 **The order** (`ordered`): each stage after every stage its inputs, `needs` and `after` name (`after`
-takes the same selectors: `review` comes `after=("*check",)`); a stage reading `"<samples"` after
-those that pass the samples on without reading them (`select`). Among the stages free to go next, the
-first in the source: `STAGE_PACKAGES` as listed, modules by name, marks top to bottom. A cycle, a name
-no stage declares, or two stages of one name is an error naming the files.
+takes the same selectors: `review` comes `after=("*check",)`). A stage reading `"<samples"` that
+passes them on itself (a check) comes after those that pass them on without reading them (`select`);
+one that passes nothing on (`verify`) after every stage that passes them on. Among the stages free to
+go next, the first in the source: `STAGE_PACKAGES` as listed, modules by name, marks top to bottom.
+A cycle, a name no stage declares, or two stages of one name is an error naming the files.
 """
 
 from __future__ import annotations
@@ -170,12 +171,13 @@ def ordered(declarations: Sequence[Declared]) -> tuple[Declared, ...]:
 
     def named(d: Declared, selector: str) -> list[str]:
         """The stages `selector` names that `d` must follow (`"<samples"`: those placed before it)."""
-        if selector == PASSES_SAMPLES:
+        if selector == PASSES_SAMPLES:  # a check follows select; a reader that passes nothing on, every passer
             return [s.name for s in declarations if s.passes_samples and s.name != d.name
-                    and not any(PASSES_SAMPLES in i.stages for i in s.inputs)]
+                    and (not d.passes_samples or not any(PASSES_SAMPLES in i.stages for i in s.inputs))]
         if selector.startswith("*"):
             if selector[1:] not in KINDS:
-                raise ValueError(f"{d.where}: stage {d.name} names {selector!r}: no such kind; kinds: {', '.join(KINDS)}")
+                raise ValueError(f"{d.where}: stage {d.name} names {selector!r}: no such kind; "
+                                 f"kinds: {', '.join(KINDS)}")
             return [s.name for s in declarations if s.kind == selector[1:] and s.name != d.name]
         if selector.startswith("<"):
             raise ValueError(f"{d.where}: stage {d.name} names {selector!r}: the one role of that form is "
