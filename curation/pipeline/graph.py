@@ -194,9 +194,7 @@ def ordered(declarations: Sequence[Declared]) -> tuple[Declared, ...]:
         done = {d.name for d in placed}
         ready = next((d for d in declarations if d.name not in done and follows[d.name] <= done), None)
         if ready is None:
-            left = [d for d in declarations if d.name not in done]
-            raise ValueError("the stages form a cycle: " + "; ".join(
-                f"{d.name} ({d.where}) follows {', '.join(sorted(follows[d.name] - done))}" for d in left))
+            raise ValueError(f"the stages form a cycle: {_cycle(declarations, follows, done)}")
         placed.append(ready)
 
     def resolve(d: Declared, selectors: tuple[str, ...], position: int) -> tuple[str, ...]:
@@ -214,6 +212,20 @@ def ordered(declarations: Sequence[Declared]) -> tuple[Declared, ...]:
     return tuple(replace(d, inputs=tuple(Input(i.name, resolve(d, i.stages, n), i.latest) for i in d.inputs),
                          after=resolve(d, d.after, n))
                  for n, d in enumerate(placed))
+
+
+def _cycle(declarations: Sequence[Declared], follows: dict[str, set[str]], done: set[str]) -> str:
+    """One cycle among the stages not placed, as "a (file:line) follows b (file:line), which follows a"."""
+    where = {d.name: d.where for d in declarations}
+    first = [d.name for d in declarations if d.name not in done]
+    path = [first[0]]
+    while True:
+        after = next(s for s in first if s in follows[path[-1]])
+        if after in path:
+            cycle = path[path.index(after):]
+            break
+        path.append(after)
+    return " follows ".join(f"{s} ({where[s]})" for s in cycle) + f", which follows {cycle[0]}"
 
 
 def _built() -> dict[str, Any]:
