@@ -108,6 +108,18 @@ def test_a_mark_written_where_the_source_reading_cannot_see_it_fails_on_import(p
         make()
 
 
+def test_a_registry_reads_several_plugin_packages_in_the_order_of_their_source(plugin_package, tmp_path):
+    """(The stages live in several packages: curation.pipeline.graph.STAGE_PACKAGES.)"""
+    other = tmp_path / "plugmore"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    (other / "cone.py").write_text('from plugtest import widget\n\n\n@widget("cone", sides=1)\ndef cone():\n    pass\n')
+    several = Registry("widget", plugins=("plugmore.*", "plugtest.*"))
+    assert [m.name for m in several.marks()] == ["cone", "round", "square", "box"]  # packages as given, marks in order
+    assert several.marks()[0].where.endswith("cone.py:4") and several.meta("cone") == {"sides": 1}
+    assert "plugmore.cone" not in sys.modules
+
+
 def test_registering_by_target_string_still_works_beside_discovery(plugin_package):
     from plugtest import WIDGETS
 
