@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from curation.config import with_defaults
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import ReviewReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 
@@ -73,12 +74,12 @@ def reviewed_sample(sample: Any, result: dict[str, Any]) -> Any:
                    provenance=provenance)
 
 
+@stage("review", outputs=("samples",), inputs={"samples": ("imported", "<samples")}, latest=("samples",), kind="review",
+       section=("review",), settings="annotation.apply:settings", after=("*check",))
 class ReviewStage(Stage):
     """The `review` stage: the checked samples in, the reviewed release candidates out."""
 
-    name = "review"
     version = "1"
-    outputs = ("samples",)
 
     report_type = ReviewReport
 

@@ -1,7 +1,8 @@
 """`curate build`: the declared stages end to end through the pipeline runner, then the release.
 
-The stages, what each reads and when each runs are declared in `curation/pipeline/graph.py`
-(docs/architecture.md draws the graph from it); this module runs them in that order. `adversarial`,
+The stages declare what each reads and when each runs on their classes (`@stage(...)`), and
+`curation/pipeline/graph.py` orders them (docs/architecture.md draws the graph); this module runs
+them in that order. `adversarial`,
 `phrase`, `questions`, `classify` and `vote` need models ([models.<role>]); the rest needs none.
 `review` runs once the workspace holds review state (`curate review push`) or `[review] required =
 true`: it applies the annotators' decisions before everything is re-verified.
@@ -23,8 +24,7 @@ from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor
 from curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, GENERATOR, GENERATORS, REVIEW,
                                      SAMPLES_LATEST_FIRST, STEPS, declared, flat, inputs_of)
-from curation.pipeline.reports import (ContractsReport, IngestReport, SamplesReport, SelectReport, SqlReport,
-                                       VerifyReport)
+from curation.pipeline.reports import ContractsReport, IngestReport, SelectReport, SqlReport, VerifyReport
 from curation.pipeline.stage import merge_counts
 from curation.registry import resolve
 from curation.workspace import Workspace
@@ -215,7 +215,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             return _result(workspace, config, steps, None, started)
 
         ran: dict[str, Any] = {"ingest": ingested}  # each stage's output in this build, by name
-        for step_of in DECLARED:  # in dependency order: each stage is declared after the ones it reads
+        for step_of in DECLARED:  # in dependency order: each stage after the ones it reads
             name = step_of.name
             if name == "ingest" or step_of.kind == CORRECTION:  # ingest ran above; corrections: run_corrected_build
                 continue
@@ -342,9 +342,7 @@ def run_corrected_build(workspace: Workspace, config: dict[str, Any], executor: 
 
         imported = stage("imported", {"release": str(root)}, [])
         workspace.set_current("imported", [imported.dataset])
-        got = SamplesReport.from_json(imported.report)
-        record("imported", imported, f"{got.samples:,} samples, {got.tables:,} tables of {manifest['name']} "
-               f"{manifest['version']}")
+        record("imported", imported, STAGES.get("imported").summary(imported.report))
         if until == "imported":
             return _result(workspace, config, steps, None, started)
         snapshot = resolve("annotation.review:review_snapshot")(workspace.root)

@@ -9,7 +9,11 @@ what the code fingerprint (`curation.pipeline.code`) follows: the module that ma
 every module of that package in its import closure, so adding or editing a plugin reruns the stages
 that can reach it.
 
-Entries can also be given as `"package.module:attribute"` strings (`Registry("stage", {...})`,
+A registry may read several plugin packages (`plugins=("importers.*", "validators.*")`: the stages,
+which live beside the code they run, `curation.pipeline.graph`); `marks()` gives each mark with where
+it is written, in the order of the source (packages as listed, modules by name, marks top to bottom).
+
+Entries can also be given as `"package.module:attribute"` strings (`Registry("executor", {...})`,
 `register(...)`, which tests use for a backend that lives in `tests/`).
 """
 
@@ -18,25 +22,41 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
 
-class Registry:
-    """Names -> `"package.module:attribute"` targets (given, or discovered in a plugin package)."""
+@dataclass(frozen=True)
+class Mark:
+    """One `@marker("name", key=literal, ...)` as read from the source."""
 
-    def __init__(self, kind: str, entries: dict[str, str] | None = None, plugins: str | None = None,
-                 marker: str | None = None) -> None:
-        """`plugins`: "package.*", the package whose modules register with `@marker(...)` (default: `kind`)."""
-        if plugins is not None and not plugins.endswith(".*"):
-            raise ValueError(f"{kind}: plugins names a package as 'package.*', got {plugins!r}")
+    name: str
+    target: str  # "package.module:attribute"
+    meta: dict[str, Any]
+    where: str  # "path:line" of the mark
+
+
+class Registry:
+    """Names -> `"package.module:attribute"` targets (given, or discovered in plugin packages)."""
+
+    def __init__(self, kind: str, entries: dict[str, str] | None = None,
+                 plugins: str | tuple[str, ...] | None = None, marker: str | None = None) -> None:
+        """`plugins`: "package.*" (or several), the packages whose modules register with `@marker(...)`
+        (default: `kind`)."""
+        packages = (plugins,) if isinstance(plugins, str) else tuple(plugins or ())
+        for package in packages:
+            if not package.endswith(".*"):
+                raise ValueError(f"{kind}: plugins names a package as 'package.*', got {package!r}")
         self.kind = kind
-        self.plugins = plugins[:-2] if plugins else None
+        self.packages = tuple(p[:-2] for p in packages)
         self.marker = marker or kind
         self._given: dict[str, str] = {}
         self._meta: dict[str, dict[str, Any]] = {}
+        self._marks: list[Mark] | None = None
         self._found: dict[str, str] | None = None
         self._loaded: dict[str, Any] = {}
         for name, target in (entries or {}).items():
@@ -53,8 +73,8 @@ class Registry:
             self._entries()
             if (self._found or {}).get(name) != target:  # what the source reading found, not a test's override
                 raise ValueError(f"{target}: @{self.marker}({name!r}) was not found by reading the source of "
-                                 f"{self.plugins or 'no plugin package'}; write it literally, on a top-level function "
-                                 "or class of a module there")
+                                 f"{', '.join(self.packages) or 'no plugin package'}; write it literally, on a "
+                                 "top-level function or class of a module there")
             return obj
         return mark
 
@@ -70,12 +90,17 @@ class Registry:
 
     def _entries(self) -> dict[str, str]:
         if self._found is None:
+            self._marks = discover(self.packages, self.marker)
             self._found = {}
-            if self.plugins:
-                for name, target, meta in discover(self.plugins, self.marker):
-                    self._found[name] = target
-                    self._meta.setdefault(name, meta)
+            for mark in self._marks:
+                self._found[mark.name] = mark.target
+                self._meta.setdefault(mark.name, mark.meta)
         return {**self._found, **self._given}
+
+    def marks(self) -> list[Mark]:
+        """Every mark found in the source, in the source's order (not the entries given by target string)."""
+        self._entries()
+        return list(self._marks or [])
 
     def names(self) -> list[str]:
         return sorted(self._entries())
@@ -118,13 +143,16 @@ def modules_in(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
 
 
-def discover(package: str, marker: str) -> list[tuple[str, str, dict[str, Any]]]:
-    """(name, "module:attribute", metadata) for every `@marker("name", key=literal, ...)` on a function
-    or class at the top of a module of `package`; two plugins of one name are an error naming both."""
-    found: dict[str, tuple[str, dict[str, Any], str]] = {}
-    for path in plugin_files(package):
+def discover(packages: str | tuple[str, ...], marker: str) -> list[Mark]:
+    """Every `@marker("name", key=literal, ...)` on a function or class at the top of a module of
+    `packages`, in the source's order (packages as given, modules by name, marks top to bottom); two
+    plugins of one name are an error naming both."""
+    found: dict[str, Mark] = {}
+    called = re.compile(rf"@\s*(?:\w+\s*\.\s*)*{re.escape(marker)}\s*\(")  # files without one are not parsed
+    for package, path in [(p, f) for p in ((packages,) if isinstance(packages, str) else packages)
+                          for f in plugin_files(p)]:
         text = path.read_text(encoding="utf-8")
-        if marker not in text:
+        if not called.search(text):
             continue
         module = f"{package}.{path.stem}"
         for node in ast.parse(text, filename=str(path)).body:
@@ -143,9 +171,9 @@ def discover(package: str, marker: str) -> list[tuple[str, str, dict[str, Any]]]
                     raise ValueError(f"{where}: @{marker}(...) takes a literal name and literal keyword "
                                      "arguments (they are read from the source, not run)")
                 if name in found:
-                    raise ValueError(f"{where}: {marker} {name!r} is registered twice (also in {found[name][2]})")
-                found[name] = (f"{module}:{node.name}", meta, where)
-    return [(name, target, meta) for name, (target, meta, _) in sorted(found.items())]
+                    raise ValueError(f"{where}: {marker} {name!r} is registered twice (also in {found[name].where})")
+                found[name] = Mark(name, f"{module}:{node.name}", meta, where)
+    return list(found.values())
 
 
 def _called(func: ast.expr) -> str:

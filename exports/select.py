@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from curation.config import with_defaults
+from curation.pipeline.graph import stage
 from curation.pipeline.rng import record_seed
 from curation.pipeline.reports import SelectReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
@@ -103,10 +104,10 @@ def group_of(provenance: dict[str, str], table_ids: list[str]) -> str:
     return "ids:" + ",".join(sorted(table_ids))
 
 
+@stage("select", outputs=("samples",), inputs={"samples": ("*generator",)}, section=("select",),
+       settings="exports.select:settings")
 class SelectStage(Stage):
-    name = "select"
     version = "2"  # 2: no database gives more than max_database_share of an MMQA task
-    outputs = ("samples",)
 
     report_type = SelectReport
 

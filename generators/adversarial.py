@@ -19,6 +19,7 @@ from typing import Any
 from curation.config import with_defaults
 from curation.llm.client import ChatClient, object_schema, parse_json_object
 from curation.llm.types import ChatRequest, ModelUnavailable, user
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import AdversarialReport
 from curation.pipeline.stage import Plan, Stage
 from curation.sample import Sample
@@ -209,6 +210,9 @@ def stage_settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@stage("adversarial", outputs=("samples", "llm_records"), inputs={"samples": ("rules",), "tables": ("clean",)},
+       kind="generator", section=("generate", "adversarial"), settings="generators.adversarial:stage_settings",
+       needs=("rules",), models=("generator", "discriminator"))
 class AdversarialStage(Stage):
     """The `adversarial` stage: chain samples of the rules stage, rewritten by the loop above.
 
@@ -218,9 +222,7 @@ class AdversarialStage(Stage):
     workspace (`llm-cache.sqlite`), so a rerun, or a resumed run, asks no finished request again.
     """
 
-    name = "adversarial"
     version = "1"
-    outputs = ("samples", "llm_records")
 
     report_type = AdversarialReport
 

@@ -24,6 +24,7 @@ from typing import Any
 from curation.answers import parse_typed_answer
 from curation.config import with_defaults
 from curation.llm.client import object_schema, require_replies
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import PhraseReport, QuestionsReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 
@@ -98,14 +99,15 @@ def phrase_settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@stage("phrase", outputs=("samples", "llm_records"), inputs={"samples": ("sql",), "tables": ("clean",)}, kind="generator",
+       section=("generate", "phrase"), settings="generators.llm_writing:phrase_settings", needs=("sql",),
+       models=("generator",))
 class PhraseStage(Stage):
     """The `phrase` stage. Inputs: the sql dataset, then the clean dataset (table names and columns).
     Outputs the kept rewrites as new samples (origin "llm", the same program and answer,
     `provenance["phrased_from"]` naming the template sample) and one `llm_records` row per sample tried."""
 
-    name = "phrase"
     version = "1"
-    outputs = ("samples", "llm_records")
 
     report_type = PhraseReport
 
@@ -224,14 +226,14 @@ def questions_settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@stage("questions", outputs=("samples", "llm_records"), inputs={"tables": ("clean",)}, kind="generator",
+       section=("generate", "questions"), settings="generators.llm_writing:questions_settings", models=("generator",))
 class QuestionsStage(Stage):
     """The `questions` stage. Input: the clean dataset. For up to `max_tables` tables (content-hash
     order) and each configured type, one question and its candidate answer. Outputs samples
     (origin "llm", no program: the vote decides them) and one `llm_records` row per request."""
 
-    name = "questions"
     version = "1"
-    outputs = ("samples", "llm_records")
 
     report_type = QuestionsReport
 

@@ -13,13 +13,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from curation.pipeline.graph import stage
+from curation.pipeline.reports import ImportedReport
 from curation.pipeline.stage import Plan, Stage
 
 
+@stage("imported", outputs=("samples", "tables"), kind="correction")
 class ImportedStage(Stage):
-    name = "imported"
-    version = "1"
-    outputs = ("samples", "tables")
+    version = "2"  # 2: the report names the release and its version
+
+    report_type = ImportedReport
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         manifest = json.loads((Path(config["release"]) / "manifest.json").read_text())
@@ -47,4 +50,6 @@ class ImportedStage(Stage):
         parts = [release_samples(str(p)) for p in sorted((root / "samples").glob("*/*.parquet"))]
         samples = pa.concat_tables(parts) if parts else SAMPLE_SCHEMA.empty_table()
         tables = pq.read_table(root / "tables" / "tables.parquet").select(TABLE_SCHEMA.names).cast(TABLE_SCHEMA)
-        return {"samples": samples, "tables": tables}, {"samples": samples.num_rows, "tables": tables.num_rows}
+        manifest = json.loads((root / "manifest.json").read_text())
+        return {"samples": samples, "tables": tables}, {"samples": samples.num_rows, "tables": tables.num_rows,
+                                                        "release": manifest["name"], "version": manifest["version"]}

@@ -166,6 +166,8 @@ def test_a_corrected_build_reads_only_the_release_it_names_as_it_was_written(tmp
     out = invoke("build", original, "-w", tmp_path / "ws", "--json")
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["release"]["status"] == "unchanged"  # nothing decided: no new version
+    read_back = json.loads(out.output)["steps"][0]  # the imported stage's typed report, in one line
+    assert read_back["stage"] == "imported" and read_back["summary"].endswith(" tables of mmqa 1.0.0")
     assert invoke("build", original, "-w", tmp_path / "ws", "--until", "select").exit_code != 0  # not a step here
 
     import pyarrow as pa

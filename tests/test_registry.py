@@ -108,6 +108,18 @@ def test_a_mark_written_where_the_source_reading_cannot_see_it_fails_on_import(p
         make()
 
 
+def test_a_registry_reads_several_plugin_packages_in_the_order_of_their_source(plugin_package, tmp_path):
+    """(The stages live in several packages: curation.pipeline.graph.STAGE_PACKAGES.)"""
+    other = tmp_path / "plugmore"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    (other / "cone.py").write_text('from plugtest import widget\n\n\n@widget("cone", sides=1)\ndef cone():\n    pass\n')
+    several = Registry("widget", plugins=("plugmore.*", "plugtest.*"))
+    assert [m.name for m in several.marks()] == ["cone", "round", "square", "box"]  # packages as given, marks in order
+    assert several.marks()[0].where.endswith("cone.py:4") and several.meta("cone") == {"sides": 1}
+    assert "plugmore.cone" not in sys.modules
+
+
 def test_registering_by_target_string_still_works_beside_discovery(plugin_package):
     from plugtest import WIDGETS
 
@@ -164,8 +176,8 @@ def test_listing_the_names_imports_no_plugin():
             "from curation.llm import BACKENDS; from evaluation.metrics import METRICS; from importers import IMPORTERS;"
             "from evaluation.official import PROFILES; registries = [READERS, BACKENDS, METRICS, IMPORTERS, PROFILES];"
             "[r.names() for r in registries];"
-            "print([f'{r.plugins}.{p.stem}' for r in registries for p in plugin_files(r.plugins)"
-            " if f'{r.plugins}.{p.stem}' in sys.modules])")
+            "print([f'{pkg}.{p.stem}' for r in registries for pkg in r.packages for p in plugin_files(pkg)"
+            " if f'{pkg}.{p.stem}' in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

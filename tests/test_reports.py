@@ -33,3 +33,12 @@ def test_each_stage_summary_is_its_report_types_line():
     contracts = {"ok": False, "expectations": [{"success": True}, {"success": False}], "failed": ["suite: x()"]}
     assert STAGES.get("contracts").summary(contracts) == "1 of 2 expectations met"
     assert not ContractsReport.from_json(contracts).ok and SqlReport.from_json({}).queries == 0
+    imported = {"samples": 886, "tables": 421, "release": "tablebench", "version": "1.0.0"}
+    assert STAGES.get("imported").summary(imported) == "886 samples, 421 tables of tablebench 1.0.0"
+
+
+def test_every_stage_has_a_typed_report():
+    """The build, the CLI and the card read each stage's report through its type, never as a bare dict."""
+    from curation.pipeline.graph import PIPELINE_ORDER
+
+    assert [name for name in PIPELINE_ORDER if STAGES.get(name).report_type is None] == []

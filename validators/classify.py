@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import with_defaults
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import ClassifyReport
 from curation.pipeline.stage import Plan, Stage
 from curation.sample import ReviewState
@@ -64,12 +65,12 @@ def parser(known: set[str]):
     return parse
 
 
+@stage("classify", outputs=("samples",), inputs={"samples": ("<samples",)}, latest=("samples",), kind="check",
+       section=("classify",), settings="validators.classify:settings", models=("classifier",))
 class ClassifyStage(Stage):
     """The `classify` stage: the selected samples in, every sample out (checked ones annotated)."""
 
-    name = "classify"
     version = "1"
-    outputs = ("samples",)
 
     report_type = ClassifyReport
 

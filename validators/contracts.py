@@ -22,6 +22,7 @@ import os
 from typing import Any
 
 from curation.config import with_defaults
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import ContractsReport
 from curation.pipeline.stage import Plan, Stage
 from curation.pipeline.store import Dataset
@@ -152,12 +153,13 @@ def leakage_contract(sample_files: list[str], examples: int) -> dict[str, Any]:
                          for e in leak["examples"][:examples]]}
 
 
+@stage("contracts", outputs=(), inputs={"samples": ("imported", "<samples"), "verdicts": ("verify",),
+                           "tables": ("imported", "clean", "rules")},
+       latest=("samples",), section=("contracts",), settings="validators.contracts:settings")
 class ContractsStage(Stage):
     """Inputs: the selected samples, their verdicts, then every dataset whose tables they may use."""
 
-    name = "contracts"
     version = "1"
-    outputs = ()
 
     report_type = ContractsReport
 

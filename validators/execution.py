@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from curation.arrow_io import table_at, table_index
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import VerifyReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
@@ -157,6 +158,8 @@ def files_of(path: Path) -> tuple[list[str], list[str]]:
     return samples, tables
 
 
+@stage("verify", outputs=("verdicts",), inputs={"samples": ("imported", "<samples"),
+                                                "tables": ("imported", "clean", "rules")}, latest=("samples",))
 class VerifyStage(Stage):
     """The `verify` stage: every program of the selected samples re-run, one verdict per sample.
 
@@ -164,9 +167,7 @@ class VerifyStage(Stage):
     table wins, as in `curate verify`), resolve the samples' table ids.
     """
 
-    name = "verify"
     version = "1"
-    outputs = ("verdicts",)
 
     report_type = VerifyReport
 

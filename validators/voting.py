@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from curation.answers import Equivalence, final_answer
 from curation.answers import normalize_answer as normalize
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import VoteReport
 from curation.pipeline.stage import Plan, Stage
 
@@ -263,6 +264,9 @@ def vote_settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@stage("vote", outputs=("samples",), inputs={"samples": ("<samples",), "tables": ("clean", "rules")}, latest=("samples",),
+       kind="check", section=("vote",), settings="validators.voting:vote_settings",
+       models=("candidate_1", "candidate_2", "candidate_3"), after=("classify",))
 class VoteStage(Stage):
     """The `vote` stage: three candidates answer every sample no rule computed, then a decision.
 
@@ -279,9 +283,7 @@ class VoteStage(Stage):
       and every voted sample is queued for a human check (at `review_rate`).
     """
 
-    name = "vote"
     version = "2"
-    outputs = ("samples",)
 
     report_type = VoteReport
 

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 
 from curation.arrow_io import DATABASE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
 from curation.cleaning.rules import CleaningConfig, apply_rules
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import CleanReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
@@ -16,10 +17,10 @@ from curation.pipeline.store import Dataset
 EXAMPLES_PER_RULE = 5
 
 
+@stage("clean", outputs=("tables", "databases"), inputs={"tables": ("ingest",)}, section=("clean",),
+       settings="curation.cleaning.rules:CleaningConfig.from_dict")
 class CleanStage(Stage):
-    name = "clean"
     version = "4"  # 3: tables of a database are never dropped as too long or as duplicates; 4: column semantics
-    outputs = ("tables", "databases")
 
     report_type = CleanReport
 

@@ -7,9 +7,19 @@ from typing import Any
 
 import click
 
-from curation.pipeline.graph import PIPELINE_ORDER  # the declared stages (imports nothing)
 from curation.cli.base import (_console, _emit, _executor, executor_options, json_option, main, _workspace,
                               workspace_option)
+
+
+class StepsOption(click.Option):
+    """`--until`: its help lists the steps, read from the stages' marks when the help is shown (not when
+    the CLI is imported: `curate --help` reads no stage source)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from curation.pipeline.graph import PIPELINE_ORDER
+
+        name, text = super().get_help_record(ctx) or ("", "")
+        return name, f"{text} ({', '.join(PIPELINE_ORDER)})."
 
 
 @main.command()
@@ -17,7 +27,7 @@ from curation.cli.base import (_console, _emit, _executor, executor_options, jso
 @workspace_option
 @click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
               help="Folder that holds the releases (<name>/<version>/).")
-@click.option("--until", default=None, help=f"Stop after this step ({', '.join(PIPELINE_ORDER)}).")
+@click.option("--until", default=None, cls=StepsOption, help="Stop after this step")
 @executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")

@@ -1,15 +1,24 @@
 """The pipeline runner: stages with signatures, Parquet parts with completion markers, resume,
 executors, per-record seeded randomness. See docs/architecture.md."""
 
-from curation.pipeline.graph import DECLARED, PIPELINE_ORDER, STAGE_INPUTS, downstream
+from typing import Any
+
+from curation.pipeline.graph import STAGES, downstream
 from curation.registry import Registry
 
-# every declared stage by name (the declaration, its inputs and when it runs: curation/pipeline/graph.py)
-STAGES = Registry("stage", {d.name: d.target for d in DECLARED})
-
+# STAGES: every stage by name, found by its `@stage(...)` mark (its declaration: curation/pipeline/graph.py)
 __all__ = ["EXECUTORS", "PIPELINE_ORDER", "STAGES", "STAGE_INPUTS", "downstream"]
 
 EXECUTORS = Registry("executor", {
     "local": "curation.pipeline.executor:LocalExecutor",
     "ray": "curation.pipeline.ray_executor:RayExecutor",  # imports ray only when it runs something
 })
+
+
+def __getattr__(name: str) -> Any:
+    """`PIPELINE_ORDER` and `STAGE_INPUTS`, built when first asked for (see `curation.pipeline.graph`)."""
+    if name in ("PIPELINE_ORDER", "STAGE_INPUTS"):
+        from curation.pipeline import graph
+
+        return getattr(graph, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,9 +5,10 @@ imports, directly or not, at the top of a file or inside a function (stages impo
 every module a lazy registry names (`"curation.sources.readers.csv:read"`), and of every module of a
 plugin package a registry discovers (`"curation.sources.readers.*"`, see `curation.registry`), so
 adding or editing a reader reruns ingest. Editing `format_answer` reruns
-every stage whose code reaches it; editing the CLI reruns nothing. The stage graph and registry
-(`curation.pipeline`, `curation.pipeline.graph`) are not followed: a stage does not run the other
-stages' code.
+every stage whose code reaches it; editing the CLI reruns nothing. The names in the stage graph and
+its registry (`curation.pipeline`, `curation.pipeline.graph`: the packages stages are found in, every
+stage by name) are not followed: a stage does not run the other stages' code, so adding a stage file
+reruns that stage and, through their inputs' signatures, the stages that read it, and no other.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("curation", "generators", "validators", "exports", "evaluation", "annotation", "importers")
 REGISTRY_TARGET = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+(?:\.\w+)*$")
 PLUGIN_PACKAGE = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)*)\.\*$")  # Registry(plugins="pkg.*")
-NOT_FOLLOWED = frozenset({"curation.pipeline", "curation.pipeline.graph"})  # the stage graph: every stage by name
+NOT_FOLLOWED = frozenset({"curation.pipeline", "curation.pipeline.graph"})  # the stage graph: every stage's package
 
 
 def module_file(name: str) -> Path | None:

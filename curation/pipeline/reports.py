@@ -59,8 +59,8 @@ class CleanReport(Report):
 
 @dataclass
 class SamplesReport(Report):
-    """A stage that writes samples (a generator, a corrected build's `imported`): how many, and the
-    tables or databases that failed."""
+    """A stage that writes samples (a generator, selection): how many, and the tables or databases
+    that failed."""
 
     samples: int = 0
     tables: int = 0
@@ -72,6 +72,20 @@ class SamplesReport(Report):
             out += (f"; {len(self.failed)} failed: "
                     + ", ".join(str(f.get("table") or f.get("database")) for f in self.failed[:3]))
         return out
+
+
+@dataclass
+class ImportedReport(Report):
+    """A corrected build's source (`imported`): the release read back, by name and version."""
+
+    samples: int = 0
+    tables: int = 0
+    release: str = ""
+    version: str = ""
+
+    def summary(self) -> str:
+        of = f" of {self.release} {self.version}" if self.release else ""
+        return f"{self.samples:,} samples, {self.tables:,} tables{of}"
 
 
 @dataclass

@@ -25,8 +25,9 @@ class Plan:
 
 
 class Stage:
-    """Subclass and set `name`, `version`, `outputs` and `report_type`; implement `plan` and `run_part`.
-    Declare it in `curation/pipeline/graph.py` (its named inputs, config section, when it runs).
+    """Subclass, set `version` and `report_type`, implement `plan` and `run_part`, and declare it with
+    `@stage("name", outputs=..., inputs=..., ...)` (`curation.pipeline.graph`: its named inputs, config
+    section, when it runs), which also sets its `name` and `outputs`.
 
     `run_part` runs in a worker process: it must depend only on its arguments.
     Bump `version` whenever a change alters what the stage writes.

@@ -10,6 +10,7 @@ import pyarrow as pa
 from curation.arrow_io import DATABASE_SCHEMA, TABLE_SCHEMA, databases_to_arrow, tables_to_arrow
 from curation.database import Database
 from curation.hashing import file_hash
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import IngestReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
@@ -20,8 +21,8 @@ MAX_UNITS_PER_PART = 32
 MAX_BYTES_PER_PART = 16 << 20
 
 
+@stage("ingest", outputs=("tables", "databases"))
 class IngestStage(Stage):
-    name = "ingest"
     version = "16"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
     # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows;
     # 5: header trees stable under block swaps (labelled blocks below a shared header are sections of one
@@ -39,7 +40,6 @@ class IngestStage(Stage):
     # 15: a time series' title names its values without its years or a sentence's capital
     # 16: inferred keys a reader could defend (curation/keys.py): full inclusion, no dates or row numbers as
     #     join columns, no measures as keys, composite keys, generic columns join only one dataset's tables
-    outputs = ("tables", "databases")
 
     report_type = IngestReport
 

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, tables_from_arrow, tables_to_arrow
 from curation.hashing import content_hash
 from curation.table import shown_chars
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import SamplesReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
@@ -39,14 +40,14 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@stage("rules", outputs=("samples", "tables"), inputs={"tables": ("clean",)}, kind="generator",
+       section=("generate", "rules"), settings="generators.rules.stage:settings")
 class RulesStage(Stage):
-    name = "rules"
     version = "6"  # 2: skips tables flagged too long; 3: the hierarchical track's tree questions;
     # 4: column semantics, and tables longer than a prompt shows are skipped; 5: round thresholds, rows named
     # for what they are ("counties"), designs and ids left out of tests; 6: tests asked as questions,
     # rows without a key are "observations", no lookups by a number; shares only of parts of a whole,
     # per-unit figures per head or area, coordinates and trial sites never measured
-    outputs = ("samples", "tables")
 
     report_type = SamplesReport
 

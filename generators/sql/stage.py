@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from curation.arrow_io import SAMPLE_SCHEMA, databases_from_arrow, read_cached, samples_to_arrow, table_at
 from curation.hashing import content_hash
+from curation.pipeline.graph import stage
 from curation.pipeline.reports import SqlReport
 from curation.pipeline.stage import Plan, Stage, merge_counts
 from curation.pipeline.store import Dataset
@@ -23,10 +24,10 @@ BIG_DATABASE_ROWS = 50_000
 BIG_DATABASE_PARTS = 4
 
 
+@stage("sql", outputs=("samples",), inputs={"tables": ("clean",)}, kind="generator", section=("generate", "sql"),
+       settings="generators.sql.synth:settings")
 class SqlStage(Stage):
-    name = "sql"
     version = "2"  # 2: the report lists the retrieval pool
-    outputs = ("samples",)
 
     report_type = SqlReport
 
