@@ -85,27 +85,21 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     for role, section in models.items():
         if not isinstance(section, dict) or not section.get("model"):
             raise BuildError(f"[models.{role}] needs a model (and a base_url for a local server)")
-    for name, roles in ((d.name, d.models) for d in DECLARED if d.kind == GENERATOR):
-        if name not in stages:
+    for d in DECLARED:  # each chosen stage gets the model tables it declares, under their role names
+        if d.name not in stages:
             continue
-        for role in roles:
-            if role not in models:
-                raise BuildError(f"the {name} stage needs [models.{role}] (see examples/build-llm.toml)")
-            generate[name][role] = models[role]
+        section = config
+        for key in d.section:
+            section = section.setdefault(key, {})
+        for role, required in d.model_roles:
+            if role in models:
+                section[role] = models[role]
+            elif required:
+                raise BuildError(f"the {d.name} stage needs [models.{role}] (see examples/build-llm.toml)")
     config.setdefault("classify", {})
-    if "classify" in stages:
-        if "classifier" not in models:
-            raise BuildError("the classify stage needs [models.classifier] (see examples/build-llm.toml)")
-        config["classify"]["classifier"] = models["classifier"]
     config.setdefault("vote", {})
     if "vote" in stages:
-        missing = [f"candidate_{n}" for n in (1, 2, 3) if f"candidate_{n}" not in models]
-        if missing:
-            raise BuildError(f"the vote needs [models.{'], [models.'.join(missing)}]")
         config["vote"].setdefault("seed", build["seed"])
-        config["vote"]["candidates"] = [models[f"candidate_{n}"] for n in (1, 2, 3)]
-        if "judge" in models:
-            config["vote"]["judge"] = models["judge"]
     config.setdefault("select", {}).setdefault("seed", build["seed"])
     config.setdefault("clean", {})
     try:

@@ -229,3 +229,17 @@ def test_the_worked_example_stage_is_one_file_listed_ordered_built_and_fingerpri
     assert manifest["counts"]["samples"] == kept  # the release holds the samples as the check left them
     until = json.loads(curate("build", config, "--until", "question_length", "--json", *workspace))
     assert [s["stage"] for s in until["steps"]][-1] == "question_length" and all(s["cached"] for s in until["steps"])
+
+
+def test_each_chosen_stage_is_handed_the_model_tables_it_declares_under_their_role_names():
+    from curation.build import BuildError, resolve_config
+    from validators.voting import vote_settings
+
+    models = {f"candidate_{n}": {"model": f"m{n}"} for n in (1, 2, 3)}
+    config = resolve_config({"build": {"stages": ["rules", "vote"]}, "models": {**models, "judge": {"model": "j"}}})
+    assert [c["model"] for c in vote_settings(config["vote"])["candidates"]] == ["m1", "m2", "m3"]
+    assert config["vote"]["judge"] == {"model": "j"}
+    without_judge = resolve_config({"build": {"stages": ["rules", "vote"]}, "models": models})  # "judge?": optional
+    assert "judge" not in without_judge["vote"]
+    with pytest.raises(BuildError, match=r"the vote stage needs \[models.candidate_3\]"):
+        resolve_config({"build": {"stages": ["rules", "vote"]}, "models": {k: models[k] for k in ("candidate_1", "candidate_2")}})

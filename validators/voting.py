@@ -250,6 +250,10 @@ def extract_final_answer(text: str) -> Any:
 def vote_settings(config: dict[str, Any]) -> dict[str, Any]:
     from curation.config import with_defaults
 
+    config = dict(config)
+    handed = [config.pop(f"candidate_{n}") for n in (1, 2, 3) if f"candidate_{n}" in config]  # [models.candidate_N]
+    if handed:
+        config["candidates"] = handed
     out = with_defaults("vote", config, STAGE_DEFAULTS)
     if len(out["candidates"]) != 3 or not all(c.get("model") for c in out["candidates"]):
         raise ValueError("the vote needs three candidate models: [models.candidate_1], [models.candidate_2] and "
@@ -266,7 +270,7 @@ def vote_settings(config: dict[str, Any]) -> dict[str, Any]:
 
 @stage("vote", outputs=("samples",), inputs={"samples": ("<samples",), "tables": ("clean", "rules")}, latest=("samples",),
        kind="check", section=("vote",), settings="validators.voting:vote_settings",
-       models=("candidate_1", "candidate_2", "candidate_3"), after=("classify",))
+       models=("candidate_1", "candidate_2", "candidate_3", "judge?"), after=("classify",))
 class VoteStage(Stage):
     """The `vote` stage: three candidates answer every sample no rule computed, then a decision.
 

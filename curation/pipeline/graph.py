@@ -63,7 +63,8 @@ def stage(name: str, **declaration: Any) -> Callable[[type], type]:
     RELEASE`. `section`: its table of the build config (`("generate", "rules")` is `[generate.rules]`).
     `settings`: `"module:function"` that checks that table (unknown keys refused, naming the known ones)
     and fills its defaults, called when the config is read. `needs`: stages that must be chosen with it
-    (whose samples it rewrites); `models`: the `[models.<role>]` tables it is handed; `after`: selectors
+    (whose samples it rewrites); `models`: the `[models.<role>]` tables it is handed, in its config table
+    under the role's name (`"judge?"`: only when the build config has one); `after`: selectors
     of stages it must follow although it reads nothing of theirs."""
     mark = STAGES.decorator(name, **declaration)
 
@@ -104,6 +105,11 @@ class Declared:
     models: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     where: str = ""
+
+    @property
+    def model_roles(self) -> tuple[tuple[str, bool], ...]:
+        """(role, required) for each `[models.<role>]` table it is handed; `"judge?"` marks one optional."""
+        return tuple((role.rstrip("?"), not role.endswith("?")) for role in self.models)
 
     @property
     def reads(self) -> tuple[str, ...]:
