@@ -214,7 +214,7 @@ def test_the_worked_example_stage_is_one_file_listed_ordered_built_and_fingerpri
     assert "validators.question_length" in code.import_closure("validators.question_length")
     assert not {d.target.split(":")[0] for d in DECLARED} & set(code.import_closure("validators.question_length"))
     listed = " ".join(curate("build", "--help").split())
-    assert "select, classify, question_length, vote, review, verify, contracts)" in listed
+    assert "select, classify, question_length, vote, review, verify, contracts, release;" in listed
 
     config = build_config(tmp_path / "after.toml", ["rules", "question_length"], "[question_length]\nmax_words = 12\n")
     after = json.loads(curate("build", config, "--json", *workspace))

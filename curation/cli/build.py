@@ -16,10 +16,11 @@ class StepsOption(click.Option):
     the CLI is imported: `curate --help` reads no stage source)."""
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        from curation.pipeline.graph import PIPELINE_ORDER
+        from curation.build import CORRECTED_STEPS
+        from curation.pipeline.graph import STEPS
 
         name, text = super().get_help_record(ctx) or ("", "")
-        return name, f"{text} ({', '.join(PIPELINE_ORDER)})."
+        return name, f"{text} ({', '.join(STEPS)}; of a corrected build: {', '.join(CORRECTED_STEPS)})."
 
 
 @main.command()
