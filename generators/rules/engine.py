@@ -26,7 +26,7 @@ from curation.taxonomy import task as taxonomy_task
 from generators.rules.emit import SampleColumns
 from generators.rules.profile import ORDER_STATISTICS, Condition, TableProfile, show
 from generators.rules.specs import spec_sql
-from generators.rules.tree_ops import TREE_OP_PARAMS, TREE_OPS
+from generators.rules.ops.tree import TREE_OP_PARAMS, TREE_OPS
 
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",

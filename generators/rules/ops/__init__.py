@@ -1,0 +1,1 @@
+"""Rule-question ops: the computations templates name (`op = "..."` in a template entry)."""
