@@ -174,7 +174,8 @@ def test_import_formats_and_metric_profiles_are_plugins_too():
 def test_listing_the_names_imports_no_plugin():
     code = ("import sys; from curation.registry import plugin_files; from curation.sources import READERS;"
             "from curation.llm import BACKENDS; from evaluation.metrics import METRICS; from importers import IMPORTERS;"
-            "from evaluation.official import PROFILES; registries = [READERS, BACKENDS, METRICS, IMPORTERS, PROFILES];"
+            "from evaluation.official import PROFILES; from generators.rules.ops import OPS;"
+            "registries = [READERS, BACKENDS, METRICS, IMPORTERS, PROFILES, OPS];"
             "[r.names() for r in registries];"
             "print([f'{pkg}.{p.stem}' for r in registries for pkg in r.packages for p in plugin_files(pkg)"
             " if f'{pkg}.{p.stem}' in sys.modules])")
@@ -280,3 +281,64 @@ def test_the_worked_examples_of_the_architecture_page_are_one_file_each(tmp_path
     out = subprocess.run([sys.executable, "-c", check, str(tmp_path / "t.parquet")], capture_output=True, text=True,
                          env=env, cwd=root)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_the_worked_op_of_the_architecture_page_is_one_module_and_one_template_entry(tmp_path, monkeypatch):
+    """docs/architecture.md's new rule op, written into a copy of the code as the module and the
+    template entry it shows: listed with its params, reached by the rules stage's code, refused a
+    misspelt setting, and asked of a table with a gold its own program confirms."""
+    import re
+
+    from curation.pipeline import code
+    from tests.conftest import ROOT
+
+    root = copy_of_the_code(tmp_path, monkeypatch)
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    written = []
+    for block in re.findall(r"```(?:python|toml)\n(.*?)```", page, re.S):
+        path = block.splitlines()[0].removeprefix("# ").split(":")[0].strip()
+        if path.startswith("generators/rules/ops/"):
+            (root / path).write_text(block)
+        elif path.startswith("generators/rules/templates/"):
+            with open(root / path, "a") as f:
+                f.write("\n" + block)
+        else:
+            continue
+        written.append(path)
+    assert written == ["generators/rules/ops/distinct.py", "generators/rules/templates/computational_operations.toml"]
+    assert "generators.rules.ops.distinct" in code.import_closure("generators.rules.stage")
+    check = textwrap.dedent("""
+        import pyarrow as pa
+        from curation.arrow_io import samples_from_arrow
+        from curation.cleaning.rules import CleaningConfig, apply_rules
+        from curation.programs import ProgramRunner
+        from curation.table import Table
+        from generators.rules.catalog import load_templates
+        from generators.rules.emit import SampleColumns
+        from generators.rules.engine import Stats, generate_for_table
+        from generators.rules.ops import OPS, op_params
+
+        assert "distinct_count" in OPS.names() and op_params("distinct_count") == {"min_values"}
+        orchard = Table(name="orchard", caption="Trees of an orchard", body=pa.table({
+            "tree": ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"],
+            "species": ["apple", "pear", "plum", "apple", "pear", "cherry", "apple", "plum"],
+            "soil": ["clay", "sand", "clay", "sand", "clay", "sand", "clay", "sand"],
+            "height": [3.1, 2.4, 2.8, 3.5, 2.2, 4.0, 3.3, 2.9]}))
+        orchard, _ = apply_rules(orchard, CleaningConfig.from_dict({}))
+        out, stats = SampleColumns(), Stats()
+        generate_for_table(orchard, load_templates(only=["tco.distinct_count"]), 0, out, [], stats)
+        [sample] = samples_from_arrow(out.to_arrow())
+        assert sample.question == "How many different values of species does the table hold?", sample.question
+        assert sample.answer == 4 == ProgramRunner().run(sample.program, [orchard])
+        assert stats.rejected["TCO/general_operations"] == {"too_few_values": 1}  # two soils are too few
+        print("ok")
+    """)
+    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, cwd=root)
+    assert out.stdout.strip() == "ok", out.stderr
+    toml = root / "generators" / "rules" / "templates" / "computational_operations.toml"
+    toml.write_text(toml.read_text().replace("min_values = 3", "min_value = 3"))
+    refused = subprocess.run([sys.executable, "-c", "from generators.rules.catalog import load_templates; "
+                              "load_templates()"], capture_output=True, text=True, env=env, cwd=root)
+    assert "unknown setting 'min_value' for op 'distinct_count'; it takes" in refused.stderr
+    assert "min_values" in refused.stderr.splitlines()[-1]

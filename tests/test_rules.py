@@ -69,15 +69,27 @@ def test_a_misspelled_template_setting_is_a_clear_error_naming_the_ones_the_op_t
         load_templates(tmp_path)
 
 
-def test_every_setting_an_op_reads_is_declared():
+def test_every_setting_an_op_reads_is_declared_in_its_mark():
     import inspect
 
-    from generators.rules.engine import OP_PARAMS, OPS
+    from generators.rules.ops import OPS, op_params
 
-    assert set(OP_PARAMS) == set(OPS)
-    for name, op in OPS.items():
-        read = set(re.findall(r'params(?:\.get\(|\[)"(\w+)"', inspect.getsource(op)))
-        assert read <= OP_PARAMS[name], (name, read - OP_PARAMS[name])
+    for name in OPS.names():
+        read = set(re.findall(r'params(?:\.get\(|\[)"(\w+)"', inspect.getsource(OPS.get(name))))
+        assert read <= op_params(name), (name, read - op_params(name))
+
+
+def test_every_op_a_template_names_is_registered_and_an_unknown_one_is_refused_naming_the_known(tmp_path):
+    from generators import catalog_files
+    from generators.rules.catalog import TEMPLATE_DIR
+    from generators.rules.ops import OPS
+
+    named = {entry["op"] for _, entry, _ in catalog_files.template_entries(TEMPLATE_DIR, {"op"})}
+    assert named == set(OPS.names())  # every op is some template's, and every template's op is registered
+    (tmp_path / "bad.toml").write_text('[[template]]\nid = "x"\ntask = "TU/cell_lookup"\nop = "lookupp"\n'
+                                       'phrasings = ["?"]\n')
+    with pytest.raises(ValueError, match=r"bad.toml.*unknown op 'lookupp'; known: aggregate, argext, .*lookup,"):
+        load_templates(tmp_path)
 
 
 # ---------------------------------------------------------------------------- TU

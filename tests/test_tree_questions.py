@@ -23,7 +23,7 @@ from curation.table import HeaderNode, Table
 from generators.rules.catalog import load_templates
 from generators.rules.emit import SampleColumns
 from generators.rules.engine import Stats, generate_for_table
-from generators.rules.tree_ops import TreeView, sum_of_parts
+from generators.rules.ops.tree import TreeView, sum_of_parts
 from tests.conftest import shared
 
 C = lambda level, start, end, text: HeaderNode("C", level, start, end, text)  # noqa: E731
@@ -339,7 +339,7 @@ def test_indented_rows_without_a_total_to_confirm_them_are_not_summed():
 
 
 def test_a_group_and_its_subtotal_are_never_swapped():
-    from generators.rules.tree_ops import swap_candidates
+    from generators.rules.ops.tree import swap_candidates
 
     header = (C(0, 0, 0, "Item"), C(0, 1, 1, "Cost"), R(0, 0, 2, "Africa"), R(1, 1, 1, "Kenya"), R(1, 2, 2, "Ghana"),
               R(0, 3, 3, "Africa Total"), R(0, 4, 6, "Asia"), R(1, 5, 5, "Japan"), R(1, 6, 6, "India"))
@@ -371,7 +371,7 @@ def test_a_level_is_not_summed_over_periods_nor_an_estimate_with_its_bounds():
 def test_claims_are_about_values_as_the_sheet_writes_them_not_a_floats_noise():
     table = crops_table()
     noisy = table.body.set_column(1, "North / 2019", pa.array([30.0, 10.0, 20.4295339312698, 12.0, 2.0, 3.0, 42.0]))
-    from generators.rules.tree_ops import _named_cells
+    from generators.rules.ops.tree import _named_cells
 
     view = TreeView(Table(name="crops", body=noisy, header=table.header, caption=table.caption))
     named = _named_cells(view)
@@ -485,7 +485,7 @@ def test_overlapping_ranges_are_no_parts_and_monthly_dates_are_periods():
     """An age group read flat ("16 to 24 years" beside its own "16 to 19 years") is no set of
     parts: nothing is counted, compared or summed over it. Columns of dates are a series of
     periods: a change between them is asked as a change."""
-    from generators.rules.tree_ops import columns_are_measures, ranges_overlap
+    from generators.rules.ops.tree import columns_are_measures, ranges_overlap
 
     assert ranges_overlap(["16 to 24 years", "16 to 19 years", "20 to 24 years", "25 years and older"])
     assert not ranges_overlap(["16 to 19 years", "20 to 24 years", "25 to 54 years", "55 years and older"])
@@ -715,7 +715,7 @@ def test_rows_named_by_a_stub_of_dates_are_asked_by_their_dates_and_the_dates_ar
 
 
 def test_portions_margins_unrelated_columns_and_numbered_samples_are_not_set_against_each_other():
-    from generators.rules.tree_ops import _related, columns_are_measures
+    from generators.rules.ops.tree import _related, columns_are_measures
     assert columns_are_measures(["100g", "114g"]) and not columns_are_measures(["2019", "2020"])
     assert _related("2015", "2021") and _related("2006/07 / %", "2006/07 / Respondents")
     assert not _related("2006/07 / %", "Oct 2010 - Sep 2011 / Respondents")

@@ -6,7 +6,8 @@ import string
 from pathlib import Path
 
 from generators import catalog_files
-from generators.rules.engine import OPS, Template
+from generators.rules.engine import Template
+from generators.rules.ops import OPS
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 
@@ -21,7 +22,7 @@ def load_templates(directory: Path = TEMPLATE_DIR, only: list[str] | None = None
     templates: list[Template] = []
     for data, entry, where in catalog_files.template_entries(directory, {"id", "task", "op", "phrasings"}):
         if entry["op"] not in OPS:
-            raise ValueError(f"{where}: unknown op {entry['op']!r}; known: {', '.join(sorted(OPS))}")
+            raise ValueError(f"{where}: unknown op {entry['op']!r}; known: {', '.join(OPS.names())}")
         try:
             template = Template.from_entry(entry, data["family"])
         except KeyError as e:

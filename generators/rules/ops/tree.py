@@ -41,6 +41,7 @@ from curation.programs.sql import SHEET
 from curation.programs.sql import quote_ident as q
 from curation.programs.sql import quote_literal as lit
 from curation.table import HeaderNode, Table
+from generators.rules.ops import op
 from generators.rules.profile import ADDITIVE, NOT_ADDITIVE, RELATIVE, rounded
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -574,6 +575,7 @@ def _view(ctx: "Context") -> TreeView | None:
 
 # ------------------------------------------------------------------------------ ops
 
+@op("tree_sum", params=("axis",), tree=True)
 def op_tree_sum(ctx: "Context") -> None:
     """The sum of a group's parts in one column (or, for a column group, along one row)."""
     view = _view(ctx)
@@ -590,6 +592,7 @@ def op_tree_sum(ctx: "Context") -> None:
                  program=("sql", view.sum_sql(group, other)), answer_type="number")
 
 
+@op("tree_extreme", params=("axis", "extreme"), tree=True)
 def op_tree_extreme(ctx: "Context") -> None:
     """The part of a group with the highest (or lowest) value in one column, or, for a column
     group, the sub-column highest along one row: what a reader asks of rates and shares that must
@@ -650,6 +653,7 @@ def _decimals(value: float) -> int:
     return 0 if "e" in text or text.endswith(".0") else min(6, len(text.split(".")[1]))
 
 
+@op("tree_total_check", params=("axis",), tree=True)
 def op_tree_total_check(ctx: "Context") -> None:
     """Is a group's total (its own row, or its Total child) the sum of its parts, to within
     the rounding of the values? Differences just beyond rounding are left out as ambiguous."""
@@ -703,6 +707,7 @@ def _named_cells(view: TreeView, moved: set[int] | None = None, axis: str = "R")
     return out
 
 
+@op("tree_fact", params=(), tree=True)
 def op_tree_fact(ctx: "Context") -> None:
     """A claim about one leaf found by its paths, half true; a false claim reads the wrong row
     (another row's value in the same column), the confusion a flattened reading makes."""
@@ -747,6 +752,7 @@ def _is_whole(view: TreeView, group: Group, other: int) -> bool:
     return abs(total - float(sum_of_parts(view, group, other))) <= 0.01 * abs(total)
 
 
+@op("tree_chart", params=("chart",), tree=True)
 def op_tree_chart(ctx: "Context") -> None:
     """A chart of a group's labelled parts: bars or a pie down a column, a line along a row
     across a column group. Gold: {chart_type, x (the labels), y (the values to plot)}."""
@@ -861,6 +867,7 @@ def table_swap(ctx: "Context") -> Swap | None:
         return None
 
 
+@op("tree_swap", params=("ask",), tree=True)
 def op_tree_swap(ctx: "Context") -> None:
     """Questions about a copy of the table with two sibling blocks exchanged. `ask`: "order"
     (the labels under the blocks' parent, in the order shown: the gold follows the swap),
@@ -1075,6 +1082,7 @@ def _measure_words(view: TreeView, columns: list[int]) -> str:
     return " ".join([view.table.caption] + [view.column_label(j) for j in columns])
 
 
+@op("tree_count", params=(), tree=True)
 def op_tree_count(ctx: "Context") -> None:
     """How many members of a row group pass a round threshold in one column (NR counting)."""
     view = _view(ctx)
@@ -1161,6 +1169,7 @@ def _value_sql(view: TreeView, axis: str, part: Part, other: int) -> str:
     return _cell_sql(view, other, part.pos) if axis == "C" else _cell_sql(view, part.pos, other)
 
 
+@op("tree_difference", params=("axis", "between"), tree=True)
 def op_tree_difference(ctx: "Context") -> None:
     """The difference between two members of one series: a change from one period to another
     (`between = "periods"`), or how much one member exceeds another (`between = "members"`,
@@ -1189,6 +1198,7 @@ def op_tree_difference(ctx: "Context") -> None:
         ctx.emit(slots, answer, program=("sql", program), answer_type="number")
 
 
+@op("tree_change", params=("axis",), tree=True)
 def op_tree_change(ctx: "Context") -> None:
     """The percentage change of a level from one period to another: asked only of positive
     levels (not of rates, shares or indexes, whose change is in points)."""
@@ -1220,6 +1230,7 @@ def op_tree_change(ctx: "Context") -> None:
         ctx.emit(slots, (y - x) * 100.0 / x, program=("sql", program), answer_type="number")
 
 
+@op("tree_first_past", params=("axis",), tree=True)
 def op_tree_first_past(ctx: "Context") -> None:
     """The first period, in the order shown, in which a series rises above (or falls below) a
     round threshold it did not start past (NR comparison)."""
@@ -1267,6 +1278,7 @@ def _related(a: str, b: str) -> bool:
     return parent_a == parent_b or last_a.casefold() == last_b.casefold()
 
 
+@op("tree_chart2", params=("chart",), tree=True)
 def op_tree_chart2(ctx: "Context") -> None:
     """Charts of two series: a scatter of two columns over a row group's members (`chart =
     "scatter"`), bars of two sibling columns over them (`"bars"`), or lines of two sibling rows
@@ -1338,13 +1350,3 @@ def op_tree_chart2(ctx: "Context") -> None:
             slots = {"a": under(view.row_names[ra.pos]), "b": under(view.row_names[rb.pos]), "n": len(parts),
                      "what": f'"{parent}"' if parent else "the values", "first": labels[0], "last": labels[-1]}
         ctx.emit(slots, gold, program=("sql", program), answer_type="chart")
-
-
-TREE_OPS = {"tree_sum": op_tree_sum, "tree_total_check": op_tree_total_check, "tree_fact": op_tree_fact,
-            "tree_chart": op_tree_chart, "tree_swap": op_tree_swap, "tree_extreme": op_tree_extreme,
-            "tree_count": op_tree_count, "tree_difference": op_tree_difference, "tree_change": op_tree_change,
-            "tree_first_past": op_tree_first_past, "tree_chart2": op_tree_chart2}
-TREE_OP_PARAMS = {"tree_sum": {"axis"}, "tree_total_check": {"axis"}, "tree_fact": set(), "tree_chart": {"chart"},
-                  "tree_swap": {"ask"}, "tree_extreme": {"axis", "extreme"},
-                  "tree_count": set(), "tree_difference": {"axis", "between"}, "tree_change": {"axis"},
-                  "tree_first_past": {"axis"}, "tree_chart2": {"chart"}}
