@@ -4,15 +4,9 @@ executors, per-record seeded randomness. See docs/architecture.md."""
 from typing import Any
 
 from curation.pipeline.graph import STAGES, downstream
-from curation.registry import Registry
 
 # STAGES: every stage by name, found by its `@stage(...)` mark (its declaration: curation/pipeline/graph.py)
-__all__ = ["EXECUTORS", "PIPELINE_ORDER", "STAGES", "STAGE_INPUTS", "downstream"]
-
-EXECUTORS = Registry("executor", {
-    "local": "curation.pipeline.executor:LocalExecutor",
-    "ray": "curation.pipeline.ray_executor:RayExecutor",  # imports ray only when it runs something
-})
+__all__ = ["PIPELINE_ORDER", "STAGES", "STAGE_INPUTS", "downstream"]
 
 
 def __getattr__(name: str) -> Any:
