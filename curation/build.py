@@ -23,7 +23,7 @@ from curation.hashing import content_hash
 from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor
 from curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, GENERATOR, GENERATORS, REVIEW,
-                                     SAMPLES_LATEST_FIRST, STEPS, declared, flat, inputs_of)
+                                     SAMPLES_LATEST_FIRST, STEPS, declared, downstream, flat, inputs_of)
 from curation.pipeline.reports import ContractsReport, IngestReport, SelectReport, SqlReport, VerifyReport
 from curation.pipeline.stage import merge_counts
 from curation.registry import resolve
@@ -269,7 +269,11 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
     return _result(workspace, config, steps, release, started)
 
 
-CORRECTED_STEPS = ("imported", "review", "verify", "contracts", "release")
+# `curate build RELEASE`: the correction stage (a release read back), then what reads it, in graph order
+CORRECTED_STEPS: tuple[str, ...] = (*(d.name for d in DECLARED if d.kind == CORRECTION),
+                                    *(d.name for d in DECLARED if d.kind != CORRECTION and any(
+                                        d.name in downstream(c.name) for c in DECLARED if c.kind == CORRECTION)),
+                                    "release")
 
 
 def release_config(path: str | Path) -> dict[str, Any]:
