@@ -91,3 +91,19 @@ def test_text_columns_past_a_column_of_codes_are_levels_of_the_row_tree(tmp_path
     paths = row_paths(table.header, table.n_rows)
     assert paths[:3] == [("Fresh", "Canada"), ("Fresh", "Norway"), ("Fresh", "Total")]
     assert paths[4] == ("Frozen", "Norway")  # the codes (4039) are no level of their own
+
+
+def test_a_stored_date_time_shows_as_the_date_its_format_shows(tmp_path):
+    import datetime as dt
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["Date", "Production"])
+    for day, hour, value in [(30, 0, 46.2), (31, 0, 43.4), (1, 7, 44.1)]:
+        ws.append([dt.datetime(2017, 1 if day > 1 else 2, day, hour), value])
+        ws.cell(ws.max_row, 1).number_format = "mm-dd-yy"
+    wb.save(tmp_path / "dates.xlsx")
+    table = next(xlsx.read(str(tmp_path / "dates.xlsx")))
+    assert table.body.column("Date").to_pylist()[:3] == [dt.date(2017, 1, 30), dt.date(2017, 1, 31), dt.date(2017, 2, 1)]
+    # a format that shows the time keeps it
+    assert xlsx.as_shown_date(dt.datetime(2017, 2, 2, 7), "yyyy-mm-dd h:mm") == dt.datetime(2017, 2, 2, 7)
