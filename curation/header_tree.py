@@ -96,6 +96,19 @@ def flattened_names(header: Iterable[HeaderNode], n_columns: int, separator: str
     return names
 
 
+SERIES_CODE = re.compile(r"^[A-Z0-9]{3,8}$")
+
+
+def series_codes(labels: Sequence[str]) -> bool:
+    """Labels that identify series rather than name them (ONS's "A4YN", "DJQ3", "LNNP"): each one
+    short word of capitals and digits, all of one length, all different, and some mixing letters
+    with digits (so "USA | GBR | FRA" or "2019 | 2020" stay names)."""
+    texts = [t.strip() for t in labels]
+    return (len(texts) >= 2 and all(SERIES_CODE.match(t) for t in texts) and len({len(t) for t in texts}) == 1
+            and len(set(texts)) == len(texts)
+            and any(re.search(r"[A-Z]", t) and re.search(r"[0-9]", t) for t in texts))
+
+
 def summary_nodes(header: Iterable[HeaderNode]) -> list[HeaderNode]:
     """Nodes that summarise their siblings: a summary label (Total, All, Average, ...) on a
     node that has siblings, standing first or last among them. A sum over a parent's parts

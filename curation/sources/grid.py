@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curation.body import _parse_number, cell_text, from_rows
-from curation.header_tree import flattened_names, grand_total, total_of
+from curation.header_tree import flattened_names, grand_total, series_codes, total_of
 from curation.sources.evidence import is_header, row_signs
 from curation.table import HeaderNode, Provenance, Table, flat_header
 
@@ -352,6 +352,15 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
                 nodes.append(HeaderNode("C", level, col_index[c], col_index[end], cell_text(cell(r, c))))
     nodes = _wrapped_labels_joined(nodes, [filled(cell(r, first_col)) for r in header_rows],
                                    {(lv, col_index[c]) for lv, r in enumerate(header_rows) for c in cols if (r, c) in covered})
+    nodes = _numbers_named_by_empty_stub(nodes, _text_column([cell(r, first_col) for r in range(first_body, bottom + 1)]))
+    nodes, identifiers = _identifier_rows_out(nodes)
+    if identifiers:
+        notes = tuple(notes) + tuple(identifiers)
+    text_columns = {col_index[c] for c in cols if _text_column([cell(r, c) for r in range(first_body, bottom + 1)])}
+    nodes, titles = _titles_out(nodes, text_columns)
+    if titles and not caption:
+        caption, titles = titles[0], titles[1:]
+    notes = tuple(notes) + tuple(titles)
     header_levels = len({n.level for n in nodes})
     names = flattened_names(nodes, len(cols))
 
@@ -495,6 +504,59 @@ def _wrapped_labels_joined(nodes: list[HeaderNode], stub_label: list[bool],
     return [HeaderNode(n.axis, dense[n.level], n.start, n.end, n.text) for n in out]
 
 
+def _numbers_named_by_empty_stub(nodes: list[HeaderNode], stub_has_labels: bool) -> list[HeaderNode]:
+    """A stub label written on a header row of numbers, over a stub column the body leaves
+    empty ("Age (months)" beside 3, 6, 3, 6), says what those numbers are: each reads with it
+    ("Age (months) 3"), and the empty stub column is named by nothing else."""
+    if stub_has_labels:
+        return nodes
+    out = list(nodes)
+    for stub in [n for n in nodes if n.axis == "C" and n.start == n.end == 0]:
+        row = [n for n in nodes if n.axis == "C" and n.level == stub.level and n.start > 0]
+        if row and all(is_number(n.text) for n in row):
+            out = [HeaderNode(n.axis, n.level, n.start, n.end, f"{stub.text} {n.text}") if n in row else n for n in out]
+    return out
+
+
+def _identifier_rows_out(nodes: list[HeaderNode]) -> tuple[list[HeaderNode], list[str]]:
+    """A header row whose labels over the figures are all series identifiers ("A4YN", "DJQ3": one
+    short code over each column) identifies the series; it names nothing a reader asks about, so it
+    is no level of the column paths. Its codes stay readable in a note, column by column, and a
+    stub label on that row ("Date") still names the stub. Levels are renumbered from 0."""
+    out, kept_notes = list(nodes), []
+    for level in sorted({n.level for n in nodes}):
+        over_figures = [n for n in nodes if n.level == level and n.start > 0]
+        if len(over_figures) >= 2 and all(n.start == n.end for n in over_figures) and series_codes(
+                [n.text for n in over_figures]):
+            out = [n for n in out if n not in over_figures]
+            paths = flattened_names(out, max(n.end for n in nodes) + 1)
+            kept_notes.append("Series identifiers: " + "; ".join(f"{paths[n.start]}: {n.text}" for n in over_figures))
+    if not kept_notes:
+        return nodes, []
+    dense = {v: k for k, v in enumerate(sorted({n.level for n in out}))}
+    return [HeaderNode(n.axis, dense[n.level], n.start, n.end, n.text) for n in out], kept_notes
+
+
+def _text_column(values: list[Any]) -> bool:
+    """A body column of labels: something written in it, and no figures."""
+    written = [v for v in values if filled(v)]
+    return bool(written) and not any(is_numeric(v) for v in written)
+
+
+def _titles_out(nodes: list[HeaderNode], text_columns: set[int]) -> tuple[list[HeaderNode], list[str]]:
+    """A label standing alone over a column of labels, above that column's own name ("GREAT
+    BRITAIN" over "Reason"), is the table's title (its place, its subject), never a group of
+    columns: a column of labels has one name. It leaves the column paths for the caption or the
+    notes. Labels over several columns stay: those group the columns under them."""
+    titles = [n for n in nodes if n.axis == "C" and n.start == n.end and n.start in text_columns
+              and any(o.level > n.level and o.start == n.start for o in nodes if o.axis == "C")]
+    if not titles:
+        return nodes, []
+    out = [n for n in nodes if n not in titles]
+    dense = {v: k for k, v in enumerate(sorted({n.level for n in out}))}
+    return [HeaderNode(n.axis, dense[n.level], n.start, n.end, n.text) for n in out], [n.text for n in titles]
+
+
 def _label_span(r: int, c: int, rows_above: list[int], rows_below: list[int], cols: list[int], cell: Any,
                 covered: dict[tuple[int, int], Merge]) -> int:
     """The last column a header label stands for. Spreadsheets often leave a group label
@@ -526,13 +588,8 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
     stub = [r[0] for r in rows]
 
     # several leading text columns, the first grouping rows (merged, or blank below a label)
-    text_cols = 0
-    for j in range(len(rows[0]) - 1):
-        col = [r[j] for r in rows if filled(r[j])]
-        if col and not any(is_number(v) for v in col):
-            text_cols += 1
-        else:
-            break
+    label_cols = _label_columns(rows)
+    text_cols = len(label_cols)
     if text_cols >= 2 or (text_cols == 1 and any(merged_stub)):
         first = list(stub)
         grouped = any(merged_stub)
@@ -547,11 +604,11 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
         runs = _runs(first)
         if grouped and any(e > s for s, e, _ in runs):
             nodes = [HeaderNode("R", 0, s, e, cell_text(v)) for s, e, v in runs if filled(v)]
-            for level in range(1, text_cols):
+            for level, col in enumerate(label_cols[1:], start=1):
                 for s, e in [(s, e) for s, e, _ in runs]:
                     seen = {(n.start, n.end, n.text) for n in nodes}  # a label merged over two stub columns
                     nodes += [HeaderNode("R", level, s + a, s + b, cell_text(v))  # is one node, not its own child
-                              for a, b, v in _runs([r[level] for r in rows[s:e + 1]])
+                              for a, b, v in _runs([r[col] for r in rows[s:e + 1]])
                               if filled(v) and (s + a, s + b, cell_text(v)) not in seen]
             return nodes, ["multi_column_row_header"]
 
@@ -622,6 +679,32 @@ def _bold_like_the_sections(rows: list[list[Any]], section: list[bool], bold_stu
     return [i for i, row in enumerate(rows) if not section[i] and bold_stub[i] and filled(row[0]) and len(row) >= 5
             and sum(filled(v) for v in row[1:]) <= 1 and i + 1 < len(rows) and not bold_stub[i + 1]
             and filled(rows[i + 1][0])]
+
+
+def _label_columns(rows: list[list[Any]]) -> list[int]:
+    """The leading columns that label rows: text columns from the first, and past a column of
+    codes (whole numbers, "3370" beside "Chile") when a text column follows it, since figures
+    do not stand between labels; the codes identify, they are no level of the row tree."""
+    def column(j: int) -> list[Any]:
+        return [r[j] for r in rows if j < len(r) and filled(r[j])]
+
+    def text(j: int) -> bool:
+        col = column(j)
+        return bool(col) and not any(is_number(v) for v in col)
+
+    def codes(j: int) -> bool:
+        col = column(j)
+        return bool(col) and all(is_number(v) and float(_as_float(v)).is_integer() for v in col)
+
+    out: list[int] = []
+    j, width = 0, len(rows[0]) - 1
+    while j < width:
+        if text(j):
+            out.append(j)
+        elif not (out and codes(j) and j + 1 < width and text(j + 1)):
+            break
+        j += 1
+    return out
 
 
 def _label_of_its_own(first: list[Any], i: int) -> bool:

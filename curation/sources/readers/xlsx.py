@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import warnings
 import zipfile
 from pathlib import Path
@@ -104,7 +106,7 @@ def sheet_grid(sheet, looks: bool = False) -> Grid:  # type: ignore[no-untyped-d
                                             min_col=min_col, max_col=sheet.max_column)):
         out = []
         for c, cell in enumerate(row):
-            out.append(cell.value)
+            out.append(as_shown_date(cell.value, cell.number_format))
             if looks and cell.value is not None and not isinstance(cell.value, str):
                 shown = display(cell.value, cell.number_format)
                 if shown != cell_text(cell.value):
@@ -126,6 +128,21 @@ def sheet_grid(sheet, looks: bool = False) -> Grid:  # type: ignore[no-untyped-d
     conditional = conditional_fills(sheet, values, min_row, min_col) if looks else set()
     return Grid(values=values, merges=merges, indents=indents, origin=(min_row - 1, min_col - 1), fills=fills,
                 bold=bold, display=texts, comments=comments, conditional=conditional)
+
+
+TIME_TOKENS = re.compile(r"h|s|am/pm|a/p", re.IGNORECASE)
+FORMAT_LITERALS = re.compile(r'"[^"]*"|\\.|\[(?![hms]+\])[^\]]*\]', re.IGNORECASE)  # text, locales, colours; not [h]
+
+
+def as_shown_date(value: Any, number_format: str | None) -> Any:
+    """A stored date-time whose number format shows no time ("mm-dd-yy") is the date the sheet
+    shows: the hours a system stored with it (07:00 on some rows, midnight on others) are no part
+    of the value a reader sees. Other values are returned as they are."""
+    if not isinstance(value, dt.datetime) or not number_format:
+        return value
+    if number_format.strip().lower() == "general" or TIME_TOKENS.search(FORMAT_LITERALS.sub("", number_format)):
+        return value
+    return value.date()
 
 
 def conditional_fills(sheet, values: list[list], min_row: int, min_col: int) -> set[tuple[int, int]]:  # type: ignore[no-untyped-def]
