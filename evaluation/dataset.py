@@ -118,6 +118,10 @@ class ReleaseData:
         return _serialized(str(self.path), table_id, configuration.serialization, configuration.perturbation,
                            self.seed)
 
+    def table_caption(self, table_id: str) -> str:
+        """A table's caption (its title; "" for none), one column of tables.parquet read once."""
+        return _table_captions(str(self.path)).get(table_id) or ""
+
     def table_name(self, table_id: str) -> str:
         """A table's name, without reading the table (one column of tables.parquet, read once)."""
         return _table_names(str(self.path))[table_id]
@@ -182,3 +186,14 @@ def _table_names(release: str) -> dict[str, str]:
 
     data = pq.read_table(Path(release) / "tables" / "tables.parquet", columns=["id", "name"]).to_pydict()
     return dict(zip(data["id"], data["name"]))
+
+
+@lru_cache(maxsize=8)
+def _table_captions(release: str) -> dict[str, str]:
+    import pyarrow.parquet as pq
+
+    file = Path(release) / "tables" / "tables.parquet"
+    if "caption" not in pq.read_schema(file).names:  # a release written before captions were kept
+        return {}
+    data = pq.read_table(file, columns=["id", "caption"]).to_pydict()
+    return dict(zip(data["id"], data["caption"]))

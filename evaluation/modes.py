@@ -127,10 +127,15 @@ def header_tuples(nodes: list[dict[str, Any]]) -> str:
     return "\n".join(f"({n['axis']}, {n['level']}, {n['start']}, {n['end']}, {n['text']!r})" for n in ordered)
 
 
-def table_block(names: list[str], texts: list[str]) -> str:
+def table_block(names: list[str], texts: list[str], captions: Sequence[str] | None = None) -> str:
+    """The tables as the prompt shows them, each under its caption where it has one that its text
+    does not already carry (HTML writes its own): the title says what the figures are ("Revisions
+    since previously published estimates"), which the cells alone do not."""
+    captions = list(captions or [""] * len(texts))
+    said = [f"{c}\n" if c and c not in text else "" for c, text in zip(captions, texts)]
     if len(texts) == 1:
-        return f"Table:\n{texts[0]}"
-    return "\n\n".join(f"Table {name}:\n{text}" for name, text in zip(names, texts))
+        return f"Table:\n{said[0]}{texts[0]}"
+    return "\n\n".join(f"Table {name}:\n{title}{text}" for name, title, text in zip(names, said, texts))
 
 
 def frame_names(names: list[str]) -> str:
@@ -140,12 +145,15 @@ def frame_names(names: list[str]) -> str:
 
 
 def prompt(mode: str, question: str, names: list[str], texts: list[str], task: str = "",
-           pool: Mapping[str, Sequence[str]] | None = None, trees: list[str] | None = None) -> str:
-    """The first user message. `trees` (treethinker): each table's header tuples."""
+           pool: Mapping[str, Sequence[str]] | None = None, trees: list[str] | None = None,
+           captions: Sequence[str] | None = None) -> str:
+    """The first user message. `trees` (treethinker): each table's header tuples; `captions`: each
+    table's caption (its title)."""
     rules = task_rules(task)
     if rules.get("answer") == "chart":
         mode = "chart"
     if rules.get("tables") == "pool" and pool:
+        captions = None
         names, texts = ["(candidates)"], ["\n".join(f"- {name}" + (f" (columns: {', '.join(columns)})" if columns else "")
                                                     for name, columns in pool.items())]
         mode = "tcot"  # nothing to compute: a choice among names
@@ -160,7 +168,7 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
         tree_text = [f"Table {name}:\n{tree}" for name, tree in zip(names, tree_text)]
     fields: dict[str, Any] = {
         "what": "several tables" if several else "a table", "it": "them" if several else "it",
-        "tables": table_block(names, texts), "question": question, "final": final,
+        "tables": table_block(names, texts, captions), "question": question, "final": final,
         "data": "tables are" if several else "table is", "frames": frame_names(names),
         "the_table": "each table" if several else "the table", "trees": "\n\n".join(tree_text)}
     template = {"tcot": TCOT, "pot": POT, "icot": ICOT, "chart": CHART, "treethinker": TREETHINKER}[mode]

@@ -352,3 +352,20 @@ def test_a_retrieval_prompt_lists_every_candidate_table_with_its_columns():
     text = prompt("tcot", "How many states ...?", [], [], "MMQA/multi_table_retrieval", pool)
     assert "- pscl.iraqVote (columns: rollcall, state.abb, gorevote)" in text
     assert "- pscl.state.info (columns: state, icpsr)" in text
+
+
+def test_the_prompt_shows_each_table_under_its_caption_once():
+    """The caption says what the figures are (revisions, not growth); HTML carries its own, so it is not
+    said twice."""
+    from evaluation.modes import prompt
+
+    markdown = "| Date | Output per job |\n| --- | --- |\n| 2016 Q3 | -0.1 |"
+    one = prompt("tcot", "Which quarter was revised most?", ["productivity"], [markdown],
+                 captions=["Revisions since previously published estimates"])
+    assert "Table:\nRevisions since previously published estimates\n| Date |" in one
+    html = "<table><caption>Revisions since previously published estimates</caption><tr><td>1</td></tr></table>"
+    assert prompt("tcot", "Q?", ["t"], [html], captions=["Revisions since previously published estimates"]).count(
+        "Revisions since previously published estimates") == 1
+    two = prompt("tcot", "Q?", ["a", "b"], ["| x |", "| y |"], captions=["", "Homeless Data"])
+    assert "Table a:\n| x |" in two and "Table b:\nHomeless Data\n| y |" in two
+    assert prompt("tcot", "Q?", ["t"], [markdown]) == prompt("tcot", "Q?", ["t"], [markdown], captions=[""])

@@ -107,3 +107,15 @@ def test_a_stored_date_time_shows_as_the_date_its_format_shows(tmp_path):
     assert table.body.column("Date").to_pylist()[:3] == [dt.date(2017, 1, 30), dt.date(2017, 1, 31), dt.date(2017, 2, 1)]
     # a format that shows the time keeps it
     assert xlsx.as_shown_date(dt.datetime(2017, 2, 2, 7), "yyyy-mm-dd h:mm") == dt.datetime(2017, 2, 2, 7)
+
+
+def test_tables_stacked_under_one_sheet_title_each_carry_it(tmp_path):
+    """productivity-table01: one title over three blocks of revisions; the second and third, with no
+    caption of their own, are revisions too."""
+    rows = [["Revisions since previously published estimates", None],
+            ["Date", "Whole economy"], ["2016 Q3", 0.1], ["2016 Q4", -0.2], ["2017 Q1", 0.0],
+            [None, None], [None, None],
+            ["Date", "Manufacturing"], ["2016 Q3", 0.3], ["2016 Q4", 0.0], ["2017 Q1", -0.1]]
+    tables = list(xlsx.read(str(_book(tmp_path / "stacked.xlsx", rows, bold_rows=(1, 2, 8)))))
+    assert len(tables) == 2
+    assert [t.caption for t in tables] == ["Revisions since previously published estimates"] * 2

@@ -53,7 +53,18 @@ def sheet_tables(path: str, looks: bool = False) -> Iterator[tuple[str, list[tup
                 parts.append((grid, grid_to_table(grid, name, Provenance(source="xlsx", path=path, sheet=sheet.title))))
             except NoGrid as e:
                 parts.append((grid, e))
-        yield sheet.title, parts
+        yield sheet.title, with_the_sheet_title(parts)
+
+
+def with_the_sheet_title(parts: list[tuple[Grid, Table | NoGrid]]) -> list[tuple[Grid, Table | NoGrid]]:
+    """Tables stacked on one sheet under one title: a later table with no caption of its own takes the
+    first one's, which is the sheet's title (productivity-table01's second and third blocks are
+    revisions too, as the title above the first says; without it their figures read as growth)."""
+    tables = [t for _, t in parts if isinstance(t, Table)]
+    title = tables[0].caption if tables else ""
+    if not title:
+        return parts
+    return [(g, t.replace(caption=title) if isinstance(t, Table) and not t.caption else t) for g, t in parts]
 
 
 def open_workbook(path: str):  # type: ignore[no-untyped-def]
