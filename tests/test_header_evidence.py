@@ -8,28 +8,13 @@ wrapped over several rows read as several levels, a header with nothing under it
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import openpyxl
-from openpyxl.styles import Alignment, Font
+from openpyxl.styles import Alignment
 
 from curation.header_tree import children_labels, grand_total, row_paths, total_of
 from curation.sources.readers import xlsx
 from curation.sources.evidence import HEADER, WEIGHTS, is_header, signs
-
-
-def _book(path: Path, rows: list[list], bold_rows: tuple[int, ...] = (), merges: tuple[str, ...] = ()) -> Path:
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    for row in rows:
-        ws.append(row)
-    for r in bold_rows:
-        for cell in ws[r]:
-            cell.font = Font(bold=True)
-    for m in merges:
-        ws.merge_cells(m)
-    wb.save(path)
-    return path
+from tests.workbooks import workbook
 
 
 def _paths(table) -> list[tuple[str, ...]]:
@@ -54,14 +39,14 @@ def test_a_row_of_years_over_a_blank_row_is_the_header_not_the_first_body_row(tm
             [],
             ["Herring", 38597.9, 36893.6, 23821.2, 38198.5],
             ["Mackerel", 81546.8, 98473.6, 74260.3, 113387.9]]
-    table = next(xlsx.read(str(_book(tmp_path / "landings.xlsx", rows))))
+    table = next(xlsx.read(str(workbook(tmp_path / "landings.xlsx", rows))))
     assert table.columns == ["Stock", "Scotland / 2022", "Scotland / 2023", "Abroad / 2022", "Abroad / 2023"]
     assert table.body.column("Stock").to_pylist() == ["Herring", "Mackerel"]
 
 
 def test_hours_one_to_n_label_columns(tmp_path):
     rows = [["Hour", *range(1, 7)], ["Load", 3.2, 2.9, 2.8, 3.5, 4.1, 5.0], ["Price", 41.0, 39.5, 38.2, 40.1, 45.3, 52.0]]
-    table = next(xlsx.read(str(_book(tmp_path / "hours.xlsx", rows))))
+    table = next(xlsx.read(str(workbook(tmp_path / "hours.xlsx", rows))))
     assert table.columns == ["Hour", "1", "2", "3", "4", "5", "6"] and table.n_rows == 2
 
 
@@ -70,7 +55,7 @@ def test_the_stubs_title_styled_like_the_header_is_no_body_row(tmp_path):
     cells written blank, then the countries."""
     rows = [["Time period", "2010", "2011", "2012"], ["Reference area", " ", " ", " "],
             ["Australia", 1376, 1084, 1074], ["Austria", 350, 350, 300], ["Belgium", 511, 283, 284]]
-    table = next(xlsx.read(str(_book(tmp_path / "oecd.xlsx", rows, bold_rows=(1, 2)))))
+    table = next(xlsx.read(str(workbook(tmp_path / "oecd.xlsx", rows, bold_rows=(1, 2)))))
     assert table.columns[1:] == ["2010", "2011", "2012"]
     assert table.body.column(0).to_pylist() == ["Australia", "Austria", "Belgium"]
 
@@ -80,7 +65,7 @@ def test_of_which_rows_and_bulleted_labels_sit_under_the_row_they_split(tmp_path
             ["WC Mackerel", 81546.8, 98473.6], ["    of which IVa", 72391.7, 70475.4],
             ["NS Herring", 38597.9, 36893.6],
             ["Non-OECD economies", None, None], ["\u00b7\u2007\u2007Argentina", 15445, 18298], ["\u00b7\u2007\u2007Brazil", 248122, 234715]]
-    table = next(xlsx.read(str(_book(tmp_path / "stocks.xlsx", rows))))
+    table = next(xlsx.read(str(workbook(tmp_path / "stocks.xlsx", rows))))
     paths = _paths(table)
     assert [p.strip() for p in paths[1]] == ["WC Mackerel", "of which IVa"] and paths[2] == ("NS Herring",)
     # "Non-OECD economies" holds no figure: a node over its members, no body row of its own
@@ -118,7 +103,7 @@ def test_a_label_wrapped_over_header_rows_is_one_label_and_a_row_of_series_codes
             [None, "quarter", "year ago"],
             ["Date", "A4YO", "A4YN"],
             ["2016 Q3", 0.1, 0.0], ["Q4", 0.0, 0.2], ["2017 Q1", 0.3, 0.1]]
-    table = next(xlsx.read(str(_book(tmp_path / "revisions.xlsx", rows, merges=("B1:C1",)))))
+    table = next(xlsx.read(str(workbook(tmp_path / "revisions.xlsx", rows, merges=("B1:C1",)))))
     # the codes identify the series, they name nothing a reader asks about: kept in a note, not in the paths
     assert table.columns == ["Date", "Output per worker / Per cent change on previous quarter",
                              "Output per worker / Per cent change on quarter a year ago"]
@@ -129,7 +114,7 @@ def test_a_year_merged_over_the_columns_keeps_the_labelled_blocks_below_in_one_t
     rows = [["Age and sex", "2023", None], [None, "Mining", "Construction"], [],
             ["TOTAL"], ["Men", 500, 10610], ["Women", 90, 1287], [],
             ["White"], ["Men", 437, 9298], ["Women", 81, 1108]]
-    tables = list(xlsx.read(str(_book(tmp_path / "employed.xlsx", rows, merges=("B1:C1", "A1:A2")))))
+    tables = list(xlsx.read(str(workbook(tmp_path / "employed.xlsx", rows, merges=("B1:C1", "A1:A2")))))
     assert len(tables) == 1
     table = tables[0]
     assert table.columns[1:] == ["2023 / Mining", "2023 / Construction"]
@@ -143,7 +128,7 @@ def test_a_table_with_no_body_is_a_reader_warning_with_the_reason(tmp_path, monk
     the other tables, rather than passing an empty table on to be dropped without a word."""
     from dataclasses import replace
 
-    path = _book(tmp_path / "chart.xlsx", [["Unit", "Staff"], ["North", 4], ["South", 7]])
+    path = workbook(tmp_path / "chart.xlsx", [["Unit", "Staff"], ["North", 4], ["South", 7]])
     parse = xlsx.grid_to_table
     monkeypatch.setattr(xlsx, "grid_to_table", lambda grid, name, prov: replace(
         parse(grid, name, prov), body=parse(grid, name, prov).body.slice(0, 0)))
@@ -165,7 +150,7 @@ def test_a_label_merged_along_its_row_over_the_figures_heads_the_rows_below(tmp_
             ["Time period: 2017", None, None, None],
             ["Chile", 7.1, 6.2, 5.0],
             ["Peru", 3.3, 2.2, 1.0]]
-    table = next(xlsx.read(str(_book(tmp_path / "oecd.xlsx", rows, merges=("A2:D2", "A5:D5")))))
+    table = next(xlsx.read(str(workbook(tmp_path / "oecd.xlsx", rows, merges=("A2:D2", "A5:D5")))))
     assert table.body.column("Arts").to_pylist() == [4.9, 5.5, 7.1, 3.3]  # no "Time period: 2021" in it
     paths = _paths(table)
     assert paths[0] == ("Time period: 2021", "Australia") and paths[3] == ("Time period: 2017", "Peru")
@@ -176,7 +161,7 @@ def test_a_merge_over_a_few_columns_in_the_body_still_repeats_its_value(tmp_path
             ["North", "x", 1, 2, 3, 4],
             ["North", "y", 5, 6, 7, 8],
             ["South", "z", 9, 10, 11, 12]]
-    table = next(xlsx.read(str(_book(tmp_path / "few.xlsx", rows, merges=("A2:A3", "C4:D4")))))
+    table = next(xlsx.read(str(workbook(tmp_path / "few.xlsx", rows, merges=("A2:A3", "C4:D4")))))
     assert table.body.column("B").to_pylist()[2] == 9  # C4:D4 merges two figures: each column holds it
 
 
@@ -184,10 +169,10 @@ def test_a_year_written_once_over_its_quarters_names_every_quarter(tmp_path):
     """ONS writes "2016 Q3", "Q4", "2017 Q1", "Q2": the bare quarters are of the year above them,
     and a question about "Q4" must not be ambiguous."""
     rows = [["Date", "Output"], ["2016 Q3", 0.1], ["Q4", 0.2], ["2017 Q1", 0.3], ["Q2", 0.4], ["Q3", 0.5]]
-    table = next(xlsx.read(str(_book(tmp_path / "ons.xlsx", rows))))
+    table = next(xlsx.read(str(workbook(tmp_path / "ons.xlsx", rows))))
     assert table.body.column("Date").to_pylist() == ["2016 Q3", "2016 Q4", "2017 Q1", "2017 Q2", "2017 Q3"]
     months = [["Month", "Sales"], ["2020 Nov", 1], ["Dec", 2], ["2021 Jan", 3], ["Feb", 4]]
-    table = next(xlsx.read(str(_book(tmp_path / "months.xlsx", months))))
+    table = next(xlsx.read(str(workbook(tmp_path / "months.xlsx", months))))
     assert table.body.column("Month").to_pylist() == ["2020 Nov", "2020 Dec", "2021 Jan", "2021 Feb"]
 
 
@@ -213,11 +198,11 @@ def test_a_label_alone_on_its_row_heading_nested_rows_is_a_node_not_a_body_row(t
             ["White", None],
             ["Men, 16 years and over", 500],
             ["16 to 19 years", 10]]
-    table = next(xlsx.read(str(_book(tmp_path / "bls.xlsx", rows))))
+    table = next(xlsx.read(str(workbook(tmp_path / "bls.xlsx", rows))))
     assert table.body.column("Group").to_pylist() == ["Total, 16 years and over", "16 to 19 years",
                                                       "Men, 16 years and over", "16 to 19 years"]
     assert _paths(table)[0] == ("TOTAL", "Total, 16 years and over") and _paths(table)[3] == ("White", "16 to 19 years")
     assert serialize(table, "markdown").splitlines()[2] == "| TOTAL / Total, 16 years and over | 590 |"
     with_subtotal = [["Region", "Sales"], ["Asia", 30], ["  Japan", 10], ["  China", 20], ["Europe", 5], ["  France", 5]]
-    table = next(xlsx.read(str(_book(tmp_path / "sub.xlsx", with_subtotal))))
+    table = next(xlsx.read(str(workbook(tmp_path / "sub.xlsx", with_subtotal))))
     assert table.n_rows == 6 - 1  # the header row only: "Asia" holds 30, it stays

@@ -3,27 +3,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import openpyxl
-from openpyxl.styles import Font
 
 from curation.header_tree import row_paths, series_codes
 from curation.sources.readers import xlsx
-
-
-def _book(path: Path, rows: list[list], bold_rows: tuple[int, ...] = (), merges: tuple[str, ...] = ()) -> Path:
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    for row in rows:
-        ws.append(row)
-    for r in bold_rows:
-        for cell in ws[r]:
-            cell.font = Font(bold=True)
-    for m in merges:
-        ws.merge_cells(m)
-    wb.save(path)
-    return path
+from tests.workbooks import workbook
 
 
 def test_series_codes_are_short_capitals_and_digits_of_one_length_and_names_are_not():
@@ -39,7 +23,7 @@ def test_a_header_row_of_series_identifiers_is_no_level_of_the_column_paths(tmp_
             [None, "Output per job", "Output per hour worked"],
             ["Date", "DJ4R", "DJK8"],
             ["2016 Q3", 0.1, 0.0], ["2016 Q4", 0.0, 0.2], ["2017 Q1", 0.3, 0.1]]
-    table = next(xlsx.read(str(_book(tmp_path / "codes.xlsx", rows, merges=("B1:C1",)))))
+    table = next(xlsx.read(str(workbook(tmp_path / "codes.xlsx", rows, merges=("B1:C1",)))))
     assert table.columns == ["Date", "Manufacturing / Output per job", "Manufacturing / Output per hour worked"]
     assert "Series identifiers: Manufacturing / Output per job: DJ4R; Manufacturing / Output per hour worked: DJK8" \
         in table.notes
@@ -52,7 +36,7 @@ def test_a_title_over_the_column_of_row_labels_is_the_caption_not_part_of_its_na
             [None, "Misconduct", 2, 3],
             ["High", "Left employment", 7, 9],
             [None, "Misconduct", 1, 4]]
-    table = next(xlsx.read(str(_book(tmp_path / "title.xlsx", rows, merges=("C1:D1", "A3:A4", "A5:A6")))))
+    table = next(xlsx.read(str(workbook(tmp_path / "title.xlsx", rows, merges=("C1:D1", "A3:A4", "A5:A6")))))
     assert table.columns == ["Level", "Reason", "Month / 2012-11", "Month / 2012-12"]
     assert table.caption == "GREAT BRITAIN"
 
@@ -62,7 +46,7 @@ def test_numbers_repeated_under_each_merged_group_are_a_header_row_named_by_the_
             [None, "Mouse #1", None, "Mouse #2", None],
             ["Age (months)", 3, 6, 3, 6],
             [None, 1, 5, 1, 1], [None, 1, 1, 1, 2], [None, 4, 4, 0, 2]]
-    table = next(xlsx.read(str(_book(tmp_path / "ages.xlsx", rows, bold_rows=(2, 3), merges=("B1:E1", "B2:C2", "D2:E2")))))
+    table = next(xlsx.read(str(workbook(tmp_path / "ages.xlsx", rows, bold_rows=(2, 3), merges=("B1:E1", "B2:C2", "D2:E2")))))
     assert table.n_rows == 3  # the ages are no case of the table
     assert table.columns[1:3] == ["Tertiary branch complexity / Mouse #1 / Age (months) 3",
                                   "Tertiary branch complexity / Mouse #1 / Age (months) 6"]
@@ -72,10 +56,10 @@ def test_a_row_of_measurements_that_differs_under_each_group_stays_in_the_body(t
     rows = [[None, "Mouse #1", None, "Mouse #2", None],
             ["Age (months)", 3, 6, 3, 6],
             ["a", 1, 5, 2, 1], ["b", 1, 1, 1, 2]]
-    table = next(xlsx.read(str(_book(tmp_path / "body.xlsx", rows, merges=("B1:C1", "D1:E1")))))
+    table = next(xlsx.read(str(workbook(tmp_path / "body.xlsx", rows, merges=("B1:C1", "D1:E1")))))
     assert table.n_rows == 2 and table.columns[1] == "Mouse #1 / 3"
     rows[1] = ["Week 1", 3, 6, 4, 6]  # not the same numbers under each group: something measured
-    table = next(xlsx.read(str(_book(tmp_path / "body2.xlsx", rows, merges=("B1:C1", "D1:E1")))))
+    table = next(xlsx.read(str(workbook(tmp_path / "body2.xlsx", rows, merges=("B1:C1", "D1:E1")))))
     assert table.n_rows == 3
 
 
@@ -87,7 +71,7 @@ def test_text_columns_past_a_column_of_codes_are_levels_of_the_row_tree(tmp_path
             ["Frozen", 3370, "Chile", 70.1, 80.2],
             [None, 4039, "Norway", 12.0, 13.0],
             [None, None, "Total", 82.1, 93.2]]
-    table = next(xlsx.read(str(_book(tmp_path / "salmon.xlsx", rows, merges=("A1:C1", "A2:A4", "A5:A7")))))
+    table = next(xlsx.read(str(workbook(tmp_path / "salmon.xlsx", rows, merges=("A1:C1", "A2:A4", "A5:A7")))))
     paths = row_paths(table.header, table.n_rows)
     assert paths[:3] == [("Fresh", "Canada"), ("Fresh", "Norway"), ("Fresh", "Total")]
     assert paths[4] == ("Frozen", "Norway")  # the codes (4039) are no level of their own
@@ -116,6 +100,6 @@ def test_tables_stacked_under_one_sheet_title_each_carry_it(tmp_path):
             ["Date", "Whole economy"], ["2016 Q3", 0.1], ["2016 Q4", -0.2], ["2017 Q1", 0.0],
             [None, None], [None, None],
             ["Date", "Manufacturing"], ["2016 Q3", 0.3], ["2016 Q4", 0.0], ["2017 Q1", -0.1]]
-    tables = list(xlsx.read(str(_book(tmp_path / "stacked.xlsx", rows, bold_rows=(1, 2, 8)))))
+    tables = list(xlsx.read(str(workbook(tmp_path / "stacked.xlsx", rows, bold_rows=(1, 2, 8)))))
     assert len(tables) == 2
     assert [t.caption for t in tables] == ["Revisions since previously published estimates"] * 2
