@@ -23,7 +23,7 @@ from curation.hashing import content_hash
 from curation.pipeline import STAGES
 from curation.pipeline.executor import Executor
 from curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, GENERATOR, GENERATORS, REVIEW,
-                                     SAMPLES_LATEST_FIRST, STEPS, declared, downstream, flat, inputs_of)
+                                     PIPELINE_ORDER, SAMPLES_LATEST_FIRST, STEPS, declared, downstream, flat, inputs_of)
 from curation.pipeline.reports import ContractsReport, IngestReport, SelectReport, SqlReport, VerifyReport
 from curation.pipeline.stage import merge_counts
 from curation.registry import resolve
@@ -270,10 +270,9 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
 
 
 # `curate build RELEASE`: the correction stage (a release read back), then what reads it, in graph order
-CORRECTED_STEPS: tuple[str, ...] = (*(d.name for d in DECLARED if d.kind == CORRECTION),
-                                    *(d.name for d in DECLARED if d.kind != CORRECTION and any(
-                                        d.name in downstream(c.name) for c in DECLARED if c.kind == CORRECTION)),
-                                    "release")
+_CORRECTIONS = tuple(d.name for d in DECLARED if d.kind == CORRECTION)
+_READ_AFTER_CORRECTION = set().union(*(downstream(c) for c in _CORRECTIONS))
+CORRECTED_STEPS: tuple[str, ...] = (*_CORRECTIONS, *(n for n in PIPELINE_ORDER if n in _READ_AFTER_CORRECTION), "release")
 
 
 def release_config(path: str | Path) -> dict[str, Any]:
