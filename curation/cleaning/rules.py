@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.header_tree import STATISTIC_ROW, SUMMARY_WORDS, tree_rows
+from curation.header_tree import PATH_SEPARATOR, STATISTIC_ROW, SUMMARY_WORDS, tree_rows
 from curation.semantics import infer as infer_semantics
 from curation.table import Table
 
@@ -156,7 +156,7 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
     rows: set[int] = set()
     cols: set[int] = set()
     for j, name in enumerate(table.columns):
-        if keyword.match(name.split(" / ")[-1]):
+        if keyword.match(name.split(PATH_SEPARATOR)[-1]):
             cols.add(j)
     label_columns = []  # every leading text column: "Mean" and "SD" rows often stand in column B
     for j in range(table.n_cols if table.n_rows else 0):

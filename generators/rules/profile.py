@@ -21,6 +21,7 @@ import pyarrow as pa
 from curation import semantics as sem
 from curation.semantics import plural
 from curation.answers import plain
+from curation.header_tree import PATH_SEPARATOR
 from curation.programs import data_view
 from curation.programs.chain import Frame, condition_mask, frame_from_arrow
 from curation.table import Table
@@ -535,7 +536,7 @@ class TableProfile:
         info = self.info.get(column)
         if info is not None and info.label:
             return True
-        if " / " in column or self.table.is_hierarchical:
+        if PATH_SEPARATOR in column or self.table.is_hierarchical:
             return True
         return column.strip().casefold() not in SAYS_NOTHING and sem.says_itself(column.strip())
 

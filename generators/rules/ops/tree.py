@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from curation.header_tree import (Branch, branches, children_labels, exchanged, flattened_names, grand_total,
-                                  row_paths, summary_nodes, total_of, tree_rows, SUMMARY_TEXT)
+from curation.header_tree import (PATH_SEPARATOR, Branch, branches, children_labels, exchanged, flattened_names,
+                                  grand_total, row_paths, summary_nodes, total_of, tree_rows, SUMMARY_TEXT)
 from curation import semantics as sem
 from curation.body import cell_text
 from curation.programs.sql import SHEET
@@ -76,7 +76,7 @@ class Group:
 
 
 def quoted(path: tuple[str, ...] | list[str]) -> str:
-    return " / ".join(path)
+    return PATH_SEPARATOR.join(path)
 
 
 def under(path: tuple[str, ...]) -> str:
@@ -121,7 +121,7 @@ def key_columns(table: Table, roles: dict[str, str] | None = None) -> list[str]:
         if not (pa.types.is_integer(f.type) or pa.types.is_floating(f.type)):
             continue
         role = roles.get(name)
-        if role == sem.IDENTIFIER and COUNTS_THINGS.match(name.rpartition(" / ")[2]):
+        if role == sem.IDENTIFIER and COUNTS_THINGS.match(name.rpartition(PATH_SEPARATOR)[2]):
             role = sem.COUNT  # a sheet's "Number" column counts things: an id-like name alone is no id
         if role in NOT_MEASURES or (role in KEY_ROLES and j < first_measure):
             out.append(name)
@@ -205,7 +205,7 @@ class TreeView:
         """The column's path without a title read into the header (a node spanning every column,
         or a long text over most of them); "" for a column with no name of its own ("column 6")."""
         label = self._column_paths[j] or self.table.columns[j]
-        return "" if AUTO_NAME.match(label.rpartition(" / ")[2]) else label
+        return "" if AUTO_NAME.match(label.rpartition(PATH_SEPARATOR)[2]) else label
 
     @cached_property
     def _column_paths(self) -> list[str]:
@@ -357,7 +357,7 @@ class TreeView:
     def row_units(self) -> list[str] | None:
         """Each row's unit, where a column named "Unit" gives one per row (a nutrient table)."""
         for j, f in enumerate(self.table.body.schema):
-            if pa.types.is_string(f.type) and UNIT_NAME.match(self.table.columns[j].rpartition(" / ")[2]):
+            if pa.types.is_string(f.type) and UNIT_NAME.match(self.table.columns[j].rpartition(PATH_SEPARATOR)[2]):
                 return [str(v or "").strip().casefold() for v in self.table.body.column(j).to_pylist()]
         return None
 
@@ -371,7 +371,7 @@ class TreeView:
                                                        for j in range(n.start, n.end + 1)}
         for j in self.labelled:
             label = self.column_label(j)
-            parent, _, last = label.rpartition(" / ")
+            parent, _, last = label.rpartition(PATH_SEPARATOR)
             if j in summary or SUMMARY_TEXT.search(last) or grand_total(last):
                 continue  # a Total column is no member of its siblings' series
             by_parent.setdefault(parent, []).append(Part(last, j))
@@ -445,7 +445,7 @@ PER_UNIT = re.compile(r"[^\s/]/[^\s/]")  # a ratio of units ("Mg/$", "kg/ha"): a
 
 def _per_unit(label: str) -> bool:
     """Whether a column's own label is a ratio of units ("Mg/$"), not a period ("2010/11")."""
-    last = label.rpartition(" / ")[2]
+    last = label.rpartition(PATH_SEPARATOR)[2]
     return bool(PER_UNIT.search(last)) and not PERIOD.match(last)
 
 
@@ -702,7 +702,7 @@ def _named_cells(view: TreeView, moved: set[int] | None = None, axis: str = "R")
         for j in view.labelled:
             if moved is not None and (r if axis == "R" else j) not in moved:
                 continue
-            if (len(name) > 1 or " / " in view.column_label(j)) and view.present(r, j) and written(view.cell(r, j)):
+            if (len(name) > 1 or PATH_SEPARATOR in view.column_label(j)) and view.present(r, j) and written(view.cell(r, j)):
                 out.append((r, j))
     return out
 
@@ -1273,8 +1273,8 @@ def _related(a: str, b: str) -> bool:
     """Two columns a scatter may set against each other: two measures of one group or period
     (the same parent path), or one measure in two groups or periods (the same own label); not a
     percentage of one year against a count of respondents of another."""
-    parent_a, _, last_a = a.rpartition(" / ")
-    parent_b, _, last_b = b.rpartition(" / ")
+    parent_a, _, last_a = a.rpartition(PATH_SEPARATOR)
+    parent_b, _, last_b = b.rpartition(PATH_SEPARATOR)
     return parent_a == parent_b or last_a.casefold() == last_b.casefold()
 
 
