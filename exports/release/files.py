@@ -133,7 +133,8 @@ class ReleaseFiles:
 
     def _unlisted(self) -> Iterator[Problem]:
         """Every entry the listing does not account for, walked without following links: a link of
-        any kind (a listed one is named by `_where`), a folder holding no listed file, a file."""
+        any kind (a listed one is named by `_where`), a folder holding no listed file and each
+        thing in it, a file."""
         folders = {"/".join(rel.split("/")[:i]) for rel in self.listed for i in range(1, rel.count("/") + 1)}
         stack = [""]
         while stack:
@@ -145,11 +146,10 @@ class ReleaseFiles:
                         if rel not in self.listed:  # a listed one is named by `_where`
                             yield Problem(rel, "link", f"a symbolic link (-> {os.readlink(entry.path)})"
                                           + ("" if rel in folders else f", not listed in {CHECKSUMS}"))
-                    elif entry.is_dir(follow_symlinks=False):
-                        if rel in folders:
-                            stack.append(rel)
-                        else:
+                    elif entry.is_dir(follow_symlinks=False):  # an unlisted one is named, then what it holds
+                        if rel not in folders:
                             yield Problem(rel + "/", "unlisted", f"a folder {CHECKSUMS} lists no file in")
+                        stack.append(rel)
                     elif rel not in self.listed and rel != CHECKSUMS:
                         regular = entry.is_file(follow_symlinks=False)
                         yield Problem(rel, "unlisted" if regular else "not_regular",
