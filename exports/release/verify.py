@@ -33,8 +33,8 @@ def check_files(path: str) -> dict[str, Any]:
         if not any(p.kind in ("link", "outside", "not_regular", "unsafe_path") for p in problems):
             fingerprint = content_fingerprint(files.root, int(manifest.get("format", 1)))
         inconsistent = _inconsistent(files, manifest)
-    except (ReleaseIntegrityError, ValueError, KeyError) as e:
-        inconsistent.append(f"{MANIFEST}: {e}")
+    except (ReleaseIntegrityError, ValueError, KeyError) as e:  # pyarrow's ArrowInvalid is a ValueError
+        inconsistent.append(f"the content could not be read: {e}")
     recorded = manifest.get("fingerprint")
     ok = not (problems or inconsistent) and fingerprint is not None and fingerprint == recorded
     return {"path": path, "name": manifest.get("name"), "version": manifest.get("version"), "files": len(files.listed),
