@@ -26,8 +26,9 @@ class ImportedStage(Stage):
     report_type = ImportedReport
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
-        manifest = json.loads((Path(config["release"]) / "manifest.json").read_text())
-        return manifest["fingerprint"]
+        from exports.release import open_release
+
+        return json.loads(open_release(config["release"]).path("manifest.json").read_text())["fingerprint"]
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
         from exports.release import content_fingerprint, open_release
@@ -39,7 +40,7 @@ class ImportedStage(Stage):
                              + "; ".join(str(p) for p in problems[:5])
                              + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
                              + " (`curate release verify` lists them all)")
-        manifest = json.loads((root / "manifest.json").read_text())
+        manifest = json.loads(open_release(root).path("manifest.json").read_text())
         scheme = int(manifest.get("format", 1))
         found = content_fingerprint(root, scheme)
         if found != manifest["fingerprint"]:
