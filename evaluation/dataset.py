@@ -101,10 +101,12 @@ class ReleaseData:
         for file in self._listed(self.files.sample_files):
             rel = file.relative_to(self.files.root).as_posix()
             wanted = not split or file.stem == split
+            seen_here: set[str] = set()
             for row in pq.read_table(file, columns=columns if wanted else ["id"]).to_pylist():
-                if held.setdefault(row["id"], rel) is not rel:
+                if held.setdefault(row["id"], rel) != rel or row["id"] in seen_here:
                     raise ReleaseError(f"{self.path}: sample id {row['id']} is in {held[row['id']]} and in {rel}: "
                                        "a release holds each sample once (`curate release verify` lists them all)")
+                seen_here.add(row["id"])
                 if not wanted or tasks and not any(row["task"].startswith(t) for t in tasks):
                     continue
                 provenance = row["provenance"]

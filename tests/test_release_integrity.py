@@ -186,3 +186,15 @@ def test_the_audit_and_the_imported_stage_read_only_listed_files(copy, tmp_path)
     assert (report["checked"], report["findings"]) == (10, [])
     with pytest.raises(ValueError, match="ZZ-forged"):
         ImportedStage().plan({"release": str(copy)}, [])
+
+
+def test_a_sample_id_held_twice_in_one_file_is_refused_too(copy):
+    from evaluation.dataset import ReleaseData, ReleaseError
+    from exports.release import write_checksums
+
+    data = pq.read_table(copy / SAMPLES)
+    pq.write_table(pa.concat_tables([data, data.slice(0, 1)]), copy / SAMPLES)
+    write_checksums(copy)
+    with pytest.raises(ReleaseError, match=f"is in {SAMPLES.as_posix()} and in {SAMPLES.as_posix()}"):
+        ReleaseData(copy).samples()
+    assert any("sample id" in i for i in _verify(copy)["inconsistent"])
