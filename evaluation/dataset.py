@@ -5,6 +5,10 @@ A configuration is a serialization and a perturbation, named "serialization:pert
 default configuration's text is read from the release's serialization files; any other is made
 from the table record (`tables/tables.parquet`), perturbed with the release's seed, so every
 evaluation of a release sees the same tables.
+
+Every file is opened through `exports.release.files`: only files `SHA256SUMS` lists, regular,
+inside the release, no link followed, each hashed against its listing; a sample id held twice
+is refused (one copy must never silently win).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 
 class ReleaseError(ValueError):
-    """Not a release, or a configuration or sample the release does not have."""
+    """Not a release, a release file that may not be read, or a configuration or sample the release does not have."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,17 @@ class Configuration:
 
 class ReleaseData:
     def __init__(self, path: str | Path) -> None:
+        from exports.release.files import ReleaseIntegrityError, open_release
+
         self.path = Path(path)
-        manifest = self.path / "manifest.json"
-        if not manifest.exists():
+        if not (self.path / "manifest.json").exists():
             raise ReleaseError(f"{self.path}: not a release (no manifest.json); releases live in "
                                "releases/<name>/<version>/")
-        self.manifest = json.loads(manifest.read_text())
+        try:
+            self.files = open_release(self.path)
+            self.manifest = json.loads(self.files.path("manifest.json").read_text())
+        except ReleaseIntegrityError as e:
+            raise ReleaseError(str(e)) from None
         tc = self.manifest.get("table_configurations", {})
         self.serializations: list[str] = tc.get("serializations", [])
         self.perturbations: list[str] = tc.get("perturbations", ["none"])
@@ -58,6 +67,7 @@ class ReleaseData:
         self.default = Configuration(default["serialization"], default["perturbation"])
         self.seed = int(self.manifest.get("seed", 0))
         self._text: dict[str, dict[str, str]] = {}
+        self._records_file: str | None = None
 
     @property
     def name(self) -> str:
@@ -81,15 +91,23 @@ class ReleaseData:
         return Configuration(serialization, perturbation)
 
     def samples(self, split: str | None = None, tasks: list[str] | None = None) -> list[EvalSample]:
+        """The listed samples (of a split, of tasks); ReleaseError if a sample id is held twice,
+        in any split, naming both files."""
         import pyarrow.parquet as pq
 
         out = []
-        for file in sorted((self.path / "samples").glob("*/*.parquet")):
-            if split and file.stem != split:
-                continue
-            columns = ["id", "task", "question", "answer", "answer_type", "table_ids", "program", "split", "provenance"]
-            for row in pq.read_table(file, columns=columns).to_pylist():
-                if tasks and not any(row["task"].startswith(t) for t in tasks):
+        held: dict[str, str] = {}
+        columns = ["id", "task", "question", "answer", "answer_type", "table_ids", "program", "split", "provenance"]
+        for file in self._listed(self.files.sample_files):
+            rel = file.relative_to(self.files.root).as_posix()
+            wanted = not split or file.stem == split
+            seen_here: set[str] = set()
+            for row in pq.read_table(file, columns=columns if wanted else ["id"]).to_pylist():
+                if held.setdefault(row["id"], rel) != rel or row["id"] in seen_here:
+                    raise ReleaseError(f"{self.path}: sample id {row['id']} is in {held[row['id']]} and in {rel}: "
+                                       "a release holds each sample once (`curate release verify` lists them all)")
+                seen_here.add(row["id"])
+                if not wanted or tasks and not any(row["task"].startswith(t) for t in tasks):
                     continue
                 provenance = row["provenance"]
                 out.append(EvalSample(row["id"], row["task"], row["question"], json.loads(row["answer"]),
@@ -97,11 +115,33 @@ class ReleaseData:
                                       json.loads(provenance) if isinstance(provenance, str) else dict(provenance or {})))
         return sorted(out, key=lambda s: s.id)
 
+    def _listed(self, read: Any, *args: Any) -> Any:
+        """`read` of the release's files, a file that may not be read as a ReleaseError."""
+        from exports.release.files import ReleaseIntegrityError
+
+        try:
+            return read(*args)
+        except ReleaseIntegrityError as e:
+            raise ReleaseError(str(e)) from None
+
+    def _file(self, rel: str) -> str | None:
+        """A listed file's path to read (None: the release lists no such file)."""
+        return str(self._listed(self.files.path, rel)) if self.files.has(rel) else None
+
+    @property
+    def _records(self) -> str:
+        """tables/tables.parquet, checked once; the cached readers below are keyed by this path."""
+        if self._records_file is None:
+            self._records_file = self._file("tables/tables.parquet")
+            if self._records_file is None:
+                raise ReleaseError(f"{self.path}: SHA256SUMS lists no tables/tables.parquet")
+        return self._records_file
+
     # ---------------------------------------------------------------- tables
 
     def table(self, table_id: str, configuration: Configuration | None = None) -> Any:
         """The table record, perturbed as the configuration says."""
-        return _table(str(self.path), table_id, configuration.perturbation if configuration else "none", self.seed)
+        return _table(self._records, table_id, configuration.perturbation if configuration else "none", self.seed)
 
     def table_text(self, table_id: str, configuration: Configuration) -> str:
         if configuration.perturbation == "none":
@@ -109,33 +149,33 @@ class ReleaseData:
             if texts is None:
                 import pyarrow.parquet as pq
 
-                file = self.path / "tables" / f"{configuration.serialization}.parquet"
-                data = pq.read_table(file, columns=["table_id", "text"]).to_pydict() if file.exists() else {}
+                file = self._file(f"tables/{configuration.serialization}.parquet")
+                data = pq.read_table(file, columns=["table_id", "text"]).to_pydict() if file else {}
                 texts = self._text[configuration.serialization] = dict(zip(data.get("table_id", []),
                                                                            data.get("text", [])))
             if table_id in texts:
                 return texts[table_id]
-        return _serialized(str(self.path), table_id, configuration.serialization, configuration.perturbation,
+        return _serialized(self._records, table_id, configuration.serialization, configuration.perturbation,
                            self.seed)
 
     def table_caption(self, table_id: str) -> str:
         """A table's caption (its title; "" for none), one column of tables.parquet read once."""
-        return _table_captions(str(self.path)).get(table_id) or ""
+        return _table_captions(self._records).get(table_id) or ""
 
     def table_name(self, table_id: str) -> str:
         """A table's name, without reading the table (one column of tables.parquet, read once)."""
-        return _table_names(str(self.path))[table_id]
+        return _table_names(self._records)[table_id]
 
     @property
     def retrieval_pool(self) -> dict[str, list[str]]:
         """The tables MMQA's retrieval task chooses among, each with its columns
         (tables/retrieval_pool.json; a release written before columns were kept lists names only)."""
-        path = self.path / "tables" / "retrieval_pool.json"
-        pool = json.loads(path.read_text()) if path.exists() else {}
+        path = self._file("tables/retrieval_pool.json")
+        pool = json.loads(Path(path).read_text()) if path else {}
         return {name: [] for name in pool} if isinstance(pool, list) else pool
 
     def has_table(self, table_id: str) -> bool:
-        return table_id in _release_index(str(self.path))
+        return table_id in _release_index(self._records)
 
 
 # a prompt never holds more rows than this (it is cut at a character budget anyway); the release
@@ -144,12 +184,12 @@ MAX_PROMPT_ROWS = 2000
 
 
 @lru_cache(maxsize=128)
-def _serialized(release: str, table_id: str, serialization: str, perturbation: str, seed: int) -> str:
+def _serialized(records: str, table_id: str, serialization: str, perturbation: str, seed: int) -> str:
     from dataclasses import replace
 
     from exports.serialize import serialize
 
-    table = _table(release, table_id, perturbation, seed)
+    table = _table(records, table_id, perturbation, seed)
     if table.n_rows <= MAX_PROMPT_ROWS:
         return serialize(table, serialization)
     head = replace(table, body=table.body.slice(0, MAX_PROMPT_ROWS))
@@ -157,12 +197,13 @@ def _serialized(release: str, table_id: str, serialization: str, perturbation: s
 
 
 @lru_cache(maxsize=64)
-def _table(release: str, table_id: str, perturbation: str, seed: int) -> Any:
+def _table(records: str, table_id: str, perturbation: str, seed: int) -> Any:
+    """`records`: a release's tables/tables.parquet, as `ReleaseData` checked it."""
     from curation.arrow_io import table_at
 
-    index = _release_index(release)
+    index = _release_index(records)
     if table_id not in index:
-        raise ReleaseError(f"table {table_id} is not in the release {release}")
+        raise ReleaseError(f"table {table_id} is not in the release {Path(records).parent.parent}")
     table = table_at(*index[table_id])
     if perturbation == "none":
         return table
@@ -174,25 +215,25 @@ def _table(release: str, table_id: str, perturbation: str, seed: int) -> Any:
 
 
 @lru_cache(maxsize=8)
-def _release_index(release: str) -> dict[str, tuple[str, int]]:
+def _release_index(records: str) -> dict[str, tuple[str, int]]:
     from curation.arrow_io import table_index
 
-    return table_index([str(Path(release) / "tables" / "tables.parquet")])
+    return table_index([records])
 
 
 @lru_cache(maxsize=8)
-def _table_names(release: str) -> dict[str, str]:
+def _table_names(records: str) -> dict[str, str]:
     import pyarrow.parquet as pq
 
-    data = pq.read_table(Path(release) / "tables" / "tables.parquet", columns=["id", "name"]).to_pydict()
+    data = pq.read_table(records, columns=["id", "name"]).to_pydict()
     return dict(zip(data["id"], data["name"]))
 
 
 @lru_cache(maxsize=8)
-def _table_captions(release: str) -> dict[str, str]:
+def _table_captions(records: str) -> dict[str, str]:
     import pyarrow.parquet as pq
 
-    file = Path(release) / "tables" / "tables.parquet"
+    file = records
     if "caption" not in pq.read_schema(file).names:  # a release written before captions were kept
         return {}
     data = pq.read_table(file, columns=["id", "caption"]).to_pydict()

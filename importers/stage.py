@@ -3,8 +3,9 @@ samples and tables of a workspace, so that `curate build RELEASE` can apply what
 about it (`curate audit --queue`, `curate review push --kind audit`, `curate review pull`) and write
 the corrected release as the next version of the same name.
 
-The release's files are checked against its manifest's fingerprint first: a corrected release is
-made only from the release it names, never from files edited since.
+The release's files are checked first: exactly its checksummed files (`exports.release.files`: nothing
+unlisted, no link, every hash) and its manifest's fingerprint, so a corrected release is made only
+from the release it names, never from files edited or added since.
 """
 
 from __future__ import annotations
@@ -25,14 +26,21 @@ class ImportedStage(Stage):
     report_type = ImportedReport
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
-        manifest = json.loads((Path(config["release"]) / "manifest.json").read_text())
-        return manifest["fingerprint"]
+        from exports.release import open_release
+
+        return json.loads(open_release(config["release"]).path("manifest.json").read_text())["fingerprint"]
 
     def plan(self, config: dict[str, Any], inputs: list[Any]) -> Plan:
-        from exports.release import content_fingerprint
+        from exports.release import content_fingerprint, open_release
 
         root = Path(config["release"])
-        manifest = json.loads((root / "manifest.json").read_text())
+        problems = open_release(root).problems(hashes=False)  # the content: by the fingerprint, below
+        if problems:
+            raise ValueError(f"{root}: not exactly its checksummed files: "
+                             + "; ".join(str(p) for p in problems[:5])
+                             + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+                             + " (`curate release verify` lists them all)")
+        manifest = json.loads(open_release(root).path("manifest.json").read_text())
         scheme = int(manifest.get("format", 1))
         found = content_fingerprint(root, scheme)
         if found != manifest["fingerprint"]:
@@ -46,10 +54,12 @@ class ImportedStage(Stage):
 
         from curation.arrow_io import SAMPLE_SCHEMA, TABLE_SCHEMA, release_samples
 
-        root = Path(task)
-        parts = [release_samples(str(p)) for p in sorted((root / "samples").glob("*/*.parquet"))]
+        from exports.release import open_release
+
+        files = open_release(task)
+        parts = [release_samples(str(p)) for p in files.sample_files()]
         samples = pa.concat_tables(parts) if parts else SAMPLE_SCHEMA.empty_table()
-        tables = pq.read_table(root / "tables" / "tables.parquet").select(TABLE_SCHEMA.names).cast(TABLE_SCHEMA)
-        manifest = json.loads((root / "manifest.json").read_text())
+        tables = pq.read_table(files.path("tables/tables.parquet")).select(TABLE_SCHEMA.names).cast(TABLE_SCHEMA)
+        manifest = json.loads(files.path("manifest.json").read_text())
         return {"samples": samples, "tables": tables}, {"samples": samples.num_rows, "tables": tables.num_rows,
                                                         "release": manifest["name"], "version": manifest["version"]}

@@ -804,15 +804,13 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
     from curation.programs import data_view
 
     release = Path(path)
-    manifest_file = release / "manifest.json"
-    if not manifest_file.exists():
-        raise SystemExit(f"{path}: not a release (no manifest.json)")
-    manifest = json.loads(manifest_file.read_text())
-    index = table_index([str(release / "tables" / "tables.parquet")])
+    files = _listed_files(path)
+    manifest = json.loads(files.path("manifest.json").read_text())
+    index = table_index([str(files.path("tables/tables.parquet"))])
     findings: list[Finding] = []
     checked = 0
     engines: dict[tuple[str, ...], Engines] = {}
-    for file in sorted((release / "samples").glob("*/*.parquet")):
+    for file in files.sample_files():
         columns = ["id", "task", "question", "answer", "table_ids", "program", "provenance"]
         for row in pq.read_table(file, columns=columns).to_pylist():
             prov = row["provenance"]
@@ -858,6 +856,23 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
             findings.append(Finding("", str(skipped.get("source_id", "")), "sql_fails", None, None, True, 0.95, ["sqlite"],
                                     [], f"left out by the import: {skipped.get('reason')}"))
     return report(str(release), manifest, checked, findings)
+
+
+def _listed_files(path: str) -> Any:
+    """The release's files as `exports.release.files` hands them out: only listed ones, no link
+    followed, each hashed; a release that breaks the rule stops the audit, named."""
+    from exports.release.files import ReleaseIntegrityError, open_release
+
+    if not (Path(path) / "manifest.json").exists():
+        raise SystemExit(f"{path}: not a release (no manifest.json)")
+    try:
+        files = open_release(path)
+        for rel in ("manifest.json", "tables/tables.parquet"):
+            files.path(rel)
+        files.sample_files()
+    except ReleaseIntegrityError as e:
+        raise SystemExit(str(e)) from None
+    return files
 
 
 def _gold(row: dict[str, Any], prov: dict[str, Any]) -> Any:
@@ -911,11 +926,11 @@ def judge_requests(path: str, rows_shown: int = 3) -> list[dict[str, Any]]:
     from curation.arrow_io import table_at, table_index
     from curation.programs import data_view
 
-    release = Path(path)
+    files = _listed_files(path)
     template = tomllib.loads((Path(__file__).with_name("prompts") / "audit_judge.toml").read_text())
-    index = table_index([str(release / "tables" / "tables.parquet")])
+    index = table_index([str(files.path("tables/tables.parquet"))])
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for file in sorted((release / "samples").glob("*/*.parquet")):
+    for file in files.sample_files():
         for row in pq.read_table(file, columns=["id", "question", "answer", "table_ids", "provenance"]).to_pylist():
             prov = json.loads(row["provenance"]) if isinstance(row["provenance"], str) else dict(row["provenance"])
             sql = prov.get("source_sql")

@@ -151,7 +151,16 @@ def verify(sample_files: list[str], table_files: list[str], executor: Any = None
 def files_of(path: Path) -> tuple[list[str], list[str]]:
     """Sample and table files under a release folder (any depth): samples are the Parquet files
     named so or kept under a `samples` folder; tables are the files of Table records
-    (`tables.parquet`, `part-N.tables.parquet`), not the serialized texts beside them."""
+    (`tables.parquet`, `part-N.tables.parquet`), not the serialized texts beside them. A release
+    (a folder with SHA256SUMS) gives only its listed files (`exports.release.files`)."""
+    from exports.release.base import CHECKSUMS, TABLE_RECORDS
+
+    if (path / CHECKSUMS).exists() or (path / CHECKSUMS).is_symlink():
+        from exports.release.files import open_release
+
+        listed = open_release(path, check_hashes=False)
+        tables = [f"tables/{TABLE_RECORDS}"] if listed.has(f"tables/{TABLE_RECORDS}") else []
+        return [str(p) for p in listed.sample_files()], [str(listed.path(rel)) for rel in tables]
     samples = sorted(str(p) for p in path.rglob("*.parquet")
                      if "sample" in p.name or "samples" in p.relative_to(path).parts)
     tables = sorted(str(p) for p in path.rglob("*.parquet") if "table" in p.name and str(p) not in samples)

@@ -61,13 +61,17 @@ def release() -> None:
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def release_verify(path: str, workers: int | None, as_json: bool, quiet: bool) -> None:
-    """Check a release: every file against SHA256SUMS, nothing added, the content fingerprint
-    against the manifest; then re-execute every stored program. Exit code 1 on any finding."""
+    """Check a release: every file against SHA256SUMS, nothing added (no unlisted file or folder, no
+    symbolic link at all, nothing outside the release), the content fingerprint against the manifest;
+    then re-execute every stored program. Exit code 1 on any finding, each named with its path and why."""
     from curation.registry import resolve
 
     files = resolve("exports.release:check_files")(path)
-    programs = resolve("validators.execution:run_verify")(path, executor=_executor(workers),
-                                                          show_progress=not (quiet or as_json))
+    try:  # the programs are read from the listed files only: a listed link stops them, named
+        programs = resolve("validators.execution:run_verify")(path, executor=_executor(workers),
+                                                              show_progress=not (quiet or as_json))
+    except resolve("exports.release:ReleaseIntegrityError") as e:
+        programs = {"ok": False, "skipped": f"programs not re-executed: {e}"}
     report = {"path": path, "files": files, "programs": programs, "ok": files["ok"] and programs["ok"]}
     _emit(report, as_json, _render_release_verify)
     if not report["ok"]:
@@ -110,14 +114,18 @@ def _render_diff(result: dict[str, Any]) -> None:
 def _render_release_verify(report: dict[str, Any]) -> None:
     console = _console()
     files = report["files"]
-    for key in ("changed", "missing", "unlisted"):
-        for rel in files[key][:20]:
-            console.print(f"[red]{key}[/] {rel}", highlight=False)
+    for problem in files["problems"][:50]:
+        console.print(f"[red]{problem['kind']}[/] {problem['path']}: {problem['why']}", highlight=False)
+    if len(files["problems"]) > 50:
+        console.print(f"[red]... and {len(files['problems']) - 50} more[/] (--json lists them all)", highlight=False)
     for problem in files.get("inconsistent", []):
         console.print(f"[red]inconsistent[/] {problem}", highlight=False)
     fp = files["fingerprint"]
     if fp["manifest"] != fp["computed"]:
         console.print(f"[red]fingerprint[/] manifest {fp['manifest']}, content {fp['computed']}", highlight=False)
     console.print(f"files: {files['files']} checked, " + ("OK" if files["ok"] else "FAILED"), highlight=False)
-    _render_verify(report["programs"])
+    if "skipped" in report["programs"]:
+        console.print(f"[red]{report['programs']['skipped']}[/]", highlight=False)
+    else:
+        _render_verify(report["programs"])
     console.print("release OK" if report["ok"] else "release FAILED", highlight=False)

@@ -1,6 +1,7 @@
 """Versioned, immutable benchmark releases, by job: `base` (layout, settings, versions, the fingerprint and
 checksums), `write` (the writer and the manifest), `card` (the dataset card), `diff` (releases compared)
-and `verify` (`curate release verify`'s file checks). Every name is importable from here as before."""
+`files` (the one place that opens a release: only its checksummed files) and `verify` (`curate release
+verify`'s file checks). Every name is importable from here as before."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from exports.release.card import (  # noqa: F401
 from exports.release.diff import (  # noqa: F401
     SAMPLE_DIGEST, _flatten, _sample_files, compare_releases, diff_releases,
 )
+from exports.release.files import (  # noqa: F401
+    Problem, ReleaseFiles, ReleaseIntegrityError, open_release, unsafe_path,
+)
 from exports.release.verify import (  # noqa: F401
-    _count_samples, _inconsistent, check_files,
+    _count_samples, _inconsistent, check_files, duplicate_sample_ids,
 )
