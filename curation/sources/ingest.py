@@ -86,7 +86,7 @@ class IngestStage(Stage):
             unit = Unit(reader, path, 0, extra)
             kept = (len(table_batches), len(databases), dict(by_reader))
             try:
-                with time_limit(bounds.seconds_per_file, path):
+                with time_limit(bounds.seconds_per_file, path), memory_limit(bounds.max_memory_mb, path):
                     _check_size(path, bounds)
                     for record in read_unit(unit, failures, skipped, warnings):
                         if isinstance(record, Database):
@@ -168,3 +168,44 @@ class time_limit:  # noqa: N801 - used as a context manager
 
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.previous)
+
+
+class memory_limit:  # noqa: N801 - used as a context manager
+    """Let reading one file add at most `mb` to the process's address space (RLIMIT_AS, from what it
+    holds now), whichever library allocates: SQLite, DuckDB, Arrow or Python get an allocation failure
+    past it, reported as a SourceError naming the setting, where the machine would otherwise swap or
+    kill the worker. In the process itself, not a child per file: no process start or copy of the
+    tables per file, and no fork of a process that Arrow's and DuckDB's threads share. A limit already
+    tighter (the machine's, a test's) is kept. Without Linux's /proc it does nothing."""
+
+    def __init__(self, mb: int, path: str) -> None:
+        self.mb, self.path = mb, path
+        self.previous: tuple[int, int] | None = None
+
+    def __enter__(self) -> "memory_limit":
+        import resource
+
+        try:
+            status = open("/proc/self/status").read()
+        except OSError:
+            return self
+        held = next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmSize:")), None)
+        if held is None:
+            return self
+        self.previous = soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        bound = held + self.mb * 1024 * 1024
+        for limit in (soft, hard):
+            if limit != resource.RLIM_INFINITY:
+                bound = min(bound, limit)
+        resource.setrlimit(resource.RLIMIT_AS, (bound, hard))
+        return self
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        if self.previous is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, self.previous)
+        if kind is not None and issubclass(kind, MemoryError):
+            from curation.sources.limits import past
+
+            raise SourceError(self.path, past("reading it (memory, MB)", None, "max_memory_mb")) from None
