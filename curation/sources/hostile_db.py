@@ -5,9 +5,9 @@ values of any size from an 8 KB file, and a schema names functions, views and tr
 file is opened read-only (SQLite immutable too: no journal, no trigger ever writes), with ATTACH,
 extensions and external access off; each value is capped (`max_cell_mb`) by the engine itself,
 before it is made; rows are fetched in batches and counted against `max_rows`, `max_cells` and
-`max_table_mb` as they come, so a table past a limit stops at the first batch past it; and every
-statement stops at the file's deadline (`seconds_per_file`) from inside the engine, where a
-Python signal handler would wait for the statement to end. What one row or batch costs to make
+`max_table_mb` as they come, so a table past a limit stops at the first batch past it; and reading
+a table stops at the file's deadline (`seconds_per_file`), from inside the engine, where a Python
+signal handler would wait for the statement to end. What one row or batch costs to make
 is bounded, whatever the library, by the stage's address-space limit (`max_memory_mb`).
 """
 
@@ -24,7 +24,6 @@ from curation.sources.errors import SourceError
 
 BATCH_ROWS = 1024
 SQLITE_MAX_LENGTH = 1_000_000_000  # SQLite's own ceiling on a value
-PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between deadline checks
 _SQLITE_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 _SQLITE_PRAGMAS = {"table_info", "table_xinfo", "foreign_key_list"}
 
@@ -62,7 +61,6 @@ def open_sqlite(path: str, uri: str) -> tuple[sqlite3.Connection, Deadline]:
     con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     con.execute("PRAGMA trusted_schema = OFF")  # the schema may call only functions safe on any input
     con.set_authorizer(_sqlite_authorizer)
-    con.set_progress_handler(deadline.passed, PROGRESS_STEPS)
     return con, deadline
 
 
@@ -76,16 +74,18 @@ def sqlite_error(path: str, error: sqlite3.DatabaseError, deadline: Deadline, wh
     return SourceError(path, f"unreadable SQLite database ({error})")
 
 
-def sqlite_rows(con: sqlite3.Connection, path: str, table: str, columns: list[str]) -> list[tuple]:
+def sqlite_rows(con: sqlite3.Connection, path: str, table: str, columns: list[str],
+                deadline: Deadline) -> list[tuple]:
     """Every row of `table` (these columns, generated ones included), fetched in batches and
     counted against the limits as they come."""
     budget = limits.TableBudget(path, table, len(columns))
-    cursor = con.execute(f"SELECT {', '.join(map(quote, columns))} FROM {quote(table)}")
     rows: list[tuple] = []
-    while batch := cursor.fetchmany(BATCH_ROWS):
-        budget.add(len(batch), 8 * len(batch) * len(columns) +
-                   sum(len(v) for row in batch for v in row if isinstance(v, (str, bytes))))
-        rows += batch
+    with interrupted_at(con, deadline):
+        cursor = con.execute(f"SELECT {', '.join(map(quote, columns))} FROM {quote(table)}")
+        while batch := cursor.fetchmany(BATCH_ROWS):
+            budget.add(len(batch), 8 * len(batch) * len(columns) +
+                       sum(len(v) for row in batch for v in row if isinstance(v, (str, bytes))))
+            rows += batch
     return rows
 
 
@@ -101,15 +101,28 @@ def open_duckdb(path: str) -> Any:
 
 
 @contextmanager
-def duckdb_deadline(con: Any, deadline: Deadline) -> Iterator[None]:
-    """Interrupt the connection at the deadline (a DuckDB query does not return to Python until done)."""
-    timer = threading.Timer(max(0.0, deadline.at - time.monotonic()), con.interrupt)
-    timer.daemon = True
-    timer.start()
+def interrupted_at(con: Any, deadline: Deadline) -> Iterator[None]:
+    """Interrupt the connection's statement at the deadline, from a thread: SQLite and DuckDB stop
+    at their next row or vector, where a Python signal handler would wait for the statement to end
+    (and SQLite's progress handler counts opcodes, of which one can hold seconds of work). It
+    interrupts again until the statement ends, so that one started at the deadline stops too."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        if not stop.wait(max(0.0, deadline.at - time.monotonic())):
+            con.interrupt()
+            while not stop.wait(0.05):
+                con.interrupt()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    try:
+        watcher.start()
+    except RuntimeError:  # no memory left for its thread's stack
+        raise SourceError(deadline.path, limits.out_of_memory()) from None
     try:
         yield
     finally:
-        timer.cancel()
+        stop.set()
 
 
 def duckdb_table(con: Any, path: str, table: str) -> Any:
@@ -123,7 +136,7 @@ def duckdb_table(con: Any, path: str, table: str) -> Any:
     budget = limits.TableBudget(path, table, len(reader.schema))
     cell_bytes = limits.current().max_cell_mb * limits.MB
     batches = []
-    for batch in reader:
+    for batch in _memory_errors(reader, path):
         for column in batch.columns:
             if _is_binary(column.type) and len(column) and (pc.max(pc.binary_length(column)).as_py() or 0) > cell_bytes:
                 raise SourceError(path, limits.past(f"a value in table {table!r} (MB)", None, "max_cell_mb"))
@@ -137,3 +150,18 @@ def _is_binary(kind: Any) -> bool:
 
     return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) \
         or pa.types.is_large_binary(kind) or pa.types.is_string_view(kind) or pa.types.is_binary_view(kind)
+
+
+def _memory_errors(batches: Any, path: str) -> Iterator[Any]:
+    """DuckDB's batches, its failure to allocate one (an OSError through Arrow's stream) named as the limit."""
+    iterator = iter(batches)
+    while True:
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            return
+        except OSError as e:
+            if "Out of Memory" not in str(e):
+                raise
+            raise SourceError(path, limits.out_of_memory()) from None
+        yield batch

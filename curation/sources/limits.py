@@ -60,6 +60,11 @@ def past(what: str, value: float | None, setting: str) -> str:
     return f"{what} is past the limit ({setting} = {getattr(_current, setting):,} in [ingest]{here})"
 
 
+def out_of_memory() -> str:
+    """The reason for a file whose reading failed to allocate: past `max_memory_mb`, or a tighter bound."""
+    return past("the memory reading it takes (MB)", None, "max_memory_mb")
+
+
 class TableBudget:
     """What one database table has cost so far as its rows stream in, so that a table past a limit
     is refused at the first batch past it, before the rest is fetched (a file's rows can be generated:

@@ -11,9 +11,9 @@ from curation.body import cell_text, infer_column, plain_array
 from curation.database import Database, ForeignKey, PrimaryKey
 from curation.semantics import ColumnInfo
 from curation.sources.errors import SourceError
-from curation.sources.hostile_db import (Deadline, duckdb_deadline, duckdb_table, open_duckdb, open_sqlite, quote,
+from curation.sources.hostile_db import (Deadline, duckdb_table, interrupted_at, open_duckdb, open_sqlite, quote,
                                          sqlite_error, sqlite_rows)
-from curation.sources.limits import past
+from curation.sources.limits import out_of_memory
 from curation.sources.readers import reader
 from curation.table import Provenance, Table, unique_names
 
@@ -53,7 +53,7 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
             info = [r for r in con.execute(f"PRAGMA table_xinfo({quote(name)})").fetchall() if r[6] != 1]
             columns = [r[1] for r in info]
             declared = [r[2] or "" for r in info]
-            rows = sqlite_rows(con, path, name, columns)
+            rows = sqlite_rows(con, path, name, columns, deadline)
             arrays = [_column([r[j] for r in rows], any(t in col_type.upper() for t in TEXT_AFFINITY))
                       for j, col_type in enumerate(declared)]
             table_name, column_names = natural.get(name, ("", {}))
@@ -230,7 +230,7 @@ def read_duckdb(path: str) -> Iterator[Table | Database]:
         names = [r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY table_name").fetchall()]
         for name in names:
-            with duckdb_deadline(con, deadline):
+            with interrupted_at(con, deadline):  # held only while DuckDB works, not while the caller does
                 arrow = duckdb_table(con, path, name)
             body = pa.table([plain_array(c) for c in arrow.columns], names=unique_names(arrow.column_names))
             table = Table(name=name, body=body, provenance=Provenance(source="duckdb", path=path, sheet=name,
@@ -250,7 +250,7 @@ def read_duckdb(path: str) -> Iterator[Table | Database]:
     except duckdb.InterruptException:
         raise deadline.error() from None
     except duckdb.OutOfMemoryException as e:
-        raise SourceError(path, past("reading it (memory, MB)", None, "max_memory_mb") + f" ({e})") from None
+        raise SourceError(path, f"{out_of_memory()} ({e})") from None
     except duckdb.Error as e:
         raise SourceError(path, f"unreadable DuckDB database ({e})") from None
     finally:
