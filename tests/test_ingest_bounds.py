@@ -106,14 +106,14 @@ def test_rows_past_the_memory_bound_are_refused_with_it(tmp_path):
     assert all("max_memory_mb = 256 " in r for r in problems.values()), problems
 
 
-def test_rows_cells_and_bytes_are_counted_as_they_stream(tmp_path):
+def test_rows_and_bytes_are_counted_as_they_stream(tmp_path):
     folder = folder_with_a_good_file(tmp_path)
-    sqlite_file(folder / "many.sqlite", "CREATE TABLE t (a INT, s TEXT GENERATED ALWAYS AS (hex(zeroblob(1000))))",
-                5000, "hex(zeroblob(1000))")
-    tables, problems = ingest_confined(folder, tmp_path, max_rows=1000)
+    sqlite_file(folder / "many.sqlite", "CREATE TABLE t (a INT)", 5000)
+    sqlite_file(folder / "fat.sqlite", "CREATE TABLE t (a INT, s TEXT GENERATED ALWAYS AS (hex(zeroblob(4000))))", 600,
+                "hex(zeroblob(4000))")  # 600 rows of 8 KB
+    tables, problems = ingest_confined(folder, tmp_path, max_rows=1000, max_table_mb=2)
     assert tables == 1 and "table 't''s row count is past the limit (max_rows = 1,000" in problems["many.sqlite"]
-    tables, problems = ingest_confined(folder, tmp_path / "b", max_table_mb=2)
-    assert tables == 1 and "table 't''s values (MB) is past the limit (max_table_mb = 2" in problems["many.sqlite"]
+    assert "table 't''s values (MB) is past the limit (max_table_mb = 2" in problems["fat.sqlite"]
 
 
 def test_exploding_and_endless_views_are_not_run_and_the_tables_beside_them_come_in(tmp_path):

@@ -23,7 +23,7 @@ MAX_BYTES_PER_PART = 16 << 20
 
 @stage("ingest", outputs=("tables", "databases"))
 class IngestStage(Stage):
-    version = "16"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
+    version = "17"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
     # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows;
     # 5: header trees stable under block swaps (labelled blocks below a shared header are sections of one
     #    table, left-aligned group labels span their group, merged/sparse/bold stub groups are row nodes);
@@ -40,6 +40,8 @@ class IngestStage(Stage):
     # 15: a time series' title names its values without its years or a sentence's capital
     # 16: inferred keys a reader could defend (curation/keys.py): full inclusion, no dates or row numbers as
     #     join columns, no measures as keys, composite keys, generic columns join only one dataset's tables
+    # 17: SQLite generated columns read in place (table_info left them out, and the values after one
+    #     shifted a column left); database files read under the value, table, memory and time bounds
 
     report_type = IngestReport
 
