@@ -1,7 +1,8 @@
 """The build config: a TOML file whose tables configure the stages ([clean], ...).
 
     [build]            sources, seed, stages (the generators to run)
-    [ingest]           limits per source file (size, unpacked size, cells, rows, columns, merged area, seconds)
+    [ingest]           limits per source file (size, unpacked size, cells, rows, columns, merged area,
+                       a database's value and table size, memory, seconds)
     [clean]            cleaning thresholds
     [generate.rules]   rule-based QA;  [generate.sql]  multi-table SQL synthesis
     [generate.adversarial]  LLM-written question forms (needs [models.generator] and [models.discriminator])

@@ -23,7 +23,7 @@ MAX_BYTES_PER_PART = 16 << 20
 
 @stage("ingest", outputs=("tables", "databases"))
 class IngestStage(Stage):
-    version = "16"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
+    version = "17"  # 2: SQLite values kept exactly as stored; 3: a label alone below a sheet header starts the body;
     # 4: a text-heavy body (rows typed alike, some numbers) is no longer read as header rows;
     # 5: header trees stable under block swaps (labelled blocks below a shared header are sections of one
     #    table, left-aligned group labels span their group, merged/sparse/bold stub groups are row nodes);
@@ -40,6 +40,8 @@ class IngestStage(Stage):
     # 15: a time series' title names its values without its years or a sentence's capital
     # 16: inferred keys a reader could defend (curation/keys.py): full inclusion, no dates or row numbers as
     #     join columns, no measures as keys, composite keys, generic columns join only one dataset's tables
+    # 17: SQLite generated columns read in place (table_info left them out, and the values after one
+    #     shifted a column left); database files read under the value, table, memory and time bounds
 
     report_type = IngestReport
 
@@ -86,7 +88,7 @@ class IngestStage(Stage):
             unit = Unit(reader, path, 0, extra)
             kept = (len(table_batches), len(databases), dict(by_reader))
             try:
-                with time_limit(bounds.seconds_per_file, path):
+                with time_limit(bounds.seconds_per_file, path), memory_limit(bounds.max_memory_mb, path):
                     _check_size(path, bounds)
                     for record in read_unit(unit, failures, skipped, warnings):
                         if isinstance(record, Database):
@@ -168,3 +170,66 @@ class time_limit:  # noqa: N801 - used as a context manager
 
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.previous)
+
+
+class memory_limit:  # noqa: N801 - used as a context manager
+    """Let reading one file add at most `mb` to the process's address space (RLIMIT_AS, from what it
+    holds now), whichever library allocates: SQLite, DuckDB, Arrow or Python get an allocation failure
+    past it, reported as a SourceError naming the setting, where the machine would otherwise swap or
+    kill the worker. In the process itself, not a child per file: no process start or copy of the
+    tables per file, and no fork of a process that Arrow's and DuckDB's threads share. A limit already
+    tighter (the machine's, a test's) is kept. Without Linux's /proc it does nothing."""
+
+    def __init__(self, mb: int, path: str) -> None:
+        self.mb, self.path = mb, path
+        self.previous: tuple[int, int] | None = None
+
+    def __enter__(self) -> "memory_limit":
+        import resource
+
+        _reserve_allocators()
+        try:
+            status = open("/proc/self/status").read()
+        except OSError:
+            return self
+        held = next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmSize:")), None)
+        if held is None:
+            return self
+        self.previous = soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        bound = held + self.mb * 1024 * 1024
+        for limit in (soft, hard):
+            if limit != resource.RLIM_INFINITY:
+                bound = min(bound, limit)
+        resource.setrlimit(resource.RLIMIT_AS, (bound, hard))
+        return self
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        if self.previous is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, self.previous)
+        if kind is not None and issubclass(kind, MemoryError):
+            from curation.sources.limits import out_of_memory
+
+            raise SourceError(self.path, out_of_memory()) from None
+
+
+_reserved = False
+
+
+def _reserve_allocators() -> None:
+    """Let Arrow's allocator and DuckDB's threads reserve the address space they take at first use
+    (about 1 GB and 0.6 GB, little of it ever touched) before the first file's bound is measured,
+    so that it is not charged to whichever file comes first."""
+    global _reserved
+    if _reserved:
+        return
+    _reserved = True
+    import pyarrow as pa
+
+    pa.allocate_buffer(64)
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover - a dependency, but a reader of its own
+        return
+    duckdb.connect(":memory:").close()

@@ -11,6 +11,9 @@ from curation.body import cell_text, infer_column, plain_array
 from curation.database import Database, ForeignKey, PrimaryKey
 from curation.semantics import ColumnInfo
 from curation.sources.errors import SourceError
+from curation.sources.hostile_db import (Deadline, duckdb_table, interrupted_at, open_duckdb, open_sqlite, quote,
+                                         sqlite_error, sqlite_rows)
+from curation.sources.limits import out_of_memory
 from curation.sources.readers import reader
 from curation.table import Provenance, Table, unique_names
 
@@ -18,10 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
 TEXT_AFFINITY = ("CHAR", "CLOB", "TEXT")
-
-
-def _quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 @reader("sqlite", extensions=(".sqlite", ".sqlite3", ".db"))
@@ -34,9 +33,9 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
 
     if Path(path).stat().st_size == 0:
         raise SourceError(path, "empty file")
-    uri = f"file:{Path(path).resolve()}?mode=ro&immutable=1"
+    uri = f"file:{Path(path).resolve()}?mode=ro&immutable=1"  # immutable: no journal or trigger ever writes
     try:
-        con = sqlite3.connect(uri, uri=True)
+        con, deadline = open_sqlite(path, uri)
         names = [r[0] for r in con.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
     except sqlite3.DatabaseError as e:
@@ -44,14 +43,17 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
     db_name = Path(path).stem
     natural = _natural_names(tables_json, db_name, con) if tables_json else {}
     members: list[tuple[str, str]] = []
+    where = "the database"
     pks: list[PrimaryKey] = []
     fks: list[ForeignKey] = []
     try:
         for name in names:
-            info = con.execute(f"PRAGMA table_info({_quote(name)})").fetchall()
+            where = f"table {name!r}"
+            # table_xinfo: generated columns too (hidden 2 and 3), not a virtual table's hidden ones (1)
+            info = [r for r in con.execute(f"PRAGMA table_xinfo({quote(name)})").fetchall() if r[6] != 1]
             columns = [r[1] for r in info]
             declared = [r[2] or "" for r in info]
-            rows = con.execute(f"SELECT * FROM {_quote(name)}").fetchall()
+            rows = sqlite_rows(con, path, name, columns, deadline)
             arrays = [_column([r[j] for r in rows], any(t in col_type.upper() for t in TEXT_AFFINITY))
                       for j, col_type in enumerate(declared)]
             table_name, column_names = natural.get(name, ("", {}))
@@ -66,19 +68,19 @@ def read_sqlite(path: str, source: str = "sqlite", tables_json: str | None = Non
             if pk_cols:
                 pks.append(PrimaryKey(name, pk_cols, "declared", 1.0, "declared in the SQLite schema"))
             groups: dict[int, list[tuple]] = {}
-            for fk in con.execute(f"PRAGMA foreign_key_list({_quote(name)})").fetchall():
+            for fk in con.execute(f"PRAGMA foreign_key_list({quote(name)})").fetchall():
                 groups.setdefault(fk[0], []).append(fk)
             for _, parts in sorted(groups.items()):
                 parts.sort(key=lambda r: r[1])
                 ref_table = parts[0][2]
                 ref_cols = tuple(p[4] or "" for p in parts)
                 if not all(ref_cols):  # REFERENCES t (no columns): the referenced table's primary key
-                    ref_info = con.execute(f"PRAGMA table_info({_quote(ref_table)})").fetchall()
+                    ref_info = con.execute(f"PRAGMA table_info({quote(ref_table)})").fetchall()
                     ref_cols = tuple(r[1] for r in sorted((r for r in ref_info if r[5]), key=lambda r: r[5]))
                 fks.append(ForeignKey(name, tuple(p[3] for p in parts), ref_table, ref_cols, "declared", 1.0,
                                       "declared in the SQLite schema"))
     except sqlite3.DatabaseError as e:
-        raise SourceError(path, f"unreadable SQLite database ({e})") from None
+        raise sqlite_error(path, e, deadline, where) from None
     finally:
         con.close()
     if tables_json:
@@ -125,7 +127,7 @@ def _natural_names(tables_json: str, db_id: str, con: sqlite3.Connection) -> dic
     except (KeyError, TypeError, ValueError, IndexError):
         return {}
     names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
-    infos = {name: con.execute(f"PRAGMA table_info({_quote(name)})").fetchall() for name in names}
+    infos = {name: con.execute(f"PRAGMA table_info({quote(name)})").fetchall() for name in names}
     fits: dict[str, list[int]] = {}
     for name, info in infos.items():
         same = [i for i, t in enumerate(tables) if t.lower() == name.lower()]
@@ -141,7 +143,7 @@ def _natural_names(tables_json: str, db_id: str, con: sqlite3.Connection) -> dic
         found = {n: f[0] for n, f in settled.items() if len(f) == 1}
         for name, i in chosen.items():  # a key of a matched table points where its entry's key does (`sänger`)
             names_at = [r[1] for r in infos[name]]
-            for fk in con.execute(f"PRAGMA foreign_key_list({_quote(name)})").fetchall():
+            for fk in con.execute(f"PRAGMA foreign_key_list({quote(name)})").fetchall():
                 target = references.get((i, names_at.index(fk[3]) if fk[3] in names_at else -1))
                 if fk[2] in settled and target in settled[fk[2]] and fk[2] not in found:
                     found[fk[2]] = target
@@ -218,18 +220,18 @@ def read_duckdb(path: str) -> Iterator[Table | Database]:
     if Path(path).stat().st_size == 0:
         raise SourceError(path, "empty file")
     try:
-        con = duckdb.connect(path, read_only=True)
+        con = open_duckdb(path)  # read-only, no external access or extensions, its memory and threads bounded
     except (duckdb.Error, OSError) as e:
         raise SourceError(path, f"not a DuckDB database ({e})") from None
     db_name = Path(path).stem
     members, pks, fks = [], [], []
+    deadline = Deadline(path)
     try:
         names = [r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY table_name").fetchall()]
         for name in names:
-            relation = con.sql(f"SELECT * FROM {_quote(name)}")
-            # DuckDB 2 names it to_arrow_table; 1.x arrow()
-            arrow = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.arrow()
+            with interrupted_at(con, deadline):  # held only while DuckDB works, not while the caller does
+                arrow = duckdb_table(con, path, name)
             body = pa.table([plain_array(c) for c in arrow.columns], names=unique_names(arrow.column_names))
             table = Table(name=name, body=body, provenance=Provenance(source="duckdb", path=path, sheet=name,
                                                                       database=db_name))
@@ -245,6 +247,10 @@ def read_duckdb(path: str) -> Iterator[Table | Database]:
             else:
                 fks.append(ForeignKey(table_name, tuple(columns), ref_table, tuple(ref_columns), "declared", 1.0,
                                       "declared in the DuckDB schema"))
+    except duckdb.InterruptException:
+        raise deadline.error() from None
+    except duckdb.OutOfMemoryException as e:
+        raise SourceError(path, f"{out_of_memory()} ({e})") from None
     except duckdb.Error as e:
         raise SourceError(path, f"unreadable DuckDB database ({e})") from None
     finally:
