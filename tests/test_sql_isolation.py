@@ -194,17 +194,15 @@ def test_replayed_attacks_score_like_select_42_and_leave_every_other_sample_at_o
         "second_statement": lambda s: f"SELECT 42; {steal(s.id)}; SELECT * FROM query(getvariable('g'))",
         "select_42": lambda s: "SELECT 42",
     }
+    configs = ["csv:none", "html:none", "json:none", "latex:none", "concatenation:none", "dataframe:none"]
     replies = [{"sample_id": s.id, "reply": f"```sql\n{attack(s)}\n```", "config": config}
-               for s in samples for attack, config in zip(attacks.values(), ["markdown:none", "csv:none", "html:none",
-                                                                            "json:none", "latex:none", "dataframe:none"])]
-    # the default configuration: the first samples write, shadow a table, define a macro; the rest reply with their gold
+               for s in samples for attack, config in zip(attacks.values(), configs)]
+    # the default configuration: the first samples write a file, shadow another sample's table and
+    # redefine sum(); every other sample replies with its own gold SQL
     harmful = [f"SELECT 1; COPY (SELECT 1) TO '{written}'", f'SELECT 1; CREATE OR REPLACE TEMP VIEW "{other_table}" '
                "AS SELECT 1", "SELECT 1; CREATE TEMP MACRO sum(x) AS 0"]
-    for i, s in enumerate(samples):
-        if i < len(harmful):
-            replies = [r for r in replies if not (r["sample_id"] == s.id and r["config"] == "markdown:none")]
-        sql = harmful[i] if i < len(harmful) else s.program["text"]
-        replies.append({"sample_id": s.id, "reply": f"```sql\n{sql}\n```", "config": "markdown:none"})
+    replies += [{"sample_id": s.id, "reply": f"```sql\n{harmful[i] if i < len(harmful) else s.program['text']}\n```"}
+                for i, s in enumerate(samples)]
     file = tmp_path / "replies.jsonl"
     file.write_text("".join(json.dumps(r) + "\n" for r in replies))
     out = tmp_path / "out"
@@ -214,7 +212,7 @@ def test_replayed_attacks_score_like_select_42_and_leave_every_other_sample_at_o
     results = pd.read_parquet(out / "results.parquet")
     by_config = results.groupby("config")["score"].mean()
     baseline = by_config["dataframe:none"]
-    for config in ["csv:none", "html:none", "json:none", "latex:none"]:
+    for config in configs[:-1]:
         assert by_config[config] <= baseline, by_config
     assert not written.exists()
     default = results[results["config"] == "markdown:none"].sort_values("sample_id")
