@@ -81,7 +81,7 @@ def test_a_temp_macro_does_not_change_what_a_later_sample_computes():
     assert attack.value == 0.0
     assert score("execution_match", GOLD, None, _context()).value == 1.0
     # with the macro in force the gold would compute 0 and this reply would match it
-    assert score("execution_match", "SELECT 0", None, _context()).value == 0.0
+    assert score("execution_match", "SELECT 0 FROM towns", None, _context()).value == 0.0
 
 
 # ------------------------------------------------------------------ the rule itself
