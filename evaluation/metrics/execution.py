@@ -21,7 +21,7 @@ def _result_rows(rows: list[tuple]) -> list[tuple]:
 def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
     """`context["tables"]`: name -> Arrow table; `context["program"]`: the gold SQL, in DuckDB
     unless `context["dialect"]` is "sqlite" (Spider's: both queries then run in SQLite). Both run
-    under `curation.programs.untrusted_sql`'s rule: a fresh database per sample, the gold first."""
+    under `curation.programs.untrusted_sql`'s rule, each on its own fresh connection, the gold first."""
     from curation.programs.untrusted_sql import QueryRefused, duckdb_database, run_duckdb
 
     predicted = answer_text(prediction).strip().rstrip(";")
@@ -33,18 +33,14 @@ def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Scor
     if context.get("dialect") == "sqlite":
         return _sqlite_execution_match(predicted, program, context)
     tables = context.get("tables", {})
-    database = duckdb_database()
     try:
-        try:
-            gold_rows = _result_rows(run_duckdb(database, program.strip().rstrip(";"), tables))
-        except QueryRefused as e:
-            return Score(0.0, {"error": f"the gold SQL fails: {e}"})
-        try:
-            pred_rows = _result_rows(run_duckdb(database, predicted, tables))
-        except QueryRefused as e:
-            return Score(0.0, {"error": str(e)})
-    finally:
-        database.close()
+        gold_rows = _result_rows(run_duckdb(duckdb_database(), program.strip().rstrip(";"), tables))
+    except QueryRefused as e:
+        return Score(0.0, {"error": f"the gold SQL fails: {e}"})
+    try:
+        pred_rows = _result_rows(run_duckdb(duckdb_database(), predicted, tables))
+    except QueryRefused as e:
+        return Score(0.0, {"error": str(e)})
     ordered = " order by " in program.lower()
     same = pred_rows == gold_rows if ordered else Counter(pred_rows) == Counter(gold_rows)
     return Score(float(same), {"rows": len(pred_rows)})
