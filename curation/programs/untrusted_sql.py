@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 SECONDS = 10.0  # per query
@@ -42,6 +43,11 @@ class QueryRefused(Exception):
 
 def refusal(sql: str, table_names: Iterable[str], dialect: str = "duckdb") -> str | None:
     """Why `sql` may not run over the tables named `table_names`; None when it may."""
+    return _refusal(sql, frozenset(n.lower() for n in table_names), dialect)
+
+
+@lru_cache(maxsize=4096)  # a sample's gold and reply come back once per table configuration
+def _refusal(sql: str, table_names: frozenset[str], dialect: str) -> str | None:
     import sqlglot
     from sqlglot import exp
 
@@ -54,7 +60,7 @@ def refusal(sql: str, table_names: Iterable[str], dialect: str = "duckdb") -> st
     tree = statements[0]
     if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
         return f"only a read query (SELECT, WITH, UNION ...) may run, not {tree.key.upper()}"
-    allowed = {n.lower() for n in table_names} | {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    allowed = set(table_names) | {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     for node in tree.walk():
         if isinstance(node, _FORBIDDEN_NODES):
             return f"{node.key.upper()} is not allowed in a read query"
