@@ -13,6 +13,7 @@ import pytest
 from curation.programs.untrusted_sql import (QueryRefused, duckdb_database, refusal, run_duckdb, run_sqlite,
                                              sqlite_database)
 from evaluation.metrics import score
+from tests.conftest import shared
 
 TOWNS = pa.table({"town": ["Oslo", "Bergen", "Bodø"], "people": [700, 290, 52]})
 GOLD = "SELECT sum(people) FROM towns"
@@ -147,21 +148,16 @@ def test_the_sqlite_copy_only_reads(tmp_path):
 # ------------------------------------------------------------------ end to end, on a Spider database
 
 
-SPIDER_DB = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider" / "database" / "department_store"
-SPIDER_DB = SPIDER_DB if SPIDER_DB.exists() else Path("/work/shared/data/spider/database/department_store")
-
-
 @pytest.fixture(scope="module")
 def department_store(tmp_path_factory):
     """A text-to-SQL release over Spider's department_store (stages = sql), built once for this module."""
-    if not SPIDER_DB.exists():
-        pytest.skip(f"{SPIDER_DB} is absent (../shared/data)")
     from curation.build import run_build
     from curation.pipeline.executor import LocalExecutor
     from curation.workspace import Workspace
 
     tmp = tmp_path_factory.mktemp("department-store")
-    config = {"build": {"sources": [str(SPIDER_DB)], "stages": ["sql"]}, "select": {"max_per_task": 12},
+    database = shared("spider", "database", "department_store")
+    config = {"build": {"sources": [str(database)], "stages": ["sql"]}, "select": {"max_per_task": 12},
               "release": {"name": "department-store"}}
     return Path(run_build(Workspace(tmp / "ws"), config, tmp / "releases", executor=LocalExecutor(1))["release"]["path"])
 
