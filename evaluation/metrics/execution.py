@@ -10,29 +10,19 @@ from curation.answers import normalize_answer
 from evaluation.metrics import Score, answer_text, metric
 
 _QUERY = re.compile(r"^\s*(\(\s*)*(select|with|from)\b", re.I)
-_CONNECTION: Any = None
 
 
-def _connection() -> Any:
-    """One DuckDB connection per process: connecting costs ~20 ms, registering an Arrow table nothing."""
-    global _CONNECTION
-    if _CONNECTION is None:
-        import duckdb
-
-        _CONNECTION = duckdb.connect()
-    return _CONNECTION
-
-
-def _result_rows(con: Any, sql: str) -> list[tuple]:
+def _result_rows(rows: list[tuple]) -> list[tuple]:
     return [tuple(normalize_answer(v) if not isinstance(v, (int, float)) or isinstance(v, bool)
-                  else round(float(v), 6) for v in row) for row in con.execute(sql).fetchall()]
+                  else round(float(v), 6) for v in row) for row in rows]
 
 
 @metric("execution_match")
 def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
     """`context["tables"]`: name -> Arrow table; `context["program"]`: the gold SQL, in DuckDB
-    unless `context["dialect"]` is "sqlite" (Spider's: both queries then run in SQLite)."""
-    import duckdb
+    unless `context["dialect"]` is "sqlite" (Spider's: both queries then run in SQLite). Both run
+    under `curation.programs.untrusted_sql`'s rule, each on its own fresh connection, the gold first."""
+    from curation.programs.untrusted_sql import QueryRefused, duckdb_database, run_duckdb
 
     predicted = answer_text(prediction).strip().rstrip(";")
     program = context.get("program")
@@ -42,43 +32,38 @@ def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Scor
         return Score(0.0, {"error": "the answer is not a query"})
     if context.get("dialect") == "sqlite":
         return _sqlite_execution_match(predicted, program, context)
-    con = _connection()
-    names = list(context.get("tables", {}))
+    tables = context.get("tables", {})
     try:
-        for name in names:
-            con.register(name, context["tables"][name])
-        gold_rows = _result_rows(con, program)
-        try:
-            pred_rows = _result_rows(con, predicted)
-        except duckdb.Error as e:
-            return Score(0.0, {"error": f"{type(e).__name__}: {str(e)[:200]}"})
-    finally:
-        for name in names:
-            con.unregister(name)
+        gold_rows = _result_rows(run_duckdb(duckdb_database(), program.strip().rstrip(";"), tables))
+    except QueryRefused as e:
+        return Score(0.0, {"error": f"the gold SQL fails: {e}"})
+    try:
+        pred_rows = _result_rows(run_duckdb(duckdb_database(), predicted, tables))
+    except QueryRefused as e:
+        return Score(0.0, {"error": str(e)})
     ordered = " order by " in program.lower()
     same = pred_rows == gold_rows if ordered else Counter(pred_rows) == Counter(gold_rows)
     return Score(float(same), {"rows": len(pred_rows)})
 
 
 def sqlite_rows(tables: dict[str, Any], *queries: str) -> list[list[tuple] | str]:
-    """Each query's result rows in one SQLite copy of the tables (an error's text where it fails).
-    Names that alias one table (its full and short names) hold it once."""
-    import sqlite3
-
-    from curation.programs.sql import sqlite_copy
+    """Each query's result rows in one read-only SQLite copy of the tables (an error's text where it
+    fails or is refused), in order: the gold first. Names that alias one table (its full and short
+    names) hold it once."""
+    from curation.programs.untrusted_sql import QueryRefused, run_sqlite, sqlite_database
 
     bodies: dict[str, Any] = {}
     for name, body in tables.items():
         if name != "t":  # the one-table alias of generated samples; published SQL names its tables
             bodies.setdefault(name.split("/")[-1], body)
-    con = sqlite_copy(bodies)
+    con = sqlite_database(bodies)
     out: list[list[tuple] | str] = []
     try:
         for query in queries:
             try:
-                out.append(_result_rows(con, query))
-            except (sqlite3.Error, sqlite3.Warning) as e:
-                out.append(f"{type(e).__name__}: {str(e)[:200]}")
+                out.append(_result_rows(run_sqlite(con, query.strip().rstrip(";"), bodies)))
+            except QueryRefused as e:
+                out.append(str(e))
     finally:
         con.close()
     return out
