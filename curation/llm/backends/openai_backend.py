@@ -49,7 +49,9 @@ class OpenAIBackend:
         self.base_urls = base_urls(base_url)
         self.model, self.base_url, self.revision = model, self.base_urls[0], revision
         self.concurrency, self.retries, self.backoff, self.max_backoff = max(1, concurrency), retries, backoff, max_backoff
-        self.timeout = timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds (a deadline per try), got {timeout!r}")
+        self.timeout = float(timeout)
         key = api_key or os.environ.get(api_key_env) or "not-needed"  # local servers take any key
         # retries are ours (the policy above), not the client's; the deadline is ours too (httpx's timeouts are per read)
         self.pool = ServerPool([Server(url, openai.OpenAI(base_url=url, api_key=key, timeout=timeout, max_retries=0,
