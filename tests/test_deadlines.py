@@ -176,3 +176,11 @@ def test_curate_evaluate_against_a_trickling_server_records_the_samples_failed_a
     assert healed.exit_code == 0, healed.output
     assert server.hits == 2  # exactly the failed samples, asked again
     assert (pd.read_parquet(out / "results.parquet")["score"] == 1.0).all()
+
+
+@pytest.mark.parametrize("timeout", [0, -1, None, "5"])
+def test_a_timeout_that_is_no_deadline_is_refused(timeout):
+    from curation.llm.backends.openai_backend import OpenAIBackend
+
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        OpenAIBackend("tiny", base_url="http://127.0.0.1:9/v1", timeout=timeout)
