@@ -38,7 +38,8 @@ FAILURE_HINTS = {"HTTP 401": "Check the API key (--api-key-env names the variabl
                  "HTTP 404": "Check --model and --base-url (the server does not know this model or path)",
                  "HTTP 400": "The server refuses the requests: check the model's settings (max tokens, context length)",
                  "malformed reply": "Check --base-url: the server does not answer like an OpenAI-compatible one",
-                 "no choices": "The server answers without choices", "no content": "The server answers without content"}
+                 "no choices": "The server answers without choices", "no content": "The server answers without content",
+                 "deadline": "The server does not finish replies within --request-timeout: check it, or allow more"}
 
 
 NO_ISOLATION = ("model-written code ran WITHOUT isolation (--sandbox none): programs could read and write "
@@ -469,7 +470,7 @@ class Evaluator:
                                               for i in chunk])
         else:
             responses = replies
-        down = [r for r in responses if not r.ok and r.transient]
+        down = [r for r in responses if r.unreachable]
         if down:
             raise ModelUnavailable(f"{self.model_name}: {len(down)} requests got no reply ({down[0].error}); "
                                    "rerun to go on: finished predictions are kept")
@@ -527,7 +528,7 @@ class Evaluator:
         conversations = [list(self._messages(item)) for item in chunk]
         first = self.client.complete([ChatRequest(tuple(c), self.params, tag=i.sample.id)
                                       for c, i in zip(conversations, chunk)])
-        if any(not r.ok and r.transient for r in first):
+        if any(r.unreachable for r in first):
             raise ModelUnavailable(f"{self.model_name}: the server stopped answering; rerun to go on")
         second_at = [n for n, r in enumerate(first) if r.ok]
         for n in second_at:
@@ -535,7 +536,7 @@ class Evaluator:
                                  {"role": "user", "content": TREETHINKER_ANSWER}]
         second = dict(zip(second_at, self.client.complete(
             [ChatRequest(tuple(conversations[n]), self.params, tag=chunk[n].sample.id) for n in second_at])))
-        if any(not r.ok and r.transient for r in second.values()):
+        if any(r.unreachable for r in second.values()):
             raise ModelUnavailable(f"{self.model_name}: the server stopped answering; rerun to go on")
         rows = []
         for n, item in enumerate(chunk):
@@ -569,7 +570,7 @@ class Evaluator:
                     break
                 requests = [ChatRequest(tuple(conversations[n]), self.params, tag=chunk[n].sample.id) for n in active]
                 responses = self.client.complete(requests)
-                if any(not r.ok and r.transient for r in responses):
+                if any(r.unreachable for r in responses):
                     raise ModelUnavailable(f"{self.model_name}: the server stopped answering; rerun to go on")
                 for n, response in zip(active, responses):
                     tokens[n][0] += response.prompt_tokens

@@ -65,6 +65,15 @@ def test_metrics_match_hand_computed_values(metric, prediction, gold, expected):
     assert score(metric, prediction, gold).value == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.parametrize("metric", ["set_f1", "partial_match", "retrieval_prf_at_k"])
+def test_set_metrics_never_take_a_boolean_for_a_number(metric):
+    """Python's True == 1 made {True} & {1.0} a match: "yes" scored 1.0 against a gold of ["1"]."""
+    assert score(metric, "yes", ["1"]).value == 0.0
+    assert score(metric, 1, [True]).value == 0.0
+    assert score(metric, ["no", 0], [False, "0"]).value == 1.0  # each matches its own kind
+    assert score(metric, "1", [1]).value == 1.0  # text and number: one number, as normalize_answer reads it
+
+
 def test_key_selection_reports_precision_and_recall_beside_accuracy():
     s = score("key_selection", ["orders.id", "orders.x"], ["customers.id", "orders.id"])
     assert s.value == 0.0 and s.details["precision"] == 0.5 and s.details["recall"] == 0.5

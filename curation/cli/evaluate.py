@@ -61,7 +61,8 @@ def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str 
 @click.option("--max-tokens", type=int, default=1024, show_default=True)
 @click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight (openai).")
 @click.option("--request-timeout", type=float, default=120.0, show_default=True,
-              help="Seconds one request may take (openai); a server that never answers fails after this.")
+              help="Seconds one try of a request may take, all of it: connect, headers and body (openai). One "
+                   "past it is recorded failed (not scored) and asked again by the next run.")
 @click.option("--retries", type=int, default=4, show_default=True,
               help="Retries of a request that failed on the server's side (429, 5xx, timeout, no connection).")
 @click.option("--max-failures-in-a-row", type=int, default=8, show_default=True,

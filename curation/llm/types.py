@@ -9,6 +9,8 @@ from typing import Any
 OUTPUT_PARAMETERS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop", "frequency_penalty",
                      "presence_penalty", "response_format", "logit_bias", "n")
 
+DEADLINE = "deadline"  # the failure kind of a request that passed its deadline (`deadline.py`)
+
 
 class ModelUnavailable(RuntimeError):
     """Requests got no reply (a dead endpoint, a server that keeps failing). A stage raises it so
@@ -56,6 +58,14 @@ class ChatResponse:
     @property
     def ok(self) -> bool:
         return not self.error
+
+    @property
+    def unreachable(self) -> bool:
+        """The server gave no reply at all (down, refusing, overloaded): an evaluation stops, and its
+        rerun asks again. A request past its deadline is not that: the server answers, too slowly for
+        this request, which is recorded failed while the run goes on (a build stage still treats it as
+        `transient`: its part stays unfinished, and the rerun asks again)."""
+        return not self.ok and self.transient and self.failure != DEADLINE
 
     @property
     def truncated(self) -> bool:

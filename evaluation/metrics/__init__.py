@@ -63,5 +63,13 @@ def answer_items(value: Any) -> list[Any]:
     return v if isinstance(v, list) else [v]
 
 
+def answer_keys(value: Any) -> list[Any]:
+    """The items of an answer as set members, for metrics that compare answers as sets: equal keys
+    are equal items. Numbers to 9 decimals; a boolean is keyed apart from numbers, since Python's
+    True == 1 would let "yes" match a gold of 1 (and 1 a gold of True) in a set."""
+    return [(bool, v) if isinstance(v, bool) else round(v, 9) if isinstance(v, float) else v
+            for v in answer_items(value)]
+
+
 def answer_text(value: Any) -> str:
     return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)

@@ -5,17 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from evaluation.metrics import Score, answer_items, metric
-
-
-def _key(value: Any) -> Any:
-    return round(value, 9) if isinstance(value, float) else value
+from evaluation.metrics import Score, answer_items, answer_keys, metric
 
 
 @metric("set_f1")
 def set_f1(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
-    p = {_key(x) for x in answer_items(prediction)}
-    g = {_key(x) for x in answer_items(gold)}
+    p, g = set(answer_keys(prediction)), set(answer_keys(gold))
     if not p or not g:
         return Score(float(p == g))
     common = len(p & g)
@@ -27,8 +22,7 @@ def set_f1(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
 
 @metric("partial_match")
 def partial_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
-    p = Counter(_key(x) for x in answer_items(prediction))
-    g = Counter(_key(x) for x in answer_items(gold))
+    p, g = Counter(answer_keys(prediction)), Counter(answer_keys(gold))
     return Score(sum((p & g).values()) / max(1, sum(g.values())))
 
 

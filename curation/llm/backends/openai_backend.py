@@ -2,10 +2,12 @@
 
 Requests run on a bounded thread pool. A 429, a 5xx, a timeout or a refused connection is
 retried with exponential backoff (honouring Retry-After); any other 4xx is the request's own fault
-and is not retried. A 200 that is not a chat completion (an HTML page, malformed JSON, no
-choices, a message without content) is a failure too, never an empty answer. A request that
-still fails becomes a response with `error` and its kind (`failure`: "HTTP 401", "malformed
-reply", ...) set: the batch goes on, and nothing failed is cached, so a rerun asks again.
+and is not retried. `timeout` is a deadline per try, for connect, headers and body together
+(`deadline.py`): a server that trickles or stalls fails the try on time, as "deadline", a try
+under the retry policy like any timeout. A 200 that is not a chat completion (an HTML page,
+malformed JSON, no choices, a message without content) is a failure too, never an empty answer.
+A request that still fails becomes a response with `error` and its kind (`failure`: "HTTP 401",
+"malformed reply", ...) set: the batch goes on, and nothing failed is cached, so a rerun asks again.
 
 `base_url` may list several servers of the same model (a list, or URLs separated by commas):
 requests are spread over them, `concurrency` in flight on each, and a server that dies is taken
@@ -21,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable
 
 from curation.llm.backends import backend
-from curation.llm.types import ChatRequest, ChatResponse
+from curation.llm.types import DEADLINE, ChatRequest, ChatResponse
 
 
 @backend("openai")
@@ -38,6 +40,7 @@ class OpenAIBackend:
         import openai
 
         from curation.llm.client import structured_output_format
+        from curation.llm.deadline import deadline, deadline_http_client
         from curation.llm.servers import Server, ServerPool
 
         structured_output_format(structured_output, None)  # a bad mode fails here, not at the first request
@@ -46,11 +49,15 @@ class OpenAIBackend:
         self.base_urls = base_urls(base_url)
         self.model, self.base_url, self.revision = model, self.base_urls[0], revision
         self.concurrency, self.retries, self.backoff, self.max_backoff = max(1, concurrency), retries, backoff, max_backoff
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds (a deadline per try), got {timeout!r}")
+        self.timeout = float(timeout)
         key = api_key or os.environ.get(api_key_env) or "not-needed"  # local servers take any key
-        # retries are ours (the policy above), not the client's
-        self.pool = ServerPool([Server(url, openai.OpenAI(base_url=url, api_key=key, timeout=timeout, max_retries=0))
+        # retries are ours (the policy above), not the client's; the deadline is ours too (httpx's timeouts are per read)
+        self.pool = ServerPool([Server(url, openai.OpenAI(base_url=url, api_key=key, timeout=timeout, max_retries=0,
+                                                          http_client=deadline_http_client(url)))
                                 for url in self.base_urls], failures_to_take_out, revive_after)
-        self._openai = openai
+        self._openai, self._deadline = openai, deadline
 
     def identity(self) -> dict[str, Any]:
         urls = sorted({u.rstrip("/") for u in self.base_urls})
@@ -86,20 +93,23 @@ class OpenAIBackend:
         while True:
             server = self.pool.acquire(avoid=server)
             try:
-                reply = server.client.chat.completions.create(model=self.model, messages=list(request.messages),
-                                                              **request.params)
+                with self._deadline(self.timeout) as limit:
+                    reply = server.client.chat.completions.create(model=self.model, messages=list(request.messages),
+                                                                  **request.params)
             except Exception as e:  # noqa: BLE001 - classified below; a bad request must not stop the batch
-                last = f"{type(e).__name__}: {e}"
+                late = limit.passed and isinstance(e, self._openai.APITimeoutError)
+                kind = DEADLINE if late else self.failure_kind(e)
+                last = limit.reason if late else f"{type(e).__name__}: {e}"
                 tries = attempt + moved + 1
                 if not self.retryable(e):  # the request's own fault: the server is fine
                     self.pool.release(server, ok=True)
-                    return ChatResponse(error=last, failure=self.failure_kind(e), attempts=tries)
-                if self.pool.release(server, ok=False, dead=self.dead(e), failure=self.failure_kind(e)) \
+                    return ChatResponse(error=last, failure=kind, attempts=tries)
+                if self.pool.release(server, ok=False, dead=self.dead(e), failure=kind) \
                         and moved < len(self.pool.servers):
                     moved += 1  # its server was just taken out: another one takes it now
                     continue
                 if attempt == self.retries:
-                    return ChatResponse(error=last, transient=True, failure=self.failure_kind(e), attempts=tries)
+                    return ChatResponse(error=last, transient=True, failure=kind, attempts=tries)
                 time.sleep(self._delay(e, attempt))
                 attempt += 1
                 continue
