@@ -359,14 +359,15 @@ class Cgroup:
         self._file("memory", "memory.limit_in_bytes", "memory.max").write_text(str(self.memory_used() + memory_bytes))
         self._file("pids", "pids.max", "pids.max").write_text(str(self.processes() + processes))
 
-    def hit_memory_limit(self) -> bool:
+    def memory_events(self) -> int:
+        """How often the group has hit its memory bound so far (0 where that cannot be read)."""
         try:
             if self.version == "v2":
                 events = dict(line.split() for line in self._file("memory", "", "memory.events").read_text().splitlines())
-                return int(events.get("oom_kill", 0)) > 0 or int(events.get("max", 0)) > 0
-            return int(self._file("memory", "memory.failcnt", "").read_text()) > 0
+                return int(events.get("oom_kill", 0)) + int(events.get("max", 0))
+            return int(self._file("memory", "memory.failcnt", "").read_text())
         except (OSError, ValueError):
-            return False
+            return 0
 
     def remove(self) -> None:
         for folder in set(self.dirs.values()):
