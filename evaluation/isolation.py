@@ -187,7 +187,10 @@ def program_environment(home: str, tmp: str) -> dict[str, str]:
     """All a program's process sees of an environment: nothing of the parent's (API keys stay out)."""
     return {**_base_environment(), "HOME": home, "TMPDIR": tmp, "MPLBACKEND": "Agg",
             "MPLCONFIGDIR": f"{home}/.matplotlib", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+            # Arrow's own allocator reserves address space in large arenas, which a forked program's
+            # address-space limit refuses at random ("malloc of size 64 failed"): the C library's instead
+            "ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
 def _python_dirs() -> list[str]:

@@ -120,6 +120,7 @@ WIPED = ("/tmp", "/dev/shm")  # and the scratch folder: everything a program can
 def _in_child(job: dict, namespace: dict, pd: object, plt: object, scratch: str, result_fd: int,
               closed: list[int]) -> None:
     """The forked program: its own session, limits and empty scratch; no way back to the protocol."""
+    result: dict
     try:
         os.setsid()
         for fd in closed:  # the protocol channel and the job stream belong to the worker alone
@@ -131,6 +132,9 @@ def _in_child(job: dict, namespace: dict, pd: object, plt: object, scratch: str,
         _limit(job["cpu_seconds"], job["memory_mb"], job.get("file_mb", 64))
         os.chdir(scratch)
         result = _run(job, dict(namespace), pd, plt)
+    except BaseException as e:  # noqa: BLE001 - the worker's own failure, reported as the program's
+        result = {"ok": False, "stdout": "", "error": f"the sandbox could not run the program: {e!r}", "elapsed": 0}
+    try:
         data = json.dumps(result, default=str).encode() + b"\n"
         while data:
             data = data[os.write(result_fd, data):]
