@@ -323,7 +323,7 @@ class Sandbox:
         self._closed = False
         self._lock = threading.Lock()
         for _ in range(self.size):
-            self._idle.put(Worker(self.limits, isolation))
+            self._idle.put(self._worker())
 
     def run(self, code: str, tables: dict[str, str] | None = None, limits: Limits | None = None) -> SandboxResult:
         """Run `code`; `tables` maps variable names to CSV files loaded as DataFrames before it runs."""
