@@ -354,12 +354,12 @@ named = {{knob: writable('/proc/sys/' + knob) for knob in {KNOBS!r}}}
 found = [os.path.join(top, f) for top, _, files in os.walk('/proc/sys') for f in files if writable(os.path.join(top, f))]
 found += [e.path for e in os.scandir('/proc') if not e.name.isdigit() and e.is_file() and writable(e.path)]
 found += [os.path.join(top, f) for top, _, files in os.walk('/sys') for f in files if writable(os.path.join(top, f))]
-print(json.dumps({{'named': named, 'found': found}}))
+print(json.dumps({{'named': named, 'found': found[:10], 'count': len(found)}}))
 """, places)
     assert result["ok"], result
     seen = json.loads(result["stdout"])
     assert seen["named"] == {knob: False for knob in KNOBS}, seen["named"]
-    assert seen["found"] == [], seen["found"][:20]
+    assert seen["count"] == 0, seen["found"]
     assert knob_values() == before
 
 
