@@ -1,24 +1,29 @@
-"""Isolation by the operating system for model-written programs: bubblewrap namespaces and cgroups.
+"""Isolation by the operating system for model-written programs: bubblewrap, unprivileged, with seccomp and cgroups.
 
-A sandbox worker runs under `bwrap` (the tool Flatpak is built on) with:
+A sandbox worker runs under `bwrap` (the tool Flatpak is built on), started by `sandbox_launch.py`
+as an unprivileged user (uid/gid 65534 where the evaluator is root; the evaluator's own user
+otherwise), so that nothing in the sandbox is ever uid 0 on the host, with:
 - a mount namespace in which the system (`/usr`, the libraries, the Python installation) is
-  read-only, the root and `/dev` are read-only, and the only writable places are a size-limited
-  scratch folder (`/scratch`, also `HOME`), a size-limited private `/tmp` and a small `/dev/shm`
-  (all memory, charged to the worker's cgroup); the home folder,
-  the workspace, the releases and the project checkout are not there at all, and the tables a
-  program reads are copied into a read-only `/input`;
+  read-only, the root, `/dev` and `/proc/sys` are read-only, `/sys` is absent, and the only
+  writable places are a size-limited scratch folder (`/scratch`, also `HOME`), a private `/tmp`
+  and a small `/dev/shm` (all memory, charged to the worker's cgroup); the home folder, the
+  workspace, the releases and the project checkout are not there at all, and the tables a program
+  reads are copied into a read-only `/input`;
 - new PID, network, IPC, UTS, cgroup and user namespaces, no capabilities and no further user
-  namespaces: when the worker ends, every process it started ends with it (setsid and double forks
-  included), nothing outside can be seen, signalled or traced, and there is no network at all;
+  namespaces: when the worker ends, every process it started ends with it, nothing outside can be
+  seen, signalled or traced, and there is no network at all;
+- the seccomp filter of `seccomp.py` (mount, ptrace, bpf, keyrings, new namespaces, ... refused);
 - `--die-with-parent` and `--new-session`, and a cleared environment (bwrap itself is started
   with the same minimal one, so `/proc/1/environ` holds no secret either).
 Where the cgroup hierarchy is writable, each worker also gets a cgroup of its own: memory and the
-number of processes are bounded for the program and all its descendants together. Else the
+number of processes are bounded for its programs and all their descendants together. Else the
 per-process limits (address space, CPU time, file size) still hold, and `curate sandbox check`
 says which bounds this machine gives.
 
-Fail closed: `require("bwrap")` raises `SandboxUnavailable` (with how to install bubblewrap) where
-the namespaces cannot be set up; only an explicit `--sandbox none` runs programs without them.
+Fail closed: `support()` starts a probe the way a worker starts and `require("bwrap")` raises
+`SandboxUnavailable` saying why where the namespaces cannot be set up, the host sees a sandboxed
+process as root, the filter is not in force or `/proc/sys` is writable; only an explicit
+`--sandbox none` runs programs without isolation.
 """
 
 from __future__ import annotations

@@ -1,21 +1,24 @@
-"""Run model-written programs safely: each in a warm worker isolated by the operating system.
+"""Run model-written programs safely: each in a fresh child of a warm worker isolated by the operating system.
 
-A worker (`sandbox_worker.py`) runs under bubblewrap (`isolation.py`): it sees the system and its
-Python read-only, a size-limited scratch folder, its tables copied into a read-only `/input`,
-and nothing else (no home folder, workspace, release or checkout; no network; no other process);
-every process a program starts dies with its worker; memory and the number of processes are
-bounded for all of them together where a cgroup can be made. On top of that, per process: a
-wall-clock timeout (the parent kills the worker), CPU-time, address-space and file-size limits.
+A worker (`sandbox_worker.py`) runs under bubblewrap (`isolation.py`), as an unprivileged user
+under a seccomp filter: it sees the system and its Python read-only, a size-limited scratch
+folder, its tables copied into a read-only `/input`, and nothing else (no home folder,
+workspace, release or checkout; no network; no other process); memory and the number of
+processes are bounded for all its processes together where a cgroup can be made. Per program:
+a wall-clock timeout (the parent kills the worker), CPU-time, address-space and file-size limits.
 
 Workers are started ahead of time and have pandas, numpy and matplotlib imported when a program
-arrives: a program costs a process that is already warm, then the worker is replaced (a
-program never sees another's leftovers). A `Session` keeps one worker for several code cells
-(ICoT's interleaved turns share their variables).
+arrives. A worker forks each program into a fresh child, then kills every other process in its
+PID namespace and empties its scratch, /tmp and /dev/shm before the next: a program never sees
+another's leftovers (files, environment, patched modules, processes), and costs a fork, not a
+new interpreter. A worker that cannot clean up, or that a program killed or stalled, is
+replaced. A `Session` keeps one worker for several code cells (ICoT's interleaved turns share
+their variables), run in the worker itself.
 
 Results come back as one protocol line on the worker's stdout (the program's own stdout and
 stderr are /dev/null; one that finds the descriptor can only forge its own result), read with a
 bound, so whatever a program writes reaches the parent only as its truncated output. `isolation="none"` (the user's
-explicit `--sandbox none`) runs the same worker without namespaces.
+explicit `--sandbox none`) runs the worker without namespaces, one per program.
 """
 
 from __future__ import annotations

@@ -1,12 +1,19 @@
-"""The sandbox's worker process: `python -I sandbox_worker.py SCRATCH`. Imports pandas, numpy and
-matplotlib once (that is why workers are started ahead of time), says "ready", then runs the jobs
-it reads from stdin, one JSON object per line, each in the same namespace (a session), and
-answers each with one line "done N {result}" on its stdout (moved to a descriptor of its own:
-the program's stdout and stderr are /dev/null).
+"""The sandbox's worker process: `python -I sandbox_worker.py SCRATCH [--fork]`. Imports pandas, numpy
+and matplotlib once (that is why workers are started ahead of time), says "ready", then runs the
+jobs it reads from stdin, one JSON object per line, and answers each with one line
+"done N {result}" on its stdout (moved to a descriptor of its own: the program's stdout and
+stderr are /dev/null).
 
-Before the first job it drops what a program must not have: the network (sockets refuse, on top
-of the network namespace the parent may have set up), and more than the allowed CPU time, memory
-and file size. It runs with a minimal environment, in its scratch folder.
+With `--fork` (a pooled worker under bwrap) each program runs in a forked child, in its own
+session with its own limits and no way to the job stream or the protocol descriptor; after it
+the worker, the subreaper and only legitimate process of its PID namespace, kills every other
+process there and empties the scratch folder, /tmp and /dev/shm, so nothing carries to the next
+program (when that cannot be done it says so and exits, and is replaced). It is not dumpable, so
+no child reaches into it through /proc. Without `--fork` (a session, or `--sandbox none`) every
+job runs in the worker itself, sharing one namespace.
+
+Sockets refuse (on top of the network namespace the parent set up), and CPU time, memory and
+file size are limited before a program runs. It runs with a minimal environment, in its scratch folder.
 """
 
 from __future__ import annotations
