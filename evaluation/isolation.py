@@ -180,7 +180,8 @@ def require(mode: str) -> Support:
 
 
 def _namespace_args() -> list[str]:
-    return ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+    # --as-pid-1: the worker is its namespace's init, which no process inside can kill or stop
+    return ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--as-pid-1",
             "--cap-drop", "ALL", "--hostname", "sandbox"]
 
 

@@ -6,7 +6,7 @@ stderr are /dev/null).
 
 With `--fork` (a pooled worker under bwrap) each program runs in a forked child, in its own
 session with its own limits and no way to the job stream or the protocol descriptor; after it
-the worker, the subreaper and only legitimate process of its PID namespace, kills every other
+the worker, the init (pid 1) and only legitimate process of its PID namespace, kills every other
 process there and empties the scratch folder, /tmp and /dev/shm, so nothing carries to the next
 program (when that cannot be done it says so and exits, and is replaced). It is not dumpable, so
 no child reaches into it through /proc. Without `--fork` (a session, or `--sandbox none`) every
@@ -130,6 +130,7 @@ def _in_child(job: dict, namespace: dict, pd: object, plt: object, scratch: str,
     result: dict
     try:
         os.setsid()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         for fd in closed:  # the protocol channel and the job stream belong to the worker alone
             os.close(fd)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -175,7 +176,7 @@ def _collect(child: int, result_fd: int) -> tuple[bytes, int]:
 
 
 def _others() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]  # we are 1
 
 
 def _clean(scratch: str) -> str:
@@ -183,7 +184,7 @@ def _clean(scratch: str) -> str:
     writable place; '' when nothing is left, else what is."""
     for _ in range(200):
         try:
-            os.kill(-1, signal.SIGKILL)  # all but init and this process: its orphans are ours (subreaper)
+            os.kill(-1, signal.SIGKILL)  # all but init (this process): the orphans are ours to reap
         except ProcessLookupError:
             pass
         try:
@@ -239,6 +240,7 @@ def main(scratch: str, forking: bool) -> None:
     limited = False
     channel = _protocol_channel()
     if forking:  # the programs' processes are ours to reap, and nothing of them may reach into this one
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as init (pid 1) only signals it handles arrive: none
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         _prctl(PR_SET_DUMPABLE, 0)
         _chart_type(plt.figure())  # the lazy imports of figure reading, done once here

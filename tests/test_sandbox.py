@@ -164,7 +164,7 @@ print(json.dumps({'files': sorted(os.listdir('/scratch') + os.listdir('/tmp') + 
         assert list(box._idle.queue) == [worker] and worker.process.poll() is None  # the same worker ran both
     assert seen.ok, seen.error
     assert json.loads(seen.stdout) == {"files": [], "env": None, "sum": "[3]", "np": False, "df": False, "input": [],
-                                       "processes": ["bwrap", "python", "python"]}  # init, the worker, this program
+                                       "processes": ["python", "python"]}  # the worker (pid 1) and this program
 
 
 def test_curate_sandbox_check_says_who_a_program_runs_as_on_the_host():
