@@ -1,21 +1,24 @@
-"""Run model-written programs safely: each in a warm worker isolated by the operating system.
+"""Run model-written programs safely: each in a fresh child of a warm worker isolated by the operating system.
 
-A worker (`sandbox_worker.py`) runs under bubblewrap (`isolation.py`): it sees the system and its
-Python read-only, a size-limited scratch folder, its tables copied into a read-only `/input`,
-and nothing else (no home folder, workspace, release or checkout; no network; no other process);
-every process a program starts dies with its worker; memory and the number of processes are
-bounded for all of them together where a cgroup can be made. On top of that, per process: a
-wall-clock timeout (the parent kills the worker), CPU-time, address-space and file-size limits.
+A worker (`sandbox_worker.py`) runs under bubblewrap (`isolation.py`), as an unprivileged user
+under a seccomp filter: it sees the system and its Python read-only, a size-limited scratch
+folder, its tables copied into a read-only `/input`, and nothing else (no home folder,
+workspace, release or checkout; no network; no other process); memory and the number of
+processes are bounded for all its processes together where a cgroup can be made. Per program:
+a wall-clock timeout (the parent kills the worker), CPU-time, address-space and file-size limits.
 
 Workers are started ahead of time and have pandas, numpy and matplotlib imported when a program
-arrives: a program costs a process that is already warm, then the worker is replaced (a
-program never sees another's leftovers). A `Session` keeps one worker for several code cells
-(ICoT's interleaved turns share their variables).
+arrives. A worker forks each program into a fresh child, then kills every other process in its
+PID namespace and empties its scratch, /tmp and /dev/shm before the next: a program never sees
+another's leftovers (files, environment, patched modules, processes), and costs a fork, not a
+new interpreter. A worker that cannot clean up, or that a program killed or stalled, is
+replaced. A `Session` keeps one worker for several code cells (ICoT's interleaved turns share
+their variables), run in the worker itself.
 
 Results come back as one protocol line on the worker's stdout (the program's own stdout and
 stderr are /dev/null; one that finds the descriptor can only forge its own result), read with a
 bound, so whatever a program writes reaches the parent only as its truncated output. `isolation="none"` (the user's
-explicit `--sandbox none`) runs the same worker without namespaces.
+explicit `--sandbox none`) runs the worker without namespaces, one per program.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.isolation import INPUT, Cgroup, bwrap_command, program_environment, require
+from evaluation.isolation import INPUT, SCRATCH, Cgroup, launch, program_environment, require
+from evaluation.isolation import WORKER as WORKER_INSIDE
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
 # Every worker is started from this one thread, which lives as long as the process: bwrap's
@@ -71,6 +75,15 @@ class Limits:
     max_output: int = 4000  # characters of output kept (the start and the end)
 
 
+def _reason(killed_by: int, code: int, memory: bool) -> str:
+    """Why a program that did not answer ended: the signal (or status) it died of, read as the limit behind it."""
+    return ("memory limit (the program and its processes together)" if memory else
+            "CPU time limit" if killed_by in (signal.SIGXCPU, signal.SIGKILL) else
+            "file size limit" if killed_by == signal.SIGXFSZ else
+            f"signal {signal.Signals(killed_by).name}" if killed_by in signal.valid_signals() else
+            f"exit status {code}")
+
+
 def _truncate(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -81,36 +94,39 @@ def _truncate(text: str, limit: int) -> str:
 class Worker:
     """One sandboxed process, started now, pre-importing while it waits for its first program."""
 
-    def __init__(self, limits: Limits | None = None, isolation: str = "bwrap") -> None:
+    def __init__(self, limits: Limits | None = None, isolation: str = "bwrap", forking: bool = False) -> None:
         limits = limits or Limits()
         support = require(isolation)
         self.isolation = isolation
+        # a forking worker (bwrap only: it empties the namespace's /tmp) runs each program in a
+        # fresh child and stays; else every program runs in the worker itself (a session's cells)
+        self.forking = forking and isolation == "bwrap"
         self.folder = Path(tempfile.mkdtemp(prefix="curate-sandbox-"))  # the parent's side: input (and scratch)
         self.input = self.folder / "input"
         self.input.mkdir()
         self.cgroup: Cgroup | None = None
-        if isolation == "bwrap":
-            command = bwrap_command(WORKER, self.input, limits.disk_mb)
-            self.input_name = INPUT
-            self.cgroup = Cgroup.create(support.cgroup) if support.cgroup else None
-            if self.cgroup:  # the worker joins its group before bwrap starts: every descendant is in it
-                files = self.cgroup.procs_files()
-                script = "set -e; " + "; ".join(f'echo $$ > "${n + 1}"' for n in range(len(files))) + \
-                    f'; shift {len(files)}; exec "$@"'
-                command = ["/bin/sh", "-c", script, "sh", *files, *command]
-            environment, cwd = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, str(self.folder)
-        else:
-            scratch = self.folder / "scratch"
-            (scratch / "tmp").mkdir(parents=True)
-            command = [sys.executable, "-I", str(WORKER), str(scratch)]
-            self.input_name = str(self.input)
-            environment, cwd = program_environment(str(scratch), str(scratch / "tmp")), str(scratch)
-        with open(self.folder / "worker.log", "wb") as log:  # what the worker says before it is ready
-            self.process = _SPAWNER.submit(subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=log, cwd=cwd, env=environment, start_new_session=True).result()
+        self.recycle = ""  # why this worker must not run another program ('' while it may)
+        log = open(self.folder / "worker.log", "wb")  # what the worker says before it is ready
+        with log:
+            if isolation == "bwrap":
+                self.input_name = INPUT
+                self.cgroup = Cgroup.create(support.cgroup) if support.cgroup else None
+                program = [sys.executable, "-I", WORKER_INSIDE, SCRATCH, *(["--fork"] if self.forking else [])]
+                self.process = _SPAWNER.submit(launch, self.folder, self.input, limits.disk_mb, program, self.cgroup,
+                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log).result()
+            else:
+                scratch = self.folder / "scratch"
+                (scratch / "tmp").mkdir(parents=True)
+                command = [sys.executable, "-I", str(WORKER), str(scratch)]
+                self.input_name = str(self.input)
+                environment = program_environment(str(scratch), str(scratch / "tmp"))
+                self.process = _SPAWNER.submit(subprocess.Popen, command, stdin=subprocess.PIPE,
+                                               stdout=subprocess.PIPE, stderr=log, cwd=str(scratch), env=environment,
+                                               start_new_session=True).result()
         self.jobs = 0
         self.ready = False
         self._buffer = b""
+        self._memory_events = 0
 
     def _line(self, deadline: float) -> str | None:
         """The worker's next protocol line before the deadline (None: too late or it died). Whatever
@@ -146,18 +162,18 @@ class Worker:
             except subprocess.TimeoutExpired:
                 pass
         alive = self.process.poll() is None
-        memory = self.cgroup.hit_memory_limit() if self.cgroup else False
+        memory = self._hit_memory_limit()
         self.kill()
         if alive:
             return SandboxResult(False, error=f"TimeoutError: the program ran past {limits.timeout:g} s", elapsed=elapsed)
         code = self.process.returncode
         killed_by = -code if code < 0 else code - 128 if self.isolation == "bwrap" and code > 128 else 0  # bwrap: 128+N
-        reason = ("memory limit (the program and its processes together)" if memory else
-                  "CPU time limit" if killed_by in (signal.SIGXCPU, signal.SIGKILL) else
-                  "file size limit" if killed_by == signal.SIGXFSZ else
-                  f"signal {signal.Signals(killed_by).name}" if killed_by in signal.valid_signals() else
-                  f"exit status {code}")
-        return SandboxResult(False, error=f"the program was stopped: {reason}", elapsed=elapsed)
+        return SandboxResult(False, error=f"the program was stopped: {_reason(killed_by, code, memory)}",
+                             elapsed=elapsed)
+
+    def _hit_memory_limit(self) -> bool:
+        """Whether the group's memory bound was hit since the current program started."""
+        return bool(self.cgroup) and self.cgroup.memory_events() > self._memory_events
 
     def run(self, code: str, tables: dict[str, str] | None, limits: Limits, start_timeout: float = 60.0
             ) -> SandboxResult:
@@ -174,13 +190,22 @@ class Worker:
         index = self.jobs
         self.jobs += 1
         copied = {}
+        if self.forking:  # the last program's tables are not this one's
+            for old in self.input.iterdir():
+                old.unlink()
         for name, path in (tables or {}).items():  # copies: the program never sees where they came from
             shutil.copyfile(path, self.input / f"{name}.csv")
+            (self.input / f"{name}.csv").chmod(0o644)
             copied[name] = f"{self.input_name}/{name}.csv"
         if self.cgroup and index == 0:
             try:
                 self.cgroup.bound(limits.memory_mb * 1024 * 1024, limits.processes)
             except OSError:  # the group vanished or refuses: the per-process limits still hold
+                pass
+        if self.cgroup:
+            try:
+                self._memory_events = self.cgroup.memory_events()
+            except OSError:
                 pass
         job = {"index": index, "code": code, "tables": copied, "cpu_seconds": limits.cpu_seconds,
                "memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "max_output": limits.max_output}
@@ -198,6 +223,10 @@ class Worker:
             return self._stopped(elapsed, limits)
         try:
             data = json.loads(done[len(prefix):])
+            self.recycle = str(data.get("recycle") or "")
+            if "stopped_by" in data:  # the program's process died; the worker lives on
+                reason = _reason(int(data["stopped_by"]), int(data["exit_status"]), self._hit_memory_limit())
+                return SandboxResult(False, error=f"the program was stopped: {reason}", elapsed=elapsed)
             return SandboxResult(bool(data["ok"]), _truncate(str(data["stdout"]), limits.max_output),
                                  _truncate(str(data["error"]), limits.max_output), float(data["elapsed"]),
                                  list(data.get("figures") or []))
@@ -297,18 +326,29 @@ class Sandbox:
         self._closed = False
         self._lock = threading.Lock()
         for _ in range(self.size):
-            self._idle.put(Worker(self.limits, isolation))
+            self._idle.put(self._worker())
 
     def run(self, code: str, tables: dict[str, str] | None = None, limits: Limits | None = None) -> SandboxResult:
         """Run `code`; `tables` maps variable names to CSV files loaded as DataFrames before it runs."""
         worker = self._idle.get()
+        reusable = False
         try:
-            return worker.run(code, tables, limits or self.limits)
+            result = worker.run(code, tables, limits or self.limits)
+            reusable = worker.forking and worker.ready and not worker.recycle and worker.process.poll() is None
+            return result
         finally:
-            worker.kill()
             with self._lock:
-                if not self._closed:
-                    self._idle.put(Worker(self.limits, self.isolation))  # warms up while the next program waits
+                closed = self._closed
+            if reusable and not closed:
+                self._idle.put(worker)  # it forks the next program from a clean namespace
+            else:
+                worker.kill()
+                with self._lock:
+                    if not self._closed:
+                        self._idle.put(self._worker())  # warms up while the next program waits
+
+    def _worker(self) -> "Worker":
+        return Worker(self.limits, self.isolation, forking=True)
 
     def session(self, limits: Limits | None = None) -> "Session":
         return Session(limits or self.limits, self.isolation)

@@ -1,12 +1,19 @@
-"""The sandbox's worker process: `python -I sandbox_worker.py SCRATCH`. Imports pandas, numpy and
-matplotlib once (that is why workers are started ahead of time), says "ready", then runs the jobs
-it reads from stdin, one JSON object per line, each in the same namespace (a session), and
-answers each with one line "done N {result}" on its stdout (moved to a descriptor of its own:
-the program's stdout and stderr are /dev/null).
+"""The sandbox's worker process: `python -I sandbox_worker.py SCRATCH [--fork]`. Imports pandas, numpy
+and matplotlib once (that is why workers are started ahead of time), says "ready", then runs the
+jobs it reads from stdin, one JSON object per line, and answers each with one line
+"done N {result}" on its stdout (moved to a descriptor of its own: the program's stdout and
+stderr are /dev/null).
 
-Before the first job it drops what a program must not have: the network (sockets refuse, on top
-of the network namespace the parent may have set up), and more than the allowed CPU time, memory
-and file size. It runs with a minimal environment, in its scratch folder.
+With `--fork` (a pooled worker under bwrap) each program runs in a forked child, in its own
+session with its own limits and no way to the job stream or the protocol descriptor; after it
+the worker, the init (pid 1) and only legitimate process of its PID namespace, kills every other
+process there and empties the scratch folder, /tmp and /dev/shm, so nothing carries to the next
+program (when that cannot be done it says so and exits, and is replaced). It is not dumpable, so
+no child reaches into it through /proc. Without `--fork` (a session, or `--sandbox none`) every
+job runs in the worker itself, sharing one namespace.
+
+Sockets refuse (on top of the network namespace the parent set up), and CPU time, memory and
+file size are limited before a program runs. It runs with a minimal environment, in its scratch folder.
 """
 
 from __future__ import annotations
@@ -16,6 +23,9 @@ import io
 import json
 import os
 import resource
+import select
+import shutil
+import signal
 import socket
 import sys
 import time
@@ -80,7 +90,140 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
 
 
-def main(scratch: str) -> None:
+def _run(job: dict, namespace: dict, pd: object, plt: object) -> dict:
+    """Run one program in `namespace`; its result as the protocol sends it."""
+    for name, path in job.get("tables", {}).items():
+        namespace[name] = pd.read_csv(path)  # type: ignore[attr-defined]
+    out = io.StringIO()
+    error = ""
+    started = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            exec(compile(job["code"], "<program>", "exec"), namespace)  # noqa: S102 - the sandbox's purpose
+    except BaseException as e:  # noqa: BLE001 - every failure of the program is its result
+        if isinstance(e, MemoryError):
+            error = "MemoryError: the program exceeded its memory limit"
+        else:
+            tb = traceback.format_exception(type(e), e, e.__traceback__)
+            # the program's own frames only: the worker's are noise to a model reading the error
+            error = "".join(frame for frame in tb if f'File "{__file__}"' not in frame)[-2000:].strip()
+    figures = [{"type": _chart_type(fig), "axes": _plotted(fig)} for fig in map(plt.figure, plt.get_fignums())]  # type: ignore[attr-defined]
+    plt.close("all")  # type: ignore[attr-defined]
+    limit = int(job.get("max_output", 4000))
+    return {"ok": not error, "stdout": _cut(out.getvalue(), limit), "error": _cut(error, limit),
+            "elapsed": time.perf_counter() - started, "figures": figures}
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+WIPED = ("/tmp", "/dev/shm")  # and the scratch folder: everything a program can write
+
+
+def _in_child(job: dict, namespace: dict, pd: object, plt: object, scratch: str, result_fd: int,
+              closed: list[int]) -> None:
+    """The forked program: its own session, limits and empty scratch; no way back to the protocol."""
+    result: dict
+    try:
+        os.setsid()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for fd in closed:  # the protocol channel and the job stream belong to the worker alone
+            os.close(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        _limit(job["cpu_seconds"], job["memory_mb"], job.get("file_mb", 64))
+        os.chdir(scratch)
+        result = _run(job, dict(namespace), pd, plt)
+    except BaseException as e:  # noqa: BLE001 - the worker's own failure, reported as the program's
+        result = {"ok": False, "stdout": "", "error": f"the sandbox could not run the program: {e!r}", "elapsed": 0}
+    try:
+        data = json.dumps(result, default=str).encode() + b"\n"
+        while data:
+            data = data[os.write(result_fd, data):]
+    finally:
+        os._exit(0)
+
+
+def _collect(child: int, result_fd: int) -> tuple[bytes, int]:
+    """What the child sent, and its wait status once it has ended (its descendants may hold the
+    pipe open: they are not waited for, they are killed next)."""
+    data = b""
+    status = None
+    while status is None:
+        if select.select([result_fd], [], [], 0.05)[0]:
+            chunk = os.read(result_fd, 1 << 20)
+            data += chunk
+            if not chunk or b"\n" in chunk:  # the whole result, or the end: the child is ending
+                status = os.waitpid(child, 0)[1]  # (and if it is not, the parent's deadline ends the worker)
+                break
+            continue
+        pid, code = os.waitpid(child, os.WNOHANG)
+        if pid:
+            status = code
+    os.set_blocking(result_fd, False)
+    try:
+        while chunk := os.read(result_fd, 1 << 20):
+            data += chunk
+    except BlockingIOError:
+        pass
+    return data, status
+
+
+def _others() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]  # we are 1
+
+
+def _clean(scratch: str) -> str:
+    """Kill every process but this one (and bwrap's init) in the PID namespace and empty every
+    writable place; '' when nothing is left, else what is."""
+    for _ in range(200):
+        try:
+            os.kill(-1, signal.SIGKILL)  # all but init (this process): the orphans are ours to reap
+        except ProcessLookupError:
+            pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        if not _others():
+            break
+        time.sleep(0.005)
+    else:
+        return f"processes left: {_others()}"
+    left = []
+    try:
+        for folder in (scratch, *WIPED):
+            os.chmod(folder, 0o1777 if folder in WIPED else 0o755)  # a program may have locked its own folder
+            for entry in os.listdir(folder):
+                path = os.path.join(folder, entry)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, onerror=_force)
+                else:
+                    os.unlink(path)
+            left += [os.path.join(folder, e) for e in os.listdir(folder)]
+    except OSError as e:
+        return f"could not empty {e.filename}: {e.strerror}"
+    return f"files left: {left}" if left else ""
+
+
+def _force(function: object, path: str, _: object) -> None:
+    """A folder a program made unreadable or unwritable: given back to its owner (us), then removed."""
+    os.chmod(os.path.dirname(path), 0o700)
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o700)
+        shutil.rmtree(path, onerror=_force)
+    else:
+        os.unlink(path)
+
+
+def main(scratch: str, forking: bool) -> None:
     _leave_the_network()  # first, while this process has one thread
     os.chdir(scratch)
     os.makedirs(os.path.join(scratch, "tmp"), exist_ok=True)
@@ -96,33 +239,44 @@ def main(scratch: str) -> None:
     namespace: dict[str, object] = {"pd": pd, "np": np, "plt": plt, "__name__": "__main__"}
     limited = False
     channel = _protocol_channel()
+    if forking:  # the programs' processes are ours to reap, and nothing of them may reach into this one
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as init (pid 1) only signals it handles arrive: none
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        _prctl(PR_SET_DUMPABLE, 0)
+        _chart_type(plt.figure())  # the lazy imports of figure reading, done once here
+        plt.close("all")
+        dirty = _clean(scratch)
+        if dirty:
+            raise SystemExit(dirty)
     channel.write("ready\n")
     for line in sys.stdin:
         job = json.loads(line)
-        if not limited:
-            _limit(job["cpu_seconds"], job["memory_mb"], job.get("file_mb", 64))
-            limited = True
-        for name, path in job.get("tables", {}).items():
-            namespace[name] = pd.read_csv(path)
-        out = io.StringIO()
-        error = ""
-        started = time.perf_counter()
+        if not forking:  # a session: every cell in this process, sharing its variables
+            if not limited:
+                _limit(job["cpu_seconds"], job["memory_mb"], job.get("file_mb", 64))
+                limited = True
+            result = _run(job, namespace, pd, plt)
+            channel.write(f"done {job['index']} {json.dumps(result, default=str)}\n")
+            continue
+        result_read, result_write = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(result_read)
+            _in_child(job, namespace, pd, plt, scratch, result_write, [channel.fileno(), 0])
+        os.close(result_write)
+        data, status = _collect(child, result_read)
+        os.close(result_read)
+        dirty = _clean(scratch)
         try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                exec(compile(job["code"], "<program>", "exec"), namespace)  # noqa: S102 - the sandbox's purpose
-        except BaseException as e:  # noqa: BLE001 - every failure of the program is its result
-            if isinstance(e, MemoryError):
-                error = "MemoryError: the program exceeded its memory limit"
-            else:
-                tb = traceback.format_exception(type(e), e, e.__traceback__)
-                # the program's own frames only: the worker's are noise to a model reading the error
-                error = "".join(frame for frame in tb if f'File "{__file__}"' not in frame)[-2000:].strip()
-        figures = [{"type": _chart_type(fig), "axes": _plotted(fig)} for fig in map(plt.figure, plt.get_fignums())]
-        plt.close("all")
-        limit = int(job.get("max_output", 4000))
-        result = {"ok": not error, "stdout": _cut(out.getvalue(), limit), "error": _cut(error, limit),
-                  "elapsed": time.perf_counter() - started, "figures": figures}
+            result = json.loads(data.split(b"\n", 1)[0])
+        except ValueError:
+            signalled = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+            result = {"ok": False, "stopped_by": signalled, "exit_status": os.waitstatus_to_exitcode(status)}
+        if dirty:
+            result["recycle"] = dirty
         channel.write(f"done {job['index']} {json.dumps(result, default=str)}\n")
+        if dirty:
+            raise SystemExit(dirty)
 
 
 def _chart_type(fig: object) -> str:
@@ -180,4 +334,4 @@ def _plotted(fig: object) -> list[dict[str, object]]:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], "--fork" in sys.argv[2:])

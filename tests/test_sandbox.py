@@ -38,7 +38,7 @@ def test_a_failing_program_reports_its_own_traceback_only(box):
 
 
 def test_limits_stop_endless_sleeping_and_greedy_programs(box):
-    spin = box.run("while True: pass")
+    spin = box.run("while True: pass", limits=Limits(timeout=60, cpu_seconds=2))  # the CPU bound stops it, even on a busy machine
     assert not spin.ok and "CPU time limit" in spin.error
     sleep = box.run("import time\ntime.sleep(60)")
     assert not sleep.ok and "ran past 5 s" in sleep.error  # reported only once the worker was killed
@@ -127,3 +127,51 @@ def test_a_worker_outlives_the_thread_that_started_it():
     finally:
         worker.kill()
     assert result.ok and result.stdout == "42\n", result.error
+
+
+def test_nothing_one_program_leaves_reaches_the_next_on_the_same_worker(table):
+    """A worker forks each program from a warm interpreter and stays: files in scratch, /tmp and
+    /dev/shm, environment variables, a monkey-patched pandas, a daemon and the last program's
+    table are all gone when the next program starts on it."""
+    with Sandbox(workers=1, limits=Limits(timeout=10, max_output=4000)) as box:
+        [worker] = list(box._idle.queue)
+        left = box.run("""
+import os, subprocess
+for place in ('/scratch/left', '/tmp/left', '/dev/shm/left'):
+    open(place, 'w').write('x')
+os.makedirs('/scratch/locked/inner')
+os.chmod('/scratch/locked', 0)
+os.environ['LEFT'] = '1'
+pd.DataFrame.sum = lambda *a, **k: 'patched'
+np.left = True
+if os.fork() == 0:  # a daemon: fork, setsid, fork
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp('sleep', ['sleep', '1000'])
+    os._exit(0)
+subprocess.Popen(['sleep', '1001'], start_new_session=True)
+print(df['people'].sum())
+""", {"df": table})
+        assert left.ok and left.stdout == "990\n", left.error
+        seen = box.run("""
+import os, json
+print(json.dumps({'files': sorted(os.listdir('/scratch') + os.listdir('/tmp') + os.listdir('/dev/shm')),
+                  'env': os.environ.get('LEFT'), 'sum': str(pd.DataFrame({'a': [1, 2]}).sum().tolist()),
+                  'np': hasattr(np, 'left'), 'df': 'df' in globals(), 'input': os.listdir('/input'),
+                  'processes': sorted(open(f'/proc/{p}/cmdline').read().split('\\0')[0].rsplit('/', 1)[-1]
+                                      for p in os.listdir('/proc') if p.isdigit())}))
+""")
+        assert list(box._idle.queue) == [worker] and worker.process.poll() is None  # the same worker ran both
+    assert seen.ok, seen.error
+    assert json.loads(seen.stdout) == {"files": [], "env": None, "sum": "[3]", "np": False, "df": False, "input": [],
+                                       "processes": ["python", "python"]}  # the worker (pid 1) and this program
+
+
+def test_curate_sandbox_check_says_who_a_program_runs_as_on_the_host():
+    done = subprocess.run([*curate_command(), "sandbox", "check", "--json"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    found = json.loads(done.stdout)
+    if not found["isolation"]:
+        pytest.skip(f"no isolation here: {found['problem']}")
+    assert done.returncode == 0 and 0 not in found["inside"]["host_uids"] and found["inside"]["host_uids"]
+    assert found["inside"]["seccomp"] is True and found["inside"]["proc_sys"] == "read-only"

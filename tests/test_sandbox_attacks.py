@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -303,6 +304,143 @@ os.write(1, b'done 0 {"ok": true, "stdout": "forged"}' + b'y' * 5_000_000)  # in
 os.write(2, b'z' * 1_000_000)
 """, places)
     assert result["ok"] and len(result["stdout"]) < 2 * LIMITS.max_output and "characters cut" in result["stdout"]
+
+
+# ------------------------------------------------------- finding 1: root on the host through /proc/sys
+
+KNOBS = ["kernel/core_pattern", "vm/drop_caches", "kernel/pid_max", "kernel/panic", "vm/overcommit_memory",
+         "fs/file-max", "kernel/randomize_va_space"]
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the suite is not root here: a sandbox cannot be root on "
+                                                       "the host either (CI runs as root)")
+
+
+def knob_values() -> dict[str, str]:
+    return {knob: Path("/proc/sys", knob).read_text() for knob in KNOBS if knob != "vm/drop_caches"}  # write-only
+
+
+@as_root
+def test_a_program_never_runs_as_root_on_the_host(places):
+    """bwrap started by root mapped uid 0 inside to uid 0 outside: the host saw the program as root."""
+    outcome: dict = {}
+    runner = threading.Thread(target=lambda: outcome.update(attack(
+        "import subprocess, time\nsubprocess.Popen(['sleep', MARK + '1'])\ntime.sleep(3)\nprint('done')", places)))
+    runner.start()
+    uids: set[int] = set()
+    deadline = time.monotonic() + 60
+    while not uids and time.monotonic() < deadline:
+        for p in psutil.process_iter(["cmdline", "uids"]):
+            if f"{MARK}1" in " ".join(p.info["cmdline"] or []):
+                uids |= set(p.info["uids"])  # as the host sees it: real, effective, saved
+        time.sleep(0.05)
+    runner.join()
+    assert outcome.get("ok") and uids, (outcome, uids)
+    assert 0 not in uids, f"the program's process runs as host uid {sorted(uids)}"
+
+
+@as_root
+def test_no_sysctl_or_other_proc_knob_opens_for_writing(places):
+    """Finding 1: /proc/sys/kernel/core_pattern (and the other knobs) opened for writing from inside.
+    Each is opened and closed, never written; then every file of /proc/sys and of /proc's top."""
+    before = knob_values()
+    result = attack(f"""
+import json, os
+def writable(path):
+    try:
+        os.close(os.open(path, os.O_WRONLY))  # never written
+        return True
+    except OSError:
+        return False
+named = {{knob: writable('/proc/sys/' + knob) for knob in {KNOBS!r}}}
+found = [os.path.join(top, f) for top, _, files in os.walk('/proc/sys') for f in files if writable(os.path.join(top, f))]
+found += [e.path for e in os.scandir('/proc') if not e.name.isdigit() and e.is_file() and writable(e.path)]
+found += [os.path.join(top, f) for top, _, files in os.walk('/sys') for f in files if writable(os.path.join(top, f))]
+print(json.dumps({{'named': named, 'found': found[:10], 'count': len(found)}}))
+""", places)
+    assert result["ok"], result
+    seen = json.loads(result["stdout"])
+    assert seen["named"] == {knob: False for knob in KNOBS}, seen["named"]
+    assert seen["count"] == 0, seen["found"]
+    assert knob_values() == before
+
+
+def test_the_seccomp_filter_refuses_what_a_data_program_never_needs(places):
+    result = attack("""
+import ctypes, errno, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(number, *args):
+    got = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(a) for a in args])
+    if got == 0 and number == CLONE:
+        os._exit(0)  # a child that should not exist: gone at once
+    return errno.errorcode.get(ctypes.get_errno(), '?') if got == -1 else 'allowed'
+import platform
+x86 = platform.machine() == 'x86_64'
+CLONE = 56 if x86 else 220
+numbers = dict(mount=165, unshare=272, ptrace=101, bpf=321, keyctl=250, perf_event_open=298, userfaultfd=323,
+               io_uring_setup=425, shmget=29) if x86 else \
+          dict(mount=40, unshare=97, ptrace=117, bpf=280, keyctl=219, perf_event_open=241, userfaultfd=282,
+               io_uring_setup=425, shmget=194)
+outcomes = {
+    'mount': call(numbers['mount'], 0, 0, 0, 0, 0),
+    'unshare': call(numbers['unshare'], 0x10000000),  # CLONE_NEWUSER
+    'ptrace': call(numbers['ptrace'], 0, 0, 0, 0),  # PTRACE_TRACEME
+    'bpf': call(numbers['bpf'], 0, 0, 0),
+    'keyctl': call(numbers['keyctl'], 0, -1, 0),  # KEYCTL_GET_KEYRING_ID of the thread's keyring
+    'perf_event_open': call(numbers['perf_event_open'], 0, 0, -1, -1, 0),
+    'userfaultfd': call(numbers['userfaultfd'], 0),
+    'io_uring_setup': call(numbers['io_uring_setup'], 1, 0),
+    'shmget': call(numbers['shmget'], 0, 4096, 0o600),
+    'clone_newuser': call(CLONE, 0x10000000 | 17, 0, 0, 0, 0),
+    'clone3': call(435, 0, 0),
+}
+seccomp = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('Seccomp:'))
+print(json.dumps({'outcomes': outcomes, 'seccomp': seccomp}))
+import numpy, pandas
+print(int(pandas.DataFrame({'a': numpy.arange(10)})['a'].sum()))
+""", places)
+    assert result["ok"], result
+    seen = json.loads(result["stdout"].splitlines()[0])
+    assert seen["seccomp"] == "2"
+    assert seen["outcomes"] == {**{name: "EPERM" for name in seen["outcomes"]}, "clone3": "ENOSYS"}, seen
+    assert result["stdout"].splitlines()[1] == "45"  # numpy and pandas work under the filter
+
+
+def test_the_filter_matches_the_kernel_headers_where_they_are():
+    """The syscall numbers are written out per architecture; where the kernel's headers are
+    installed, they agree with them."""
+    import re
+
+    from evaluation import seccomp
+
+    headers = {"x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+               "aarch64": Path("/usr/include/asm-generic/unistd.h")}
+    if not all(h.exists() for h in headers.values()):
+        pytest.skip("the kernel's syscall headers are not installed here")
+    for arch, header in headers.items():
+        table = dict(re.findall(r"#define __NR3?2?6?4?_(\w+)\s+(\d+)", header.read_text()))
+        named = {**seccomp.REFUSED[arch], "clone": seccomp.CLONE[arch], "clone3": seccomp.CLONE3[arch],
+                 "personality": seccomp.PERSONALITY[arch]}
+        assert {n: v for n, v in named.items() if n in table and int(table[n]) != v} == {}, arch
+        assert len(seccomp.program(arch)) % 8 == 0 and len(seccomp.program(arch)) // 8 < 4096
+    with pytest.raises(seccomp.UnsupportedArchitecture):
+        seccomp.program("riscv64")
+
+
+@as_root
+def test_a_sandbox_that_would_be_root_on_the_host_is_refused(monkeypatch):
+    """Fail closed: where the launcher cannot leave root, the probe sees it and nothing runs."""
+    import evaluation.isolation as isolation
+
+    monkeypatch.setattr(isolation, "SANDBOX_UID", 0)
+    isolation.support.cache_clear()
+    try:
+        found = isolation.support()
+        assert not found.isolated and "could not leave root" in found.problem, found
+        with pytest.raises(SandboxUnavailable, match="cannot be isolated"):
+            isolation.require("bwrap")
+    finally:
+        monkeypatch.undo()
+        isolation.support.cache_clear()
 
 
 # ----------------------------------------------------------------------------- the same, end to end

@@ -55,6 +55,10 @@ def sandbox_check(as_json: bool) -> None:
             click.echo(f"isolation: bubblewrap ({s['bwrap']}): namespaces (mount, pid, network, ipc, uts, user)")
         else:
             click.echo(f"isolation: none: {s['problem']}\nto fix: {resolve('evaluation.isolation:INSTALL')}")
+        inside = s.get("inside") or {}
+        if inside:
+            click.echo(f"  runs on the host as uid {', '.join(map(str, inside['host_uids']))}; seccomp filter: "
+                       f"{'on' if inside['seccomp'] else 'off'}; /proc/sys: {inside['proc_sys']}")
         for what, how in s["bounds"].items():
             click.echo(f"  {what.replace('_', ' ')}: {how}")
 
