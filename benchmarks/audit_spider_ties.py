@@ -24,11 +24,11 @@ DATA = Path(os.environ.get("CURATE_SHARED_DATA", ROOT.parent / "shared" / "data"
 def measure(orders: int = 8, data: Path = DATA) -> dict:
     import pyarrow.parquet as pq
 
-    from curation.arrow_io import table_at, table_index
-    from curation.programs import data_view
-    from curation.programs.sql import sqlite_copy
-    from importers import write_import
-    from validators.audit import _multiset, audit_release, typed_bodies
+    from curate.curation.arrow_io import table_at, table_index
+    from curate.curation.programs import data_view
+    from curate.curation.programs.sql import sqlite_copy
+    from curate.importers import write_import
+    from curate.validators.audit import _multiset, audit_release, typed_bodies
 
     with tempfile.TemporaryDirectory() as tmp:
         write_import("spider", [str(data / "dev_questions.json")], name="spider", releases=Path(tmp))

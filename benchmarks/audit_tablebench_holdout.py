@@ -29,8 +29,8 @@ def half(source_id: str) -> str:
 
 
 def measure(data: Path = DATA) -> dict:
-    from importers import write_import
-    from validators.audit import audit_release
+    from curate.importers import write_import
+    from curate.validators.audit import audit_release
 
     corrections = {c["id"]: c for c in json.loads((data / "corrections.json").read_text())}
     questions = [json.loads(x) for x in (data / "TableBench_original_subset.jsonl").read_text().splitlines() if x]
@@ -62,8 +62,8 @@ def measure(data: Path = DATA) -> dict:
 def precision_elsewhere(shared: Path = DATA.parents[1]) -> dict:
     """Flags where every gold is taken as right: TableBench's 149 cleaned questions (its authors' reviewed
     golds) and RealHiTBench's 506 imported questions; every flag there is a false alarm unless checked."""
-    from importers import write_import
-    from validators.audit import audit_release
+    from curate.importers import write_import
+    from curate.validators.audit import audit_release
 
     out = {}
     with tempfile.TemporaryDirectory() as tmp:

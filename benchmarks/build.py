@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.ingest_clean import run  # noqa: E402
-from curation.build import resolve_config  # noqa: E402
-from curation.pipeline.graph import CORE, DECLARED  # noqa: E402
+from curate.curation.build import resolve_config  # noqa: E402
+from curate.curation.pipeline.graph import CORE, DECLARED  # noqa: E402
 
 # the steps the default build runs, read from the stages' declarations
 STEPS = (*(d.name for d in DECLARED if d.kind == CORE or d.name in resolve_config(None)["build"]["stages"]), "release")

@@ -56,8 +56,8 @@ def main() -> None:
     options = parser.parse_args()
     release = options.release or newest_release()
 
-    from evaluation.dataset import ReleaseData
-    from evaluation.evaluate import Evaluator, Item, Settings
+    from curate.evaluation.dataset import ReleaseData
+    from curate.evaluation.evaluate import Evaluator, Item, Settings
 
     data = ReleaseData(release)
     samples = data.samples()
@@ -84,7 +84,7 @@ def main() -> None:
         predictions = Path(tmp) / "predictions.jsonl"
         predictions.write_text("\n".join(lines))
         out = Path(tmp) / "replay"
-        command = [sys.executable, "-m", "curation.cli", "evaluate", str(release), "--backend", "replay",
+        command = [sys.executable, "-m", "curate.curation.cli", "evaluate", str(release), "--backend", "replay",
                    "--predictions", str(predictions), "--configs", ",".join(c.name for c in configs),
                    "--out", str(out), "-q", "--json"]
         stop, peak = threading.Event(), []

@@ -26,15 +26,15 @@ from benchmarks.ingest_clean import run  # noqa: E402
 def baseline(workspace: Path, every: int) -> dict[str, float]:
     import pyarrow.parquet as pq
 
-    from curation.arrow_io import tables_from_arrow
-    from curation.programs import data_view
-    from curation.workspace import Workspace
-    from generators.rules.catalog import load_templates
-    from generators.rules.emit import SampleColumns
-    from generators.rules.engine import Stats, generate_for_table
-    from generators.rules.specs import naive_answer
-    from generators.rules.stage import DEFAULTS as RULES_DEFAULTS
-    from generators.rules.stage import shown_chars
+    from curate.curation.arrow_io import tables_from_arrow
+    from curate.curation.programs import data_view
+    from curate.curation.workspace import Workspace
+    from curate.generators.rules.catalog import load_templates
+    from curate.generators.rules.emit import SampleColumns
+    from curate.generators.rules.engine import Stats, generate_for_table
+    from curate.generators.rules.specs import naive_answer
+    from curate.generators.rules.stage import DEFAULTS as RULES_DEFAULTS
+    from curate.generators.rules.stage import shown_chars
 
     files = [p for d in Workspace(workspace).current("clean") for p in d.files("tables")]
     limit = RULES_DEFAULTS["max_table_chars"]  # the tables the rules stage asks about, as it chooses them

@@ -7,7 +7,7 @@ that counts is the one on `held_back`. For each half this prints the recall (and
 RealHiTBench category (`CompStrucCata`) against what `curate inspect` detects, and the hand-drawn
 header trees of `tests/header_tree_holdout.json` (all from the held-back half) right or wrong.
 
-Each category is a score (the weighted signs of `curation.sources.structure.SIGNS`) against a
+Each category is a score (the weighted signs of `curate.curation.sources.structure.SIGNS`) against a
 threshold. The shipped thresholds (`structure.THRESHOLDS`) were fitted on all 105 sheets, so the
 plain figures on either half are in-sample. `--cross-fit` is the honest figure: two-fold
 cross-validation, thresholds fitted (`structure.fit_threshold`) on one half and measured on the
@@ -40,7 +40,7 @@ def half_of(stem: str) -> str:
 def category_recall(detected: dict[str, list[str]], gold: dict[str, str],
                     halves: tuple[str, ...] = HALVES) -> dict[str, dict]:
     """Per half and category: labelled, flagged, hits, recall, precision and the sheets missed."""
-    from curation.sources.structure import REALHITBENCH_CATEGORIES
+    from curate.curation.sources.structure import REALHITBENCH_CATEGORIES
 
     out: dict[str, dict] = {}
     for half in halves:
@@ -65,7 +65,7 @@ def detect(scores: dict[str, dict[str, float]], thresholds: dict[str, float]) ->
 
 def fit(scores: dict[str, dict[str, float]], gold: dict[str, str], names: list[str]) -> dict[str, float]:
     """Thresholds fitted on the sheets `names` (structure.fit_threshold, per category)."""
-    from curation.sources.structure import REALHITBENCH_CATEGORIES, fit_threshold
+    from curate.curation.sources.structure import REALHITBENCH_CATEGORIES, fit_threshold
 
     return {c: fit_threshold([scores[t][c] for t in names], [gold[t] == c for t in names])
             for c in REALHITBENCH_CATEGORIES}
@@ -92,8 +92,8 @@ def _print_table(title: str, result: dict) -> None:
 
 
 def main() -> None:
-    from curation.sources.structure import THRESHOLDS
-    from curation.sources.readers.xlsx import category_scores
+    from curate.curation.sources.structure import THRESHOLDS
+    from curate.curation.sources.readers.xlsx import category_scores
     from tests.header_tree_holdout import check_all
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

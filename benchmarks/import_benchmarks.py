@@ -23,8 +23,8 @@ def main() -> None:
     parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "data"))
     args = parser.parse_args()
     shared = Path(args.shared)
-    from evaluation.evaluate import Evaluator, Settings
-    from importers import write_import
+    from curate.evaluation.evaluate import Evaluator, Settings
+    from curate.importers import write_import
 
     sources = {"tablebench": [shared / "tablebench" / "TableBench_DP_subset.jsonl"],
                "realhitbench": [shared / "realhitbench" / "QA_subset.json", shared / "realhitbench" / "tables"],
@@ -36,8 +36,8 @@ def main() -> None:
             started = time.perf_counter()
             release = write_import(fmt, [str(p) for p in paths], fmt, None, root / "releases")
             imported = time.perf_counter() - started
-            from evaluation.gold import write_gold_replies
-            from evaluation.dataset import ReleaseData
+            from curate.evaluation.gold import write_gold_replies
+            from curate.evaluation.dataset import ReleaseData
 
             data = ReleaseData(release["path"])
             replies = write_gold_replies(["tcot"], root / f"{fmt}-gold.jsonl", data.samples())

@@ -37,7 +37,7 @@ def tree_rss(pid: int) -> int:
 
 def run(args: list[str]) -> tuple[float, int, dict]:
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "curation.cli", *args], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "curate.curation.cli", *args], stdout=subprocess.PIPE, text=True)
     peak = 0
     stop = threading.Event()
 

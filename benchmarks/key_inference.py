@@ -53,7 +53,7 @@ def summarize(reports: list[dict]) -> dict:
 
 
 def main() -> None:
-    from generators.sql.schema import run_keys
+    from curate.generators.sql.schema import run_keys
     from tests.test_cli import invoke
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from curation.llm.client import ChatClient  # noqa: E402
-from curation.llm.backends.openai_backend import OpenAIBackend  # noqa: E402
-from curation.llm.types import ChatRequest, user  # noqa: E402
+from curate.curation.llm.client import ChatClient  # noqa: E402
+from curate.curation.llm.backends.openai_backend import OpenAIBackend  # noqa: E402
+from curate.curation.llm.types import ChatRequest, user  # noqa: E402
 from tests.llm_server import MODEL_NAME, LocalServer  # noqa: E402
 
 

@@ -51,8 +51,8 @@ def records_hash(ws: Path, datasets: str) -> str:
 
 
 def build(executor, tmp: Path, name: str, config: dict | None) -> tuple[float, dict]:
-    from curation.build import run_build
-    from curation.workspace import Workspace
+    from curate.curation.build import run_build
+    from curate.curation.workspace import Workspace
 
     started = time.perf_counter()
     result = run_build(Workspace(tmp / name), config, tmp / f"{name}-releases", executor=executor)
@@ -66,9 +66,9 @@ def main() -> None:
     parser.add_argument("--keep", default=None, help="keep both workspaces and releases in this folder")
     options = parser.parse_args()
     in_ray_env()
-    from curation.build import load_build_config
-    from curation.pipeline.executor import LocalExecutor
-    from curation.pipeline.ray_executor import RayExecutor
+    from curate.curation.build import load_build_config
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.pipeline.ray_executor import RayExecutor
     from tests.ray_cluster import RayCluster
 
     config = load_build_config(options.config)

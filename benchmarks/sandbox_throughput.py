@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parents[1]
 
 def measure(options: argparse.Namespace) -> dict:
     sys.path.insert(0, str(options.root))
-    from evaluation.sandbox import Limits, Sandbox
+    from curate.evaluation.sandbox import Limits, Sandbox
 
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "t.csv"

@@ -17,9 +17,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def measure(release: str, dialect: str = "duckdb") -> dict:
-    from evaluation.dataset import ReleaseData
-    from evaluation.metrics import score
-    from evaluation.scoring import _execution_context
+    from curate.evaluation.dataset import ReleaseData
+    from curate.evaluation.metrics import score
+    from curate.evaluation.scoring import _execution_context
 
     data = ReleaseData(Path(release))
     samples = [s for s in data.samples() if s.task.endswith("text_to_sql")]

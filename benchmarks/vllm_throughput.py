@@ -51,10 +51,10 @@ def _prompts(tables: int, questions: int) -> list[str]:
 def measure(options: argparse.Namespace) -> dict:
     from vllm import SamplingParams
 
-    from curation.llm.cache import ResponseCache
-    from curation.llm.client import ChatClient
-    from curation.llm.types import ChatRequest, user
-    from curation.llm.backends.vllm_backend import VLLMBackend
+    from curate.curation.llm.cache import ResponseCache
+    from curate.curation.llm.client import ChatClient
+    from curate.curation.llm.types import ChatRequest, user
+    from curate.curation.llm.backends.vllm_backend import VLLMBackend
     from tests.vllm_env import ENGINE, MODEL
 
     prompts = _prompts(options.tables, options.questions)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from curation.llm.backends.scripted import ScriptedBackend
+from curate.curation.llm.backends.scripted import ScriptedBackend
 
 
 class CannedBackend(ScriptedBackend):

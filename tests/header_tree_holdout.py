@@ -31,8 +31,8 @@ def _path(parts) -> str:
 def row_labels(table) -> list[tuple[str, ...]]:
     """Each body row's full path: the row nodes over it, then its own stub label when the
     nodes do not end with it."""
-    from curation.body import cell_text
-    from curation.header_tree import row_paths
+    from curate.curation.body import cell_text
+    from curate.curation.header_tree import row_paths
 
     paths = row_paths(table.header, table.body.num_rows)
     out = []
@@ -48,7 +48,7 @@ def row_labels(table) -> list[tuple[str, ...]]:
 
 def check(path: Path, tree: dict) -> list[str]:
     """The differences between the reader's first table of the sheet and the drawn tree."""
-    from curation.sources.readers.xlsx import read
+    from curate.curation.sources.readers.xlsx import read
 
     skipped: list[dict] = []
     table = next(iter(read(str(path), skipped)), None)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from annotation.server import LocalLabelStudio
-from annotation.server import ensure_env as _install
+from curate.annotation.server import LocalLabelStudio
+from curate.annotation.server import ensure_env as _install
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = ROOT / ".envs" / "labelstudio"

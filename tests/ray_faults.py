@@ -27,7 +27,7 @@ def kills_its_worker(log: str, value: int) -> int:
 
 
 def main(address: str, folder: str) -> None:
-    from curation.pipeline.ray_executor import PartLost, RayExecutor
+    from curate.curation.pipeline.ray_executor import PartLost, RayExecutor
 
     executor = RayExecutor(address=address, memory_per_part=1 << 28, retries=2)
     out: dict[str, object] = {}
@@ -43,7 +43,7 @@ def main(address: str, folder: str) -> None:
     except PartLost as e:
         out["lost_error"] = str(e)
     out["lost_runs"] = Path(lost).read_text().split()
-    from curation.pipeline import ray_executor
+    from curate.curation.pipeline import ray_executor
 
     ray_executor.code_hash = lambda: "edited-here"  # this driver's code is now other than the nodes'
     try:

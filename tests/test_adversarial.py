@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from curation.llm.client import ChatClient
-from curation.llm.backends.scripted import ScriptedBackend
-from curation.sample import Program, Sample
-from generators.adversarial import AdversarialLoop
+from curate.curation.llm.client import ChatClient
+from curate.curation.llm.backends.scripted import ScriptedBackend
+from curate.curation.sample import Program, Sample
+from curate.generators.adversarial import AdversarialLoop
 
 CHAIN = Sample(task="ADA/multi_step_operations", question="What is the mean of y where x > 1?", answer=5.5,
                answer_type="number", table_ids=("tbl-1",), origin="rule", quality="rule-based",

@@ -1,4 +1,4 @@
-"""`curate audit`: wrong gold answers found by re-deriving them, with evidence (validators/audit.py)."""
+"""`curate audit`: wrong gold answers found by re-deriving them, with evidence (curate/validators/audit.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import shared
 from tests.test_cli import invoke
-from validators.audit import check_sql, compare, gold_readings
+from curate.validators.audit import check_sql, compare, gold_readings
 
 # The 21 MMQA samples of ../shared/data/mmqa/, labelled by hand from their tables (each question solved
 # without the SQL): is the published gold right for the question, and if not, what kind of problem?
@@ -75,7 +75,7 @@ def test_sqlite_first_with_types_from_the_data_and_ties_are_ambiguous():
 
 
 def test_the_filtered_rule_answers_only_what_the_question_fully_says():
-    from validators.audit import filtered_rule
+    from curate.validators.audit import filtered_rule
 
     body = _body(company=["a", "b", "c", "d"], industry=["oil and gas", "oil and gas", "banking", "oil and gas"],
                  **{"sales (billion )": [350.0, 120.0, 400.0, 300.0], "market value (billion )": [10.0, 20.0, 30.0, 40.0],
@@ -91,7 +91,7 @@ def test_the_filtered_rule_answers_only_what_the_question_fully_says():
     # a cell that lists several values holds each of them
     assert filtered_rule("How many companies occurred in the month of September?", body)[1] == 2
     # rows that sum up others are no cases, and distinct things are not rows (RealHiTBench's cost sheet)
-    from validators.audit import rule_answers
+    from curate.validators.audit import rule_answers
 
     costs = _body(item=["a", "b", "b", "Redemption- New Total", "Total"], Cost=[150.0, 200.0, 200.0, 550.0, 550.0])
     assert rule_answers("How many items have a Cost greater than 100?", costs)[0][1] == 3
@@ -100,7 +100,7 @@ def test_the_filtered_rule_answers_only_what_the_question_fully_says():
 
 @pytest.mark.integration
 def test_audit_of_imported_mmqa_finds_the_labelled_wrong_golds_with_their_kinds(tmp_path):
-    from importers import write_import
+    from curate.importers import write_import
 
     write_import("mmqa", [str(shared("mmqa", "mmqa_samples.json"))], name="mmqa", releases=tmp_path / "releases")
     out = invoke("audit", tmp_path / "releases" / "mmqa" / "1.0.0", "--json", "--out", tmp_path / "errata")
@@ -121,7 +121,7 @@ def test_audit_of_imported_mmqa_finds_the_labelled_wrong_golds_with_their_kinds(
 
 @pytest.mark.integration
 def test_audit_of_spider_flags_failing_empty_and_tied_gold_sql(tmp_path):
-    from importers import write_import
+    from curate.importers import write_import
 
     write_import("spider", [str(shared("spider", "dev_questions.json"))], name="spider", releases=tmp_path / "releases")
     out = invoke("audit", tmp_path / "releases" / "spider" / "1.0.0", "--json")
@@ -158,7 +158,7 @@ HAND_WRITTEN = {
 
 @pytest.mark.integration
 def test_golds_without_a_program_are_voted_against_replayed_candidate_programs(tmp_path):
-    from importers import write_import
+    from curate.importers import write_import
 
     source = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
     subset = tmp_path / "subset.jsonl"  # the questions with candidates, and as many without (quick)
@@ -190,7 +190,7 @@ def test_real_model_replies_as_candidates_find_the_golds_tablebench_corrected(tm
     """o3-mini's published DP replies (a real model's outputs, ../shared/data/tablebench/eval_examples)
     cover 10 of the 98 original-release questions; 3 of those golds the authors corrected (2 value, 1 items).
     One candidate only, so --min-votes 1: every flag is o3-mini disagreeing with the gold."""
-    from importers import write_import
+    from curate.importers import write_import
 
     original = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
     o3 = [json.loads(x) for x in shared("tablebench", "eval_examples", "o3-mini_DP_inference.jsonl").read_text()
@@ -222,8 +222,8 @@ def test_without_a_model_the_rules_flag_only_golds_tablebench_corrected_and_answ
     On the 149 cleaned questions (TableBench_DP_subset.jsonl) they flag nothing."""
     import hashlib
 
-    from importers import write_import
-    from validators.audit import audit_release
+    from curate.importers import write_import
+    from curate.validators.audit import audit_release
 
     source = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
     write_import("tablebench", [str(source)], name="tb", releases=tmp_path / "releases")
@@ -263,10 +263,10 @@ def test_the_question_sql_judge_replayed_and_live(tmp_path):
     """The optional question/SQL consistency check: prompts written out, replies made elsewhere read back
     (HAND-WRITTEN replies here, not a model's: they test the plumbing), and the same through the LLM layer
     with a scripted backend. An inconsistent pair is a question_sql_disagree finding that needs a person."""
-    from curation.llm.client import ChatClient
-    from curation.llm.backends.scripted import ScriptedBackend
-    from importers import write_import
-    from validators.audit import apply_judge, audit_release, judge_live, judge_requests, judge_verdict
+    from curate.curation.llm.client import ChatClient
+    from curate.curation.llm.backends.scripted import ScriptedBackend
+    from curate.importers import write_import
+    from curate.validators.audit import apply_judge, audit_release, judge_live, judge_requests, judge_verdict
 
     write_import("mmqa", [str(shared("mmqa", "mmqa_samples.json"))], name="mmqa", releases=tmp_path / "releases")
     release = tmp_path / "releases" / "mmqa" / "1.0.0"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from annotation.tasks import decision
+from curate.annotation.tasks import decision
 from tests.conftest import shared
 from tests.test_audit import MMQA_NOTES, MMQA_WRONG
 from tests.test_cli import invoke
-from validators.audit import proposed_answer
+from curate.validators.audit import proposed_answer
 
 # per test; the build of .envs/labelstudio and its migrated data folder (fixtures) are not counted
 pytestmark = [pytest.mark.timeout(300, func_only=True)]
@@ -55,7 +55,7 @@ def test_import_audit_review_in_label_studio_build_the_corrected_release_and_dif
         server, tmp_path, monkeypatch):
     from label_studio_sdk import LabelStudio
 
-    from importers import write_import
+    from curate.importers import write_import
 
     samples_file = shared("mmqa", "mmqa_samples.json")
     releases, ws = tmp_path / "releases", tmp_path / "ws"
@@ -158,7 +158,7 @@ def test_import_audit_review_in_label_studio_build_the_corrected_release_and_dif
 def test_a_corrected_build_reads_only_the_release_it_names_as_it_was_written(tmp_path):
     """With no decision the corrected build writes nothing new (same content); a release edited since it was
     written is refused before anything is applied."""
-    from importers import write_import
+    from curate.importers import write_import
 
     releases = tmp_path / "releases"
     write_import("mmqa", [str(shared("mmqa", "mmqa_samples.json"))], name="mmqa", releases=releases)

@@ -1,21 +1,21 @@
-"""The chat backend protocol (curation/llm/backend.py) and backend settings from the command line."""
+"""The chat backend protocol (curate/curation/llm/backend.py) and backend settings from the command line."""
 
 import json
 
 import pytest
 from click.testing import CliRunner
 
-from curation.cli import main
-from curation.llm import BACKENDS
-from curation.llm.backend import Backend, parse_model_args, require_backend, settings_taken
-from curation.llm.client import ChatClient
-from curation.llm.backends.scripted import ScriptedBackend
+from curate.curation.cli import main
+from curate.curation.llm import BACKENDS
+from curate.curation.llm.backend import Backend, parse_model_args, require_backend, settings_taken
+from curate.curation.llm.client import ChatClient
+from curate.curation.llm.backends.scripted import ScriptedBackend
 
 
 def test_every_registered_backend_implements_the_protocol(tmp_path):
-    from curation.llm.backends.openai_backend import OpenAIBackend
-    from curation.llm.backends.replay import ReplayBackend
-    from curation.llm.backends.vllm_backend import VLLMBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.replay import ReplayBackend
+    from curate.curation.llm.backends.vllm_backend import VLLMBackend
 
     (tmp_path / "p.jsonl").write_text("")
     made = [OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"), VLLMBackend("m"),  # vllm is imported at first use
@@ -42,8 +42,8 @@ def test_a_client_refuses_what_is_no_backend_and_says_what_it_lacks():
 
 
 def test_generic_settings_reach_only_the_backends_that_name_them():
-    from curation.llm.backends.openai_backend import OpenAIBackend
-    from curation.llm.backends.vllm_backend import VLLMBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.vllm_backend import VLLMBackend
 
     offered = {"base_url": "http://h/v1", "concurrency": 4, "timeout": 5.0, "data_parallel_size": 2}
     assert settings_taken(OpenAIBackend, offered) == {"base_url": "http://h/v1", "concurrency": 4, "timeout": 5.0}
@@ -86,9 +86,9 @@ def test_replay_is_a_backend_that_answers_a_role_by_tag_and_names_a_bad_line(tmp
     """`[models.<role>] backend = "replay"`: a request is answered by the line whose id is its tag;
     no such line is a failed request, never a server fault to retry; a malformed line stops with
     the file, its line and why. The identity holds the file's content, so another file is another model."""
-    from curation.llm.backend import RecordedBackend
-    from curation.llm.client import client_from_config
-    from curation.llm.types import ChatRequest, user
+    from curate.curation.llm.backend import RecordedBackend
+    from curate.curation.llm.client import client_from_config
+    from curate.curation.llm.types import ChatRequest, user
 
     replies = tmp_path / "judge.jsonl"
     replies.write_text(json.dumps({"sample_id": "smp-1", "reply": "yes"}) + "\n\n"

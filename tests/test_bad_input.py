@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.commands import run_ingest
+from curate.curation.commands import run_ingest
 
 
 def bad_files(folder):
@@ -45,8 +45,8 @@ def test_each_bad_file_is_reported_and_the_good_one_ingested(tmp_path, workspace
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_bad_input_does_not_depend_on_the_executor(tmp_path, workers):
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
 
     bad_files(tmp_path / "in")
     result = run_ingest(Workspace(tmp_path / f"ws{workers}"), [str(tmp_path / "in")], executor=LocalExecutor(workers))

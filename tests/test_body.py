@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from curation.body import infer_column
+from curate.curation.body import infer_column
 
 
 def test_numbers_written_as_text_become_numbers():

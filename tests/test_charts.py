@@ -8,8 +8,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from evaluation.charts import chart_kind, plotted_chart
-from evaluation.metrics.chart import chart_pass
+from curate.evaluation.charts import chart_kind, plotted_chart
+from curate.evaluation.metrics.chart import chart_pass
 
 BAR = {"chart_type": "bar", "x": ["Oslo", "Bergen", "Tromsø"], "y": [700, 290, 77]}
 
@@ -47,7 +47,7 @@ PROGRAMS = {
 
 
 def test_charts_drawn_in_the_sandbox_are_read_back_and_pass():
-    from evaluation.sandbox import Limits, Sandbox
+    from curate.evaluation.sandbox import Limits, Sandbox
 
     sandbox = Sandbox(1, Limits(timeout=20))
     try:
@@ -68,9 +68,9 @@ def test_chart_tasks_run_as_plotting_programs_in_every_mode_and_report_ecr(tmp_p
     PASS@1 is 1, 0, 0, 0; the first two programs ran (ECR 0.5)."""
     import pandas as pd
 
-    from curation.sample import Sample
-    from curation.table import Table
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.curation.sample import Sample
+    from curate.curation.table import Table
+    from curate.evaluation.evaluate import Evaluator, Settings
     from tests.files import release_of
     from tests.test_evaluation import scripted_client
 

@@ -6,10 +6,10 @@ import json
 
 import pyarrow.parquet as pq
 
-from curation.arrow_io import samples_to_arrow
-from curation.sample import Program, Sample
+from curate.curation.arrow_io import samples_to_arrow
+from curate.curation.sample import Program, Sample
 from tests.test_cli import invoke
-from validators.checks import check_samples
+from curate.validators.checks import check_samples
 
 
 def sample(question, split="test", program="SELECT 1", task="TCO/general_operations", tables=("tbl-1",)):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from curation.cleaning.rules import CleaningConfig, apply_rules, rule_columns, rule_empty, rule_header, rule_size, rule_summary
-from curation.table import HeaderNode, Table
+from curate.curation.cleaning.rules import CleaningConfig, apply_rules, rule_columns, rule_empty, rule_header, rule_size, rule_summary
+from curate.curation.table import HeaderNode, Table
 
 DEFAULT = CleaningConfig()
 
@@ -111,7 +111,7 @@ def test_empty_and_constant_columns_are_flagged_and_all_of_them_drops():
 
 
 def test_clean_stage_drops_duplicates_and_reports_by_rule(tmp_path, workspace, inline):
-    from curation.commands import run_clean, run_ingest
+    from curate.curation.commands import run_clean, run_ingest
 
     src = tmp_path / "in"
     src.mkdir()

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from curation.cli import main
+from curate.curation.cli import main
 from tests.files import hierarchical_xlsx
 
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from curation.llm.types import ChatRequest, ModelUnavailable, user
+from curate.curation.llm.types import ChatRequest, ModelUnavailable, user
 
 pytestmark = pytest.mark.timeout(30)
 STALLS = ("trickle", "silent", "headers-then-stall")
@@ -99,7 +99,7 @@ def stalling():
 
 
 def backend(server: StallingServer, timeout: float = 1.0, retries: int = 0):
-    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
 
     return OpenAIBackend("tiny", base_url=server.url, timeout=timeout, retries=retries, backoff=0.0)
 
@@ -129,7 +129,7 @@ def test_an_answer_within_the_deadline_is_read_as_before(stalling):
 def test_a_build_stage_gets_no_reply_past_the_deadline_and_its_rerun_asks_again(stalling, tmp_path):
     """Build stages and the audit share the client: a reply past its deadline leaves the stage's part
     unfinished (ModelUnavailable) and is not cached, so the rerun asks again and gets the answer."""
-    from curation.llm.client import client_from_config, require_replies
+    from curate.curation.llm.client import client_from_config, require_replies
 
     server = stalling("trickle")
     settings = {"model": "tiny", "base_url": server.url, "timeout": 1, "retries": 0}
@@ -148,9 +148,9 @@ def test_a_build_stage_gets_no_reply_past_the_deadline_and_its_rerun_asks_again(
 
 
 def test_curate_evaluate_against_a_trickling_server_records_the_samples_failed_and_finishes(stalling, tmp_path):
-    from curation.cli import main
-    from curation.sample import Sample
-    from curation.table import Table
+    from curate.curation.cli import main
+    from curate.curation.sample import Sample
+    from curate.curation.table import Table
     from tests.files import release_of
 
     table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [42, 290]}))
@@ -180,7 +180,7 @@ def test_curate_evaluate_against_a_trickling_server_records_the_samples_failed_a
 
 @pytest.mark.parametrize("timeout", [0, -1, None, "5"])
 def test_a_timeout_that_is_no_deadline_is_refused(timeout):
-    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
 
     with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
         OpenAIBackend("tiny", base_url="http://127.0.0.1:9/v1", timeout=timeout)

@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from evaluation.extract import extract_answer, extract_sql
-from evaluation.metrics import score
-from evaluation.robustness import bootstrap_interval, kendalls_w, performance, robustness, separability
+from curate.evaluation.extract import extract_answer, extract_sql
+from curate.evaluation.metrics import score
+from curate.evaluation.robustness import bootstrap_interval, kendalls_w, performance, robustness, separability
 
 # ------------------------------------------------------------------ extraction
 
@@ -126,8 +126,8 @@ def test_bootstrap_intervals_and_separability():
 
 
 def scripted_client(reply):
-    from curation.llm.client import ChatClient
-    from curation.llm.backends.scripted import ScriptedBackend
+    from curate.curation.llm.client import ChatClient
+    from curate.curation.llm.backends.scripted import ScriptedBackend
 
     backend = ScriptedBackend(reply, "scripted-model")
     return ChatClient(backend), backend
@@ -136,8 +136,8 @@ def scripted_client(reply):
 def test_pot_programs_run_in_the_sandbox_and_their_output_is_scored(small_release, tmp_path):
     """The scripted model answers every SQL-computed question with a program that runs the
     sample's own SQL over `df`: its printed output must score as the gold answer."""
-    from evaluation.dataset import ReleaseData
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.evaluation.dataset import ReleaseData
+    from curate.evaluation.evaluate import Evaluator, Settings
 
     data = ReleaseData(small_release)
     programs = {s.question: s.program["text"] for s in data.samples(tasks=["TCO/general_operations"])
@@ -168,7 +168,7 @@ def test_pot_programs_run_in_the_sandbox_and_their_output_is_scored(small_releas
 
 
 def test_icot_runs_each_code_turn_in_one_session_and_feeds_the_output_back(small_release, tmp_path):
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.evaluation.evaluate import Evaluator, Settings
 
     def reply(request):
         last = request.messages[-1]["content"]
@@ -184,7 +184,7 @@ def test_icot_runs_each_code_turn_in_one_session_and_feeds_the_output_back(small
     Evaluator(small_release, tmp_path / "out", settings, client, {}).run()
     import sqlite3
 
-    from evaluation.dataset import ReleaseData
+    from curate.evaluation.dataset import ReleaseData
 
     data = ReleaseData(small_release)
     rows = sqlite3.connect(tmp_path / "out" / "predictions.sqlite").execute(
@@ -199,10 +199,10 @@ def test_icot_runs_each_code_turn_in_one_session_and_feeds_the_output_back(small
 
 
 def test_replay_scores_predictions_made_elsewhere_and_names_a_bad_line(small_release, tmp_path):
-    from curation.cli import main
+    from curate.curation.cli import main
     from click.testing import CliRunner
 
-    from evaluation.dataset import ReleaseData
+    from curate.evaluation.dataset import ReleaseData
 
     data = ReleaseData(small_release)
     samples = data.samples(tasks=["TCO/general_operations"])[:4]
@@ -237,8 +237,8 @@ def test_curate_report_compares_models_with_rankings_intervals_and_kendalls_w(sm
     """Two replayed 'models' over two configurations: the one that states the gold ranks first."""
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from evaluation.dataset import ReleaseData
+    from curate.curation.cli import main
+    from curate.evaluation.dataset import ReleaseData
 
     data = ReleaseData(small_release)
     samples = data.samples(tasks=["TCO/", "TBO/"])
@@ -273,9 +273,9 @@ def test_treethinker_aligns_the_question_to_the_header_tree_then_answers(tmp_pat
     continues the same conversation to a final answer."""
     import pandas as pd
 
-    from curation.sample import Sample
-    from curation.table import HeaderNode, Table
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.curation.sample import Sample
+    from curate.curation.table import HeaderNode, Table
+    from curate.evaluation.evaluate import Evaluator, Settings
     from tests.files import release_of
 
     header = (HeaderNode("C", 0, 0, 0, "Town"), HeaderNode("C", 0, 1, 2, "Population"),
@@ -311,7 +311,7 @@ def test_the_gold_backend_scores_exactly_one_on_every_task_in_tcot_and_pot(small
     asks. Prompts, extraction and metrics agree on every answer convention only if it is 1.000."""
     from click.testing import CliRunner
 
-    from curation.cli import main
+    from curate.curation.cli import main
 
     out = tmp_path / "gold"
     done = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "gold", "--modes", "tcot,pot",
@@ -326,8 +326,8 @@ def test_the_gold_backend_scores_exactly_one_on_every_task_in_tcot_and_pot(small
 
 
 def test_an_answer_that_holds_commas_is_given_back_as_json_and_read_as_one_value():
-    from curation.answers import final_answer, normalize_answer
-    from evaluation.gold import written
+    from curate.curation.answers import final_answer, normalize_answer
+    from curate.evaluation.gold import written
 
     for gold in ("July 1, 2016", ["Breen, Mary", "Kim"], ["a", "b"], "[18,]", 3.5, True, "*Kruger60A", ".",
                  ["x.", "y"]):
@@ -338,9 +338,9 @@ def test_an_answer_that_holds_commas_is_given_back_as_json_and_read_as_one_value
 
 def test_a_tasks_metric_settings_come_from_the_taxonomy():
     """MMQA retrieval is scored at the k the taxonomy names, not a k written into the metric."""
-    from curation.taxonomy import tasks
-    from evaluation.dataset import EvalSample
-    from evaluation.scoring import score_predictions
+    from curate.curation.taxonomy import tasks
+    from curate.evaluation.dataset import EvalSample
+    from curate.evaluation.scoring import score_predictions
 
     k = dict(tasks()["MMQA/multi_table_retrieval"].metric_settings)["k"]
     gold = ["t1", "t2"]
@@ -355,7 +355,7 @@ def test_a_tasks_metric_settings_come_from_the_taxonomy():
 def test_a_retrieval_prompt_lists_every_candidate_table_with_its_columns():
     """MMQA's retrieval questions name columns and values, never tables: the model chooses among
     the pool's tables by what they hold."""
-    from evaluation.modes import prompt
+    from curate.evaluation.modes import prompt
 
     pool = {"pscl.iraqVote": ["rollcall", "state.abb", "gorevote"], "pscl.state.info": ["state", "icpsr"]}
     text = prompt("tcot", "How many states ...?", [], [], "MMQA/multi_table_retrieval", pool)
@@ -366,7 +366,7 @@ def test_a_retrieval_prompt_lists_every_candidate_table_with_its_columns():
 def test_the_prompt_shows_each_table_under_its_caption_once():
     """The caption says what the figures are (revisions, not growth); HTML carries its own, so it is not
     said twice."""
-    from evaluation.modes import prompt
+    from curate.evaluation.modes import prompt
 
     markdown = "| Date | Output per job |\n| --- | --- |\n| 2016 Q3 | -0.1 |"
     one = prompt("tcot", "Which quarter was revised most?", ["productivity"], [markdown],

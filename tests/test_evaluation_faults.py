@@ -16,9 +16,9 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from curation.cli import main
-from curation.sample import Sample
-from curation.table import Table
+from curate.curation.cli import main
+from curate.curation.sample import Sample
+from curate.curation.table import Table
 from tests.files import release_of
 
 pytestmark = pytest.mark.timeout(120)
@@ -126,8 +126,8 @@ def test_a_failed_request_is_reported_never_scored_and_asked_again_once_the_serv
 
 def test_the_same_failure_again_and_again_stops_the_run_instead_of_burning_through_the_release(release, server,
                                                                                                tmp_path):
-    from curation.llm.client import client_from_config
-    from evaluation.evaluate import Evaluator, RequestsFailing, Settings
+    from curate.curation.llm.client import client_from_config
+    from curate.evaluation.evaluate import Evaluator, RequestsFailing, Settings
 
     server.mode = "401"
     out = tmp_path / "out"
@@ -165,7 +165,7 @@ def test_a_server_that_never_answers_fails_after_the_timeout_the_user_set(releas
                                         ({"reply": "x", "mode": 3}, "'mode' must be str, got int"),
                                         ({"reply": "x", "config": {"a": 1}}, "'config' must be str or null, got dict")])
 def test_a_replay_line_of_the_wrong_type_is_named(release, tmp_path, line, says):
-    from evaluation.dataset import ReleaseData
+    from curate.evaluation.dataset import ReleaseData
 
     sample_id = ReleaseData(release).samples()[0].id
     replies = tmp_path / "replies.jsonl"

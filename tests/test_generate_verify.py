@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curation.programs import ProgramError, run_program
-from curation.sample import Program
-from curation.table import Table
+from curate.curation.programs import ProgramError, run_program
+from curate.curation.sample import Program
+from curate.curation.table import Table
 from tests.test_cli import invoke
 
 CARS = "model,make,mpg,hp,wt\n" + "\n".join(
@@ -81,9 +81,9 @@ def test_generate_before_clean_says_what_to_do(tmp_path):
 
 def test_parts_do_not_change_the_samples(tmp_path):
     """Two workers and one worker, different part boundaries: the same sample ids and answers."""
-    from curation.commands import run_clean, run_generate_rules, run_ingest
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.curation.commands import run_clean, run_generate_rules, run_ingest
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
 
     src = tmp_path / "in"
     src.mkdir()

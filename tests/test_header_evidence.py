@@ -11,9 +11,9 @@ from __future__ import annotations
 import openpyxl
 from openpyxl.styles import Alignment
 
-from curation.header_tree import children_labels, grand_total, row_paths, total_of
-from curation.sources.readers import xlsx
-from curation.sources.evidence import HEADER, WEIGHTS, is_header, signs
+from curate.curation.header_tree import children_labels, grand_total, row_paths, total_of
+from curate.curation.sources.readers import xlsx
+from curate.curation.sources.evidence import HEADER, WEIGHTS, is_header, signs
 from tests.workbooks import workbook
 
 
@@ -177,7 +177,7 @@ def test_a_year_written_once_over_its_quarters_names_every_quarter(tmp_path):
 
 
 def test_quarters_with_no_year_above_or_among_other_labels_are_left_as_written():
-    from curation.sources.grid import periods_completed
+    from curate.curation.sources.grid import periods_completed
 
     assert periods_completed(["Q1", "Q2", "2020 Q3", "Q4", "2021 Q1"]) is None  # a bare quarter first: whose?
     assert periods_completed(["2020 Q1", "Q2", "Total", "2021 Q1", "Q2"]) is None  # not a run of periods
@@ -189,7 +189,7 @@ def test_a_label_alone_on_its_row_heading_nested_rows_is_a_node_not_a_body_row(t
     """BLS's "TOTAL" over "Total, 16 years and over" and its age bands: a row with a label and no
     figure is no case of the table; its node spans the rows under it, and the serialization shows
     it on each of them. A heading with figures of its own (a subtotal) stays a row."""
-    from exports.serialize import serialize
+    from curate.exports.serialize import serialize
 
     rows = [["Group", "Employed"],
             ["TOTAL", None],

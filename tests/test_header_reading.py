@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import openpyxl
 
-from curation.header_tree import row_paths, series_codes
-from curation.sources.readers import xlsx
+from curate.curation.header_tree import row_paths, series_codes
+from curate.curation.sources.readers import xlsx
 from tests.workbooks import workbook
 
 

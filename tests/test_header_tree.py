@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from curation.header_tree import (Exchange, block_exchange, branches, children_labels, exchanged, find_exchange,
+from curate.curation.header_tree import (Exchange, block_exchange, branches, children_labels, exchanged, find_exchange,
                                   flattened_names, row_paths, sheet_exchange, summary_nodes)
-from curation.sources.readers import xlsx
-from curation.table import HeaderNode
+from curate.curation.sources.readers import xlsx
+from curate.curation.table import HeaderNode
 from tests.conftest import shared
 
 C = lambda level, start, end, text: HeaderNode("C", level, start, end, text)  # noqa: E731
@@ -146,7 +146,7 @@ def test_every_realhitbench_swap_reads_as_its_original_with_two_sibling_blocks_e
 
 
 def test_a_label_alone_in_a_multi_column_row_header_is_a_row_of_its_own_not_a_broken_tree():
-    from curation.sources.grid import _row_header
+    from curate.curation.sources.grid import _row_header
     rows = [["Low", "Refusal", 5, 6], [None, "Failure to attend", 8, 9], [None, "Total", 13, 15],
             ["High", "Misconduct", 1, 2], [None, "Total", 1, 2], ["Level not recorded", None, 3, 4], ["TOTAL", "TOTAL", 17, 21]]
     nodes, kinds = _row_header(rows, [0] * 7, [False] * 7, [False] * 7, [False] * 7)
@@ -157,7 +157,7 @@ def test_a_label_alone_in_a_multi_column_row_header_is_a_row_of_its_own_not_a_br
 
 
 def test_bold_sections_at_one_indentation_are_siblings_though_a_stray_cell_sits_beside_one():
-    from curation.sources.grid import _row_header
+    from curate.curation.sources.grid import _row_header
     blank = [None] * 4
     rows = [["Luxury", *blank], ["Pool", 1, 1, None, 2], ["Spa", 1, None, 1, 2],
             ["Expected", None, None, None, 0], ["Gym", 1, 1, 1, 3], ["Wifi", 1, 1, 1, 3]]

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from curation.pipeline.runner import run_stage
+from curate.curation.pipeline.runner import run_stage
 
 pytestmark = pytest.mark.timeout(120)
 GOOD = "a,b\n1,2\n3,4\n"
@@ -102,8 +102,8 @@ def test_utf16_without_a_byte_order_mark_is_read_as_text(tmp_path, inline):
 
 
 def test_a_bad_ingest_setting_is_refused_when_the_config_is_read(tmp_path):
-    from curation.build import BuildError, run_build
-    from curation.workspace import Workspace
+    from curate.curation.build import BuildError, run_build
+    from curate.curation.workspace import Workspace
 
     with pytest.raises(BuildError, match=r"\[ingest\]: unknown setting\(s\) max_sheets"):
         run_build(Workspace(tmp_path / "ws"), {"ingest": {"max_sheets": 3}}, tmp_path / "releases")

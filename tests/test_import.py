@@ -28,8 +28,8 @@ def _replay_by_source_id(inference, out):
 @pytest.fixture(scope="module")
 def o3_mini(tmp_path_factory):
     """The 54 questions imported, o3-mini's replies replayed and scored with the TableBench profile."""
-    from evaluation.evaluate import Evaluator, Settings
-    from importers import write_import
+    from curate.evaluation.evaluate import Evaluator, Settings
+    from curate.importers import write_import
 
     inference = shared(*EXAMPLES, "o3-mini_DP_inference.jsonl")
     root = tmp_path_factory.mktemp("tablebench")
@@ -42,8 +42,8 @@ def o3_mini(tmp_path_factory):
 
 
 def test_importing_tablebench_keeps_every_source_id_and_the_files_sha256_and_licence(o3_mini):
-    from exports.release import read_manifest, sha256_file
-    from evaluation.dataset import ReleaseData
+    from curate.exports.release import read_manifest, sha256_file
+    from curate.evaluation.dataset import ReleaseData
 
     release, *_ = o3_mini
     data = ReleaseData(release["path"])
@@ -77,7 +77,7 @@ def test_the_tablebench_profile_reproduces_every_official_number_for_o3_mini(o3_
 def test_the_published_rouge_numbers_lie_within_the_bootstrap_of_this_method(o3_mini):
     """The authors' 37.06 (DataAnalysis ROUGE-L) is one draw of the same bootstrap: over seeds,
     this method's draws span it."""
-    from evaluation.official.tablebench import bootstrap_median, normalize, parse_reply, rouge_l_scores
+    from curate.evaluation.official.tablebench import bootstrap_median, normalize, parse_reply, rouge_l_scores
 
     _, _, _, published = o3_mini
     records = [json.loads(line) for line in shared(*EXAMPLES, "o3-mini_DP_inference.jsonl").read_text().splitlines()]
@@ -105,7 +105,7 @@ def test_official_and_curate_numbers_are_reported_side_by_side(o3_mini):
 
 def test_the_official_metric_behaves_as_the_authors_code_does():
     """Their normalisation runs before EM: punctuation (points, minus signs, commas) goes, case folds."""
-    from evaluation.official.tablebench import em_one, em_tolerance_one, normalize, parse_reply
+    from curate.evaluation.official.tablebench import em_one, em_tolerance_one, normalize, parse_reply
 
     assert normalize("The 1,157 Apples.") == "1157 apples"
     assert em_one(normalize("2.5"), normalize("25")) == 1.0  # a defect: "2.5" and "25" are one answer
@@ -121,8 +121,8 @@ def test_the_gold_answers_every_imported_tablebench_question_right(tmp_path):
     """`--backend gold`: 1.000 under curate's metrics; the official profile reported beside it."""
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from importers import write_import
+    from curate.curation.cli import main
+    from curate.importers import write_import
 
     examples = shared(*EXAMPLES, "o3-mini_DP_inference.jsonl")
     release = write_import("tablebench", [str(examples)], "tb", None, tmp_path / "releases")
@@ -139,7 +139,7 @@ def test_the_gold_answers_every_imported_tablebench_question_right(tmp_path):
 
 
 def test_importing_again_writes_nothing_new(tmp_path):
-    from importers import write_import
+    from curate.importers import write_import
 
     examples = str(shared(*EXAMPLES, "o3-mini_DP_inference.jsonl"))
     first = write_import("tablebench", [examples], "tb", None, tmp_path)
@@ -154,7 +154,7 @@ def test_importing_again_writes_nothing_new(tmp_path):
     (lambda r: r.update(qsubtype="Guessing"), "line 2", "qsubtype"),
 ])
 def test_bad_tablebench_input_names_the_file_line_and_field_and_writes_nothing(tmp_path, change, where, field):
-    from importers import BadInput, write_import
+    from curate.importers import BadInput, write_import
 
     lines = shared(*EXAMPLES, "o3-mini_DP_inference.jsonl").read_text().splitlines()[:3]
     broken = json.loads(lines[1])
@@ -168,8 +168,8 @@ def test_bad_tablebench_input_names_the_file_line_and_field_and_writes_nothing(t
 
 
 def test_a_replayed_source_id_the_release_does_not_hold_is_named_with_its_line(o3_mini, tmp_path):
-    from evaluation.dataset import ReleaseError
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.evaluation.dataset import ReleaseError
+    from curate.evaluation.evaluate import Evaluator, Settings
 
     release, *_ = o3_mini
     replay = tmp_path / "replay.jsonl"
@@ -182,8 +182,8 @@ def _gold_and_replay(tmp_path, fmt, source, name, replies, limit=None):
     """Import, evaluate the gold (curate's metrics: 1.000) and a replay, with the profile beside."""
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from importers import write_import
+    from curate.curation.cli import main
+    from curate.importers import write_import
 
     release = write_import(fmt, [str(source)], name, None, tmp_path / "releases")
     runner = CliRunner()
@@ -221,7 +221,7 @@ def test_spider_gold_is_its_sql_result_and_broken_gold_queries_are_listed_not_im
     replies = [{"source_id": "dev_questions:0", "reply": f"```sql\n{questions[0]['query']}\n```"},
                {"source_id": "dev_questions:1", "reply": "```sql\nSELECT 1\n```"}]
     release, gold, _, official = _gold_and_replay(tmp_path, "spider", source, "spider", replies, limit=40)
-    from exports.release import read_manifest
+    from curate.exports.release import read_manifest
 
     skipped = read_manifest(tmp_path / "releases" / "spider" / "1.0.0")["build"]["import"]["skipped"]
     # MachineSpider translated "age" to "alter", an SQL keyword: 21 gold queries do not run
@@ -232,8 +232,8 @@ def test_spider_gold_is_its_sql_result_and_broken_gold_queries_are_listed_not_im
 
 
 def test_prompt_official_sends_the_benchmarks_own_instruction(o3_mini, tmp_path):
-    from evaluation.dataset import ReleaseError
-    from evaluation.evaluate import Evaluator, Item, Settings, official_instruction
+    from curate.evaluation.dataset import ReleaseError
+    from curate.evaluation.evaluate import Evaluator, Item, Settings, official_instruction
 
     release, *_ = o3_mini
     records = {json.loads(line)["id"]: json.loads(line)
@@ -251,8 +251,8 @@ def test_prompt_official_sends_the_benchmarks_own_instruction(o3_mini, tmp_path)
 def test_realhitbench_reads_its_spreadsheets_with_header_trees_and_lists_what_has_no_gold(tmp_path):
     """A few questions over three spreadsheets (the whole file takes ~10 s to read): a chart, an
     analysis, a fact check, and a Structure Comprehending question published without a gold."""
-    from evaluation.dataset import ReleaseData
-    from exports.release import read_manifest
+    from curate.evaluation.dataset import ReleaseData
+    from curate.exports.release import read_manifest
 
     queries = json.loads(shared("realhitbench", "QA_subset.json").read_text())["queries"]
     files = {"employment-table09", "employment-table10", "injuries-table04"}
@@ -269,7 +269,7 @@ def test_realhitbench_reads_its_spreadsheets_with_header_trees_and_lists_what_ha
     replies = [{"source_id": str(fact["id"]), "reply": f"Final Answer: {fact['ProcessedAnswer']}"}]
     from click.testing import CliRunner
 
-    from curation.cli import main
+    from curate.curation.cli import main
 
     releases = tmp_path / "releases"
     imported = CliRunner().invoke(main, ["import", "realhitbench", str(qa), str(shared("realhitbench", "tables")),
@@ -295,8 +295,8 @@ def test_realhitbench_reads_its_spreadsheets_with_header_trees_and_lists_what_ha
 def test_any_jsonl_imports_by_a_field_mapping_and_names_the_bad_line(tmp_path):
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from evaluation.dataset import ReleaseData
+    from curate.curation.cli import main
+    from curate.evaluation.dataset import ReleaseData
 
     lines = [{"uid": "a1", "q": "Which city is largest?", "a": "Oslo",
               "t": [{"city": "Oslo", "people": 700000}, {"city": "Bergen", "people": 290000}]},
@@ -334,7 +334,7 @@ def test_bird_scores_results_as_sets_of_rows_beside_curates_multisets(tmp_path):
     (root / "dev.json").write_text(json.dumps(questions))
     from click.testing import CliRunner
 
-    from curation.cli import main
+    from curate.curation.cli import main
 
     runner = CliRunner()
     result = runner.invoke(main, ["import", "bird", str(root / "dev.json"), str(root), "--name", "bird",
@@ -353,9 +353,9 @@ def test_bird_scores_results_as_sets_of_rows_beside_curates_multisets(tmp_path):
 def test_imported_releases_pass_release_verify(tmp_path):
     """First-class releases: checksums, fingerprint, and every program re-executed (Spider's gold SQL
     in SQLite, MMQA's in DuckDB) to its stored gold."""
-    from exports.release import check_files
-    from importers import write_import
-    from validators.execution import run_verify
+    from curate.exports.release import check_files
+    from curate.importers import write_import
+    from curate.validators.execution import run_verify
 
     for fmt, source in (("spider", shared("spider", "dev_questions.json")), ("mmqa", shared("mmqa", "mmqa_samples.json"))):
         release = write_import(fmt, [str(source)], fmt, None, tmp_path)
@@ -367,7 +367,7 @@ def test_imported_releases_pass_release_verify(tmp_path):
 def test_pot_replies_are_parsed_from_what_the_program_printed_with_ecr(o3_mini, tmp_path):
     """PoT: their parser reads the program's output (its first Final Answer line, else all of it),
     and ECR@1 joins every type's scores."""
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.evaluation.evaluate import Evaluator, Settings
 
     release, *_ = o3_mini
     records = [json.loads(line) for line in shared(*EXAMPLES, "o3-mini_DP_inference.jsonl").read_text().splitlines()]

@@ -21,8 +21,8 @@ CONFINED_MB = 4096
 CHILD = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({mb} << 20, resource.RLIM_INFINITY))
-from curation.pipeline.executor import LocalExecutor
-from curation.pipeline.runner import run_stage
+from curate.curation.pipeline.executor import LocalExecutor
+from curate.curation.pipeline.runner import run_stage
 report = run_stage("ingest", json.loads(sys.argv[1]), [], __import__("pathlib").Path(sys.argv[2]), LocalExecutor(1)).report
 print(json.dumps({{"tables": report["tables"], "problems": {{f["path"].rsplit("/", 1)[-1]: f["reason"]
                                                         for f in report["failures"]}}}}))

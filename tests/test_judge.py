@@ -18,8 +18,8 @@ QUESTIONS = {
 
 @pytest.fixture
 def judged_release(tmp_path):
-    from curation.sample import Sample
-    from curation.table import Table
+    from curate.curation.sample import Sample
+    from curate.curation.table import Table
     from tests.files import release_of
 
     table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
@@ -47,8 +47,8 @@ def _judge(request):
 
 
 def _client(reply, model):
-    from curation.llm.client import ChatClient
-    from curation.llm.backends.scripted import ScriptedBackend
+    from curate.curation.llm.client import ChatClient
+    from curate.curation.llm.backends.scripted import ScriptedBackend
 
     backend = ScriptedBackend(reply, model)
     backend.structured_output = "json_schema"
@@ -58,8 +58,8 @@ def _client(reply, model):
 def test_free_text_answers_are_graded_by_the_judge_once_per_distinct_answer(judged_release, tmp_path):
     import pandas as pd
 
-    from evaluation.evaluate import Evaluator, Settings
-    from evaluation.judge import AnswerJudge
+    from curate.evaluation.evaluate import Evaluator, Settings
+    from curate.evaluation.judge import AnswerJudge
 
     release, samples = judged_release
     model, _ = _client(_model, "scripted-model")
@@ -88,7 +88,7 @@ def test_free_text_answers_are_graded_by_the_judge_once_per_distinct_answer(judg
 def test_without_a_judge_free_text_answers_are_reported_unscored(judged_release, tmp_path):
     import pandas as pd
 
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.evaluation.evaluate import Evaluator, Settings
 
     release, _ = judged_release
     model, _ = _client(_model, "scripted-model")

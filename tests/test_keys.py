@@ -13,7 +13,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from curation.keys import MAX_UNMATCHED, infer_keys
+from curate.curation.keys import MAX_UNMATCHED, infer_keys
 from tests.conftest import shared
 
 
@@ -119,7 +119,7 @@ def test_text_holding_whole_numbers_references_an_integer_key():
 def test_key_inference_on_spider_and_mmqa_reaches_095_precision_and_recall():
     shared("spider")
     from benchmarks.key_inference import part_of, summarize
-    from generators.sql.schema import run_keys
+    from curate.generators.sql.schema import run_keys
     from tests.test_cli import invoke
 
     assert part_of("pets_1") == "held_out" and part_of("car_1") == "tuning"  # fixed by the name's md5

@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from curation.llm.cache import ResponseCache
-from curation.llm.client import ChatClient, parse_json_object
-from curation.llm.backends.scripted import ScriptedBackend
-from curation.llm.types import ChatRequest, ChatResponse, user
+from curate.curation.llm.cache import ResponseCache
+from curate.curation.llm.client import ChatClient, parse_json_object
+from curate.curation.llm.backends.scripted import ScriptedBackend
+from curate.curation.llm.types import ChatRequest, ChatResponse, user
 
 
 def echo(request: ChatRequest) -> str:
@@ -153,7 +153,7 @@ class FakeServer:
 
 @pytest.fixture
 def http_backend():
-    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
 
     servers = []
 
@@ -189,7 +189,7 @@ def test_a_request_that_keeps_failing_becomes_an_error_response(http_backend):
 def test_a_dead_endpoint_is_reported_per_request_and_the_batch_goes_on(tmp_path):
     import socket
 
-    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
 
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
@@ -211,7 +211,7 @@ def test_backend_identity_keys_the_cache_by_server_and_model(http_backend, tmp_p
 
 
 def test_a_schema_constrains_decoding_as_the_backend_takes_it_and_is_part_of_the_cache_key(tmp_path):
-    from curation.llm.client import object_schema, structured_output_format
+    from curate.curation.llm.client import object_schema, structured_output_format
 
     schema = object_schema(answer={"type": "number"})
     assert structured_output_format("none", schema) is None
@@ -235,7 +235,7 @@ def test_a_schema_constrains_decoding_as_the_backend_takes_it_and_is_part_of_the
 
 
 def test_requests_are_spread_over_several_servers_and_the_cache_key_names_the_set(http_backend, tmp_path):
-    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
 
     a, _ = http_backend([])
     b, _ = http_backend([])
@@ -252,7 +252,7 @@ def test_requests_are_spread_over_several_servers_and_the_cache_key_names_the_se
 def test_a_dead_server_is_taken_out_and_its_requests_go_to_the_others_without_spending_retries(http_backend):
     import socket
 
-    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
 
     live, _ = http_backend([])
     with socket.socket() as s:  # a port nothing listens on: a server that died
@@ -267,7 +267,7 @@ def test_a_dead_server_is_taken_out_and_its_requests_go_to_the_others_without_sp
 
 
 def test_a_server_failing_again_and_again_is_taken_out_after_that_many_in_a_row(http_backend):
-    from curation.llm.backends.openai_backend import OpenAIBackend
+    from curate.curation.llm.backends.openai_backend import OpenAIBackend
 
     sick, _ = http_backend([503] * 3)
     well, _ = http_backend([])
@@ -279,8 +279,8 @@ def test_a_server_failing_again_and_again_is_taken_out_after_that_many_in_a_row(
 
 
 def test_vllm_data_parallel_settings_pass_through_to_the_engine_and_stay_out_of_the_cache_key():
-    from curation.llm.client import client_from_config
-    from curation.llm.backends.vllm_backend import VLLMBackend
+    from curate.curation.llm.client import client_from_config
+    from curate.curation.llm.backends.vllm_backend import VLLMBackend
 
     settings = {"data_parallel_size": 2, "data_parallel_backend": "ray", "data_parallel_size_local": 1,
                 "data_parallel_address": "10.0.0.1", "data_parallel_rpc_port": 13345}

@@ -12,15 +12,15 @@ import threading
 
 import pytest
 
-from curation.llm.cache import ResponseCache
-from curation.llm.client import ChatClient
-from curation.llm.backends.openai_backend import OpenAIBackend
-from curation.llm.types import ChatRequest, user
-from curation.sample import Program, Sample
-from generators.adversarial import AdversarialLoop
+from curate.curation.llm.cache import ResponseCache
+from curate.curation.llm.client import ChatClient
+from curate.curation.llm.backends.openai_backend import OpenAIBackend
+from curate.curation.llm.types import ChatRequest, user
+from curate.curation.sample import Program, Sample
+from curate.generators.adversarial import AdversarialLoop
 from tests.llm_server import MODEL_NAME, LocalServer
 from tests.waiting import wait_for
-from validators.voting import RuleJudge, vote
+from curate.validators.voting import RuleJudge, vote
 
 PARAMS = {"temperature": 0, "max_tokens": 24, "seed": 1}
 # per test; the build of .envs/llm (the `llm_env` fixture) and the server's start are not counted
@@ -80,7 +80,7 @@ def test_voting_and_the_adversarial_loop_run_end_to_end(server, tmp_path):
 
 
 def test_junk_structured_replies_become_flagged_records(server, tmp_path):
-    from curation.llm.client import parse_json_object
+    from curate.curation.llm.client import parse_json_object
 
     c = ChatClient(backend(server), ResponseCache(tmp_path / "c.sqlite"))
     prompts = [ChatRequest(user(f"Write a haiku about table number {i}."), PARAMS) for i in range(3)]
@@ -137,9 +137,9 @@ def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_fi
     """`curate build` with the adversarial stage: first with nothing listening at the configured
     URL (the build stops and says why), then with the server up at that URL (the rerun finishes,
     the finished stages are reused, and the release records the models)."""
-    from curation.build import BuildError, run_build
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.curation.build import BuildError, run_build
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
     from tests.llm_server import free_port
 
     port = free_port()
@@ -170,8 +170,8 @@ def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_fi
 
 @pytest.mark.parametrize("method", ["treb", "realhitbench"])
 def test_the_vote_stage_runs_three_real_candidates_and_a_judge_over_samples_no_rule_computed(server, tmp_path, method):
-    from curation.pipeline.executor import LocalExecutor
-    from curation.pipeline.runner import run_stage
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.pipeline.runner import run_stage
     from tests.files import voting_inputs
 
     stages = tmp_path / "ws" / "stages"
@@ -205,10 +205,10 @@ def test_a_build_with_every_llm_step_runs_end_to_end_on_the_real_model(server, t
     llama.cpp decodes structured replies under their JSON schema (`structured_output`), so even
     this junk model writes readable questions, classifications and verdicts, and every step has
     real work to do."""
-    from curation.build import run_build
-    from curation.llm.cache import ResponseCache
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.curation.build import run_build
+    from curate.curation.llm.cache import ResponseCache
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
 
     model = {"model": MODEL_NAME, "base_url": server.url, "retries": 1, "backoff": 0.1, "timeout": 300,
              "concurrency": 2, "temperature": 0, "max_tokens": 64, "structured_output": "json_object"}
@@ -241,8 +241,8 @@ def test_a_build_with_every_llm_step_runs_end_to_end_on_the_real_model(server, t
 
 
 def test_phrasing_real_sql_samples_with_the_real_model(server, tmp_path):
-    from curation.pipeline.executor import LocalExecutor
-    from curation.pipeline.runner import run_stage
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.pipeline.runner import run_stage
     from tests.test_llm_writing import dataset, sql_sample
 
     samples = [sql_sample(f"SELECT town FROM towns WHERE people > {n}", f"Which town has people greater than {n}?")
@@ -264,9 +264,9 @@ def test_curate_evaluate_with_the_local_server_reports_and_resumes_after_the_ser
 
     import pandas as pd
 
-    from curation.llm.cache import ResponseCache
-    from curation.llm.types import ModelUnavailable
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.curation.llm.cache import ResponseCache
+    from curate.curation.llm.types import ModelUnavailable
+    from curate.evaluation.evaluate import Evaluator, Settings
 
     out = tmp_path / "out"
     settings = Settings(modes=["tcot", "pot"], limit=3, tasks=["TCO/"], batch=1, max_table_chars=1500,
@@ -319,8 +319,8 @@ def test_replayed_free_text_answers_are_graded_by_the_real_model_as_judge(server
     import pyarrow as pa
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from curation.table import Table
+    from curate.curation.cli import main
+    from curate.curation.table import Table
     from tests.files import release_of
 
     table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from curation.llm.cache import ResponseCache
-from curation.llm.client import ChatClient
-from curation.llm.backends.openai_backend import OpenAIBackend
-from curation.llm.types import ChatRequest, user
+from curate.curation.llm.cache import ResponseCache
+from curate.curation.llm.client import ChatClient
+from curate.curation.llm.backends.openai_backend import OpenAIBackend
+from curate.curation.llm.types import ChatRequest, user
 from tests.llm_server import MODEL_NAME, LocalServer
 
 # per test; the build of .envs/llm (the `llm_env` fixture) is not counted

@@ -8,13 +8,13 @@ import json
 import pyarrow as pa
 import pytest
 
-from curation.answers import parse_typed_answer
-from curation.llm import BACKENDS
-from curation.pipeline.executor import LocalExecutor
-from curation.pipeline.runner import run_stage
-from curation.sample import Program, Sample
-from curation.table import Table
-from generators.llm_writing import compared_values
+from curate.curation.answers import parse_typed_answer
+from curate.curation.llm import BACKENDS
+from curate.curation.pipeline.executor import LocalExecutor
+from curate.curation.pipeline.runner import run_stage
+from curate.curation.sample import Program, Sample
+from curate.curation.table import Table
+from curate.generators.llm_writing import compared_values
 from tests.canned_backend import CannedBackend
 from tests.files import finished_dataset
 
@@ -131,7 +131,7 @@ def test_classification_agrees_queues_disagreements_or_relabels_and_flags_junk(t
 
 
 def test_the_build_config_names_what_the_llm_steps_need():
-    from curation.build import BuildError, resolve_config
+    from curate.curation.build import BuildError, resolve_config
 
     model = {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
     with pytest.raises(BuildError, match="phrase rewrites the sql stage's samples"):

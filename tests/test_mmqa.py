@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import shared
 from tests.test_cli import invoke
-from validators.recheck import answers_agree
+from curate.validators.recheck import answers_agree
 
 SAMPLE = {
     "id_": 7, "Question": "Which city hosted the most competitions?",

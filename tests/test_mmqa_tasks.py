@@ -10,10 +10,10 @@ import json
 
 import pyarrow as pa
 
-from curation.database import Database, ForeignKey, PrimaryKey
-from curation.keys import infer_keys
-from generators.sql.schema import SchemaGraph
-from generators.sql.tasks import FK_SELECTION, PK_SELECTION, key_samples
+from curate.curation.database import Database, ForeignKey, PrimaryKey
+from curate.curation.keys import infer_keys
+from curate.generators.sql.schema import SchemaGraph
+from curate.generators.sql.tasks import FK_SELECTION, PK_SELECTION, key_samples
 
 STATES = [f"State {i}" for i in range(12)]
 
@@ -100,9 +100,9 @@ def test_questions_over_a_table_the_release_does_not_serialize_need_no_contents(
 # ---------------------------------------------------------------------------- joins a question names
 
 def _synth(bodies, pks, fks, templates):
-    from curation.table import Provenance, Table
-    from generators.sql.synth import Stats, Synthesizer
-    from generators.sql.templates import build_template
+    from curate.curation.table import Provenance, Table
+    from curate.generators.sql.synth import Stats, Synthesizer
+    from curate.generators.sql.templates import build_template
 
     tables = {n: Table(name=n, body=b, provenance=Provenance(source="test", database="toy")) for n, b in bodies.items()}
     db = Database("toy", tuple((n, t.id) for n, t in tables.items()), tuple(pks), tuple(fks))
@@ -162,7 +162,7 @@ def test_no_aggregate_adds_up_a_row_the_join_repeats_and_no_grouping_of_one_to_o
 
 
 def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tables():
-    from generators.sql.tasks import RETRIEVAL, query_samples
+    from curate.generators.sql.tasks import RETRIEVAL, query_samples
 
     airports = pa.table({"faa": ["JFK", "LGA", "EWR", "BOS"], "name": ["Kennedy", "LaGuardia", "Newark", "Logan"],
                          "zone": ["east", "east", "west", "west"]})
@@ -183,7 +183,7 @@ def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tab
 
 
 def test_a_question_whose_gold_has_a_fraction_states_its_rounding():
-    from generators.sql.tasks import with_rounding
+    from curate.generators.sql.tasks import with_rounding
 
     assert with_rounding("What is the average pop of the states?", 36.6667) == \
         "What is the average pop of the states? Round to 4 decimals."
@@ -209,8 +209,8 @@ def test_inferred_keys_are_asked_only_of_tables_the_model_sees_whole():
 
 
 def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_label():
-    from curation.semantics import ColumnInfo
-    from generators.sql.render import Noun, column_words, render, table_noun
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import Noun, column_words, render, table_noun
 
     documented = {"State": ColumnInfo("State", label="state name"),
                   "countries_and_areas": ColumnInfo("countries_and_areas", label="country or area name"),
@@ -240,7 +240,7 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
 def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_tables():
     from types import SimpleNamespace
 
-    from generators.sql.tasks import columns_point_to
+    from curate.generators.sql.tasks import columns_point_to
 
     states = [f"S{i}" for i in range(10)]
     e08 = pa.table({"State": states, "BA": [20.0 + i for i in range(10)], "ObamaWin": [i % 2 for i in range(10)]})
@@ -262,7 +262,7 @@ def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_table
 
 
 def test_an_unnamed_question_reads_as_entries_and_leaves_the_linking_table_for_the_reader_to_find():
-    from generators.sql.render import Noun, without_table_names
+    from curate.generators.sql.render import Noun, without_table_names
 
     text = without_table_names("What is the lowest {c.num} among the {C} entries linked through {B} to {A} entries "
                                "with {a.cat} {v}?", {"A": Noun("student", "students", from_key=True), "B": None, "C": None})
@@ -272,7 +272,7 @@ def test_an_unnamed_question_reads_as_entries_and_leaves_the_linking_table_for_t
 
 
 def test_a_table_named_by_a_plural_phrase_is_counted_by_it_not_by_its_entries():
-    from generators.sql.render import table_noun
+    from curate.generators.sql.render import table_noun
 
     assert table_noun("autohersteller", (), None, "car makers").many == "car makers"
     assert table_noun("Department_Stores", ()).one == "department store"
@@ -282,7 +282,7 @@ def test_a_table_named_by_a_plural_phrase_is_counted_by_it_not_by_its_entries():
 def test_no_foreign_key_question_where_the_data_holds_a_link_the_schema_does_not_declare():
     """world_1: `land.hauptstadt` (capital) holds ids of `stadt`, undeclared; a gold of the declared
     keys alone would mark the reader who finds it wrong."""
-    from generators.sql.tasks import FK_SELECTION, key_samples, undeclared_links
+    from curate.generators.sql.tasks import FK_SELECTION, key_samples, undeclared_links
 
     land = pa.table({"code": ["A", "B", "C"], "hauptstadt": [1, 3, None]})
     stadt = pa.table({"id": [1, 2, 3], "ländercode": ["A", "A", "B"]})

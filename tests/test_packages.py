@@ -1,4 +1,5 @@
-"""The top-level packages are this repository's, not PyPI namesakes (e.g. `validators`)."""
+"""One import namespace: every package lives under `curate`, so installing curate claims no top-level name
+another distribution uses (PyPI's `validators`, for one), and the layers hold."""
 
 import importlib
 from pathlib import Path
@@ -7,13 +8,27 @@ import pytest
 
 from tests.conftest import ROOT
 
-PACKAGES = ["curation", "generators", "validators", "annotation", "exports", "evaluation", "importers"]
+PACKAGES = [f"curate.{name}" for name in ("curation", "generators", "validators", "annotation", "exports", "evaluation",
+                                          "importers")]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
 def test_each_top_level_package_imports_from_this_repository(name):
     module = importlib.import_module(name)
-    assert Path(module.__file__).resolve().parent == ROOT / name
+    assert Path(module.__file__).resolve().parent == ROOT.joinpath(*name.split("."))
+
+
+def test_the_distribution_installs_one_top_level_name():
+    """What `pip install` writes: the packages setuptools finds under pyproject's include, all under `curate`
+    (before, `validators/` was written into PyPI's `validators` and replaced its `__init__.py`)."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    packages = find_packages(str(ROOT), include=found["include"])
+    assert set(PACKAGES) <= set(packages)
+    assert {p.split(".")[0] for p in packages} == {"curate"}
 
 
 def test_the_layers_hold_by_import_linter_contracts():
@@ -35,7 +50,7 @@ def test_cli_help_imports_no_heavy_package():
     import subprocess
     import sys
 
-    code = ("import sys; from click.testing import CliRunner; from curation.cli import main;"
+    code = ("import sys; from click.testing import CliRunner; from curate.curation.cli import main;"
             "r = CliRunner().invoke(main, ['--help']); assert r.exit_code == 0, r.output;"
             "heavy = [m for m in ('pandas', 'pyarrow', 'duckdb', 'openpyxl', 'numpy', 'great_expectations') if m in sys.modules];"
             "print(','.join(heavy))")
@@ -50,7 +65,7 @@ def test_no_module_imports_a_module_that_imports_it_back():
 
     def module_file(name: str) -> Path | None:
         """A module of this repository's packages (all of PACKAGES, importers included), or None."""
-        if name.split(".")[0] not in PACKAGES:
+        if not name.startswith(tuple(f"{p}." for p in PACKAGES)) and name not in PACKAGES:
             return None
         base = ROOT.joinpath(*name.split("."))
         return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
@@ -73,7 +88,7 @@ def test_no_module_imports_a_module_that_imports_it_back():
         return {m for m in out if module_file(m) is not None and m != name}
 
     modules = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-                     for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+                     for package in PACKAGES for p in ROOT.joinpath(*package.split(".")).rglob("*.py"))
     graph = {m: imports(m) for m in modules}
 
     def reachable(start: str) -> set[str]:

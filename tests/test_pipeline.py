@@ -9,11 +9,11 @@ import time
 
 import pyarrow.parquet as pq
 
-from curation.commands import run_clean, run_ingest
-from curation.pipeline.executor import LocalExecutor
-from curation.pipeline.rng import record_rng
-from curation.pipeline.signature import stage_signature
-from curation.workspace import Workspace
+from curate.curation.commands import run_clean, run_ingest
+from curate.curation.pipeline.executor import LocalExecutor
+from curate.curation.pipeline.rng import record_rng
+from curate.curation.pipeline.signature import stage_signature
+from curate.curation.workspace import Workspace
 from tests.conftest import curate_command
 
 
@@ -40,7 +40,7 @@ def copy_of_the_code(tmp_path, monkeypatch):
     """This repository's packages copied to `tmp_path`, and the code fingerprint reading the copy."""
     import shutil
 
-    from curation.pipeline import code
+    from curate.curation.pipeline import code
 
     for package in code.PACKAGES:
         shutil.copytree(code.ROOT / package, tmp_path / "code" / package,
@@ -51,30 +51,30 @@ def copy_of_the_code(tmp_path, monkeypatch):
 
 
 def test_a_stage_signature_covers_the_code_it_imports_and_nothing_else(tmp_path, monkeypatch):
-    from curation.pipeline import code
+    from curate.curation.pipeline import code
 
-    closure = code.import_closure("generators.rules.stage")
+    closure = code.import_closure("curate.generators.rules.stage")
     # what the rules stage runs, imported lazily or named by a registry, and not what it never runs
-    assert {"generators.rules.engine", "generators.chains", "curation.answers", "curation.programs.chain",
-            "curation.sources.grid", "curation.semantics"} <= set(closure)
-    assert not {"curation.cli", "generators.sql.stage", "evaluation.metrics"} & set(closure)
+    assert {"curate.generators.rules.engine", "curate.generators.chains", "curate.curation.answers", "curate.curation.programs.chain",
+            "curate.curation.sources.grid", "curate.curation.semantics"} <= set(closure)
+    assert not {"curate.curation.cli", "curate.generators.sql.stage", "curate.evaluation.metrics"} & set(closure)
     root = copy_of_the_code(tmp_path, monkeypatch)
-    before = code.code_fingerprint("generators.rules.stage")
-    with open(root / "curation" / "cli.py", "a") as f:
+    before = code.code_fingerprint("curate.generators.rules.stage")
+    with open(root / "curate" / "curation" / "cli.py", "a") as f:
         f.write("\n# an edit the rules never run\n")
     code.direct_imports.cache_clear()
-    assert code.code_fingerprint("generators.rules.stage") == before
-    answers = root / "curation" / "answers.py"
+    assert code.code_fingerprint("curate.generators.rules.stage") == before
+    answers = root / "curate" / "curation" / "answers.py"
     answers.write_text(answers.read_text().replace("def format_answer(", "def format_answer(  ", 1))
     code.direct_imports.cache_clear()
-    assert code.code_fingerprint("generators.rules.stage") != before
+    assert code.code_fingerprint("curate.generators.rules.stage") != before
 
 
 def test_every_declared_stage_is_covered_by_its_own_code_fingerprint():
-    """Every package that holds a stage is one the fingerprint reads (`importers.stage` once was not,
+    """Every package that holds a stage is one the fingerprint reads (`curate.importers.stage` once was not,
     so editing the `imported` stage never reran it)."""
-    from curation.pipeline import code
-    from curation.pipeline.graph import DECLARED
+    from curate.curation.pipeline import code
+    from curate.curation.pipeline.graph import DECLARED
 
     for declared in DECLARED:
         module = declared.target.split(":")[0]
@@ -82,14 +82,14 @@ def test_every_declared_stage_is_covered_by_its_own_code_fingerprint():
 
 
 def test_editing_a_function_a_stage_uses_reruns_the_stage(tmp_path, monkeypatch, workspace, inline):
-    from curation.pipeline import code
+    from curate.curation.pipeline import code
 
     write_csvs(tmp_path / "in", 3)
     root = copy_of_the_code(tmp_path, monkeypatch)
     run_ingest(workspace, [str(tmp_path / "in")], executor=inline)
     first = run_clean(workspace, executor=inline)
     assert run_clean(workspace, executor=inline)["cached"]
-    rules = root / "curation" / "cleaning" / "rules.py"
+    rules = root / "curate" / "curation" / "cleaning" / "rules.py"
     rules.write_text(rules.read_text().replace("def apply_rules(", "def apply_rules(  ", 1))
     code.direct_imports.cache_clear()
     again = run_clean(workspace, executor=inline)
@@ -176,7 +176,7 @@ def test_record_randomness_depends_on_seed_and_record_not_on_order():
 def test_a_second_writer_on_the_same_workspace_fails_fast(workspace):
     import pytest
 
-    from curation.workspace import WorkspaceBusy
+    from curate.curation.workspace import WorkspaceBusy
 
     with workspace.lock():
         with pytest.raises(WorkspaceBusy, match="in use"):

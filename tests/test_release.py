@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from curation.build import ContractsFailed, run_build
-from curation.pipeline.executor import LocalExecutor
-from curation.workspace import Workspace
-from exports.release import SEMVER, ReleaseExists, check_files, next_version, versions, write_release
+from curate.curation.build import ContractsFailed, run_build
+from curate.curation.pipeline.executor import LocalExecutor
+from curate.curation.workspace import Workspace
+from curate.exports.release import SEMVER, ReleaseExists, check_files, next_version, versions, write_release
 from tests.conftest import ROOT, curate_command
 from tests.test_cli import invoke
 
@@ -173,7 +173,7 @@ def test_curate_release_verify_reexecutes_programs_when_checksums_were_forged(bu
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from exports.release import write_checksums
+    from curate.exports.release import write_checksums
 
     copy = _writable_copy(release_path(built), tmp_path / "copy")
     target = copy / "samples" / "TCO-general_operations" / "test.parquet"
@@ -192,7 +192,7 @@ def test_curate_release_verify_reexecutes_programs_when_checksums_were_forged(bu
 def test_a_release_version_is_never_written_twice(built, tmp_path):
     tmp, result = built
     manifest = json.loads((release_path(built) / "manifest.json").read_text())
-    from exports.release import ReleaseInputs
+    from curate.exports.release import ReleaseInputs
 
     inputs = ReleaseInputs(sample_files=[str(p) for p in (release_path(built) / "samples").rglob("*.parquet")],
                            table_files=[str(release_path(built) / "tables" / "tables.parquet")],
@@ -328,7 +328,7 @@ def _tamper(copy: Path, kind: str) -> str:
         target.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
         return "fingerprint"
     if kind == "table body":
-        from curation.arrow_io import body_from_bytes, body_to_bytes
+        from curate.curation.arrow_io import body_from_bytes, body_to_bytes
 
         def edit_a_cell(blob: bytes) -> bytes:
             body = body_from_bytes(blob)
@@ -363,7 +363,7 @@ def _tamper(copy: Path, kind: str) -> str:
 @pytest.mark.parametrize("kind", ["samples parquet", "samples jsonl", "table body", "serialized table", "card", "diff",
                                   "manifest"])
 def test_release_verify_catches_an_edit_of_any_kind_of_file_even_with_the_checksums_rewritten(built, tmp_path, kind):
-    from exports.release import write_checksums
+    from curate.exports.release import write_checksums
 
     copy = _writable_copy(release_path(built), tmp_path / "copy")
     assert check_files(str(copy))["ok"]
@@ -380,8 +380,8 @@ def test_release_verify_catches_an_edit_of_any_kind_of_file_even_with_the_checks
 @pytest.mark.parametrize("section, says", [({"name": "oi\n"}, "name 'oi\\n'"), ({"version": "1.0.0\n"}, "MAJOR.MINOR"),
                                            ({"name": "../escape"}, "name '../escape'")])
 def test_a_bad_release_name_or_version_is_refused_before_any_stage_runs(tmp_path, section, says):
-    from curation.build import BuildError, run_build
-    from curation.workspace import Workspace
+    from curate.curation.build import BuildError, run_build
+    from curate.curation.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws")
     with pytest.raises(BuildError, match=re.escape(says)):
@@ -390,7 +390,7 @@ def test_a_bad_release_name_or_version_is_refused_before_any_stage_runs(tmp_path
 
 
 def test_a_busy_workspace_is_one_line_naming_the_process_that_holds_it(tmp_path):
-    from curation.workspace import Workspace
+    from curate.curation.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws")
     with ws.lock():

@@ -27,8 +27,8 @@ SAMPLES = Path("samples") / "TU-fact_checking" / "test.parquet"
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
-    from curation.sample import Sample
-    from curation.table import Table
+    from curate.curation.sample import Sample
+    from curate.curation.table import Table
     from tests.files import release_of
 
     table = Table(name="towns", body=pa.table({"town": [f"t{i}" for i in range(10)], "people": list(range(10))}))
@@ -53,7 +53,7 @@ def _forged_samples(copy: Path, folder: Path) -> Path:
 
 
 def _verify(path: Path) -> dict:
-    from exports.release import check_files
+    from curate.exports.release import check_files
 
     return check_files(str(path))
 
@@ -64,7 +64,7 @@ def _problems(report: dict) -> dict[str, str]:
 
 
 def _answers(path: Path) -> dict[str, object]:
-    from evaluation.dataset import ReleaseData
+    from curate.evaluation.dataset import ReleaseData
 
     return {s.id: s.answer for s in ReleaseData(path).samples()}
 
@@ -102,7 +102,7 @@ def test_an_unlisted_file_in_samples_fails_verify_and_is_never_read(copy):
 
 
 def test_a_listed_file_replaced_by_a_link_to_the_same_bytes_fails_verify_and_is_refused(copy, tmp_path):
-    from evaluation.dataset import ReleaseData, ReleaseError
+    from curate.evaluation.dataset import ReleaseData, ReleaseError
 
     target = copy / SAMPLES
     shutil.copy(target, tmp_path / "same.parquet")
@@ -159,8 +159,8 @@ def test_a_listed_path_that_could_leave_the_release_fails_verify_and_is_never_re
 
 def test_a_sample_id_held_twice_is_refused_by_evaluation_and_named_by_verify(copy):
     """A forger adds a second listed file with the same ids (SHA256SUMS rewritten): no copy may win."""
-    from evaluation.dataset import ReleaseData, ReleaseError
-    from exports.release import write_checksums
+    from curate.evaluation.dataset import ReleaseData, ReleaseError
+    from curate.exports.release import write_checksums
 
     _forged_samples(copy, copy / "samples" / "TU-fact_checking-again")
     write_checksums(copy)
@@ -175,8 +175,8 @@ def test_a_sample_id_held_twice_is_refused_by_evaluation_and_named_by_verify(cop
 def test_the_audit_and_the_imported_stage_read_only_listed_files(copy, tmp_path):
     """Two candidates answer every question with the release's gold: the audit finds nothing, with or
     without a symlinked folder of forged golds beside the listed files; the `imported` stage refuses."""
-    from importers.stage import ImportedStage
-    from validators.audit import audit_release
+    from curate.importers.stage import ImportedStage
+    from curate.validators.audit import audit_release
 
     golds = _answers(copy)
     candidates = {"a": dict(golds), "b": dict(golds)}
@@ -189,8 +189,8 @@ def test_the_audit_and_the_imported_stage_read_only_listed_files(copy, tmp_path)
 
 
 def test_a_sample_id_held_twice_in_one_file_is_refused_too(copy):
-    from evaluation.dataset import ReleaseData, ReleaseError
-    from exports.release import write_checksums
+    from curate.evaluation.dataset import ReleaseData, ReleaseError
+    from curate.exports.release import write_checksums
 
     data = pq.read_table(copy / SAMPLES)
     pq.write_table(pa.concat_tables([data, data.slice(0, 1)]), copy / SAMPLES)

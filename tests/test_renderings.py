@@ -18,9 +18,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from curation.sources.numfmt import display
-from curation.sources.readers.xlsx import sheet_grids
-from exports.render import contact_sheet, layout, render_workbook, to_png
+from curate.curation.sources.numfmt import display
+from curate.curation.sources.readers.xlsx import sheet_grids
+from curate.exports.render import contact_sheet, layout, render_workbook, to_png
 from tests.conftest import shared
 from tests.files import hierarchical_xlsx
 

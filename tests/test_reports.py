@@ -1,9 +1,9 @@
-"""Stage reports are typed objects over the JSON a stage writes (curation/pipeline/reports.py):
+"""Stage reports are typed objects over the JSON a stage writes (curate/curation/pipeline/reports.py):
 a stored report.json reads as it is, a key written before a field existed takes its default, and
 each stage's one line is written once, by its report type."""
 
-from curation.pipeline import STAGES
-from curation.pipeline.reports import (AdversarialReport, ContractsReport, IngestReport, SamplesReport, SqlReport,
+from curate.curation.pipeline import STAGES
+from curate.curation.pipeline.reports import (AdversarialReport, ContractsReport, IngestReport, SamplesReport, SqlReport,
                                        VerifyReport)
 
 
@@ -39,6 +39,6 @@ def test_each_stage_summary_is_its_report_types_line():
 
 def test_every_stage_has_a_typed_report():
     """The build, the CLI and the card read each stage's report through its type, never as a bare dict."""
-    from curation.pipeline.graph import PIPELINE_ORDER
+    from curate.curation.pipeline.graph import PIPELINE_ORDER
 
     assert [name for name in PIPELINE_ORDER if STAGES.get(name).report_type is None] == []

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from annotation.review import fleiss_kappa, pull, push, sample_decisions, status
-from annotation.tasks import decision, label_config
+from curate.annotation.review import fleiss_kappa, pull, push, sample_decisions, status
+from curate.annotation.tasks import decision, label_config
 
 # per test; the build of .envs/labelstudio and its migrated data folder (fixtures) are not counted
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300, func_only=True)]
@@ -60,9 +60,9 @@ def server(label_studio_template, tmp_path):
 @pytest.fixture
 def queued(tmp_path):
     """A workspace whose vote queued 5 samples for review (and left 3 unanimous ones alone)."""
-    from curation.sample import Sample, Vote
-    from curation.table import HeaderNode, Table
-    from curation.workspace import Workspace
+    from curate.curation.sample import Sample, Vote
+    from curate.curation.table import HeaderNode, Table
+    from curate.curation.workspace import Workspace
     from tests.files import finished_dataset
 
     header = (HeaderNode("C", 0, 0, 0, "Town"), HeaderNode("C", 0, 1, 2, "Population"),
@@ -130,7 +130,7 @@ def test_push_annotate_pull_applies_each_decision_once_with_agreement(server, qu
     assert pulled["open_why"] == {"answer review not done": 2, "answer review in conflict": 1}
     assert pulled["agreement"]["tasks_with_several_annotators"] == 2
     assert pulled["agreement"]["mean_pairwise"] == 0.5
-    from annotation.review import ReviewState
+    from curate.annotation.review import ReviewState
 
     decided = sample_decisions(ReviewState(workspace.root).decisions("answer"))
     assert decided[samples[0].id]["answer"] == "150"
@@ -144,7 +144,7 @@ def test_push_annotate_pull_applies_each_decision_once_with_agreement(server, qu
 def test_a_push_cut_off_by_a_killed_server_is_finished_by_the_next_with_no_duplicate(server, queued):
     import threading
 
-    from annotation.review import ReviewError, ReviewState
+    from curate.annotation.review import ReviewError, ReviewState
     from tests.waiting import wait_for
 
     workspace, _ = queued
@@ -179,7 +179,7 @@ def test_a_push_cut_off_by_a_killed_server_is_finished_by_the_next_with_no_dupli
 def test_the_review_commands_push_and_report_with_the_token_from_the_environment(server, queued, monkeypatch):
     from click.testing import CliRunner
 
-    from curation.cli import main
+    from curate.curation.cli import main
 
     workspace, _ = queued
     monkeypatch.setenv("CURATE_TEST_LS_TOKEN", server.token)
@@ -229,10 +229,10 @@ def test_the_loop_push_annotate_pull_rebuild_drains_the_queue_and_each_release_h
 
     from label_studio_sdk import LabelStudio
 
-    from annotation.review import review_queue
-    from curation.build import run_build
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.annotation.review import review_queue
+    from curate.curation.build import run_build
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
 
     workspace = Workspace(tmp_path / "ws")
 
@@ -329,8 +329,8 @@ def test_a_server_killed_during_a_pull_applies_nothing_and_the_next_pull_applies
     import httpx
     from label_studio_sdk import LabelStudio
 
-    import annotation.review as review
-    from annotation.review import ReviewError, ReviewState
+    import curate.annotation.review as review
+    from curate.annotation.review import ReviewError, ReviewState
 
     workspace, samples = queued
     pushed = push(workspace, server.url, server.token)

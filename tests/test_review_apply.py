@@ -12,13 +12,13 @@ import json
 import pyarrow as pa
 import pytest
 
-from annotation.apply import pseudonym
-from annotation.review import ReviewState, outcome, review_snapshot, snapshot_digest
-from curation.answers import parse_typed_text
-from curation.pipeline.runner import run_stage
-from curation.sample import Program, Sample
-from curation.table import Table
-from curation.workspace import Workspace
+from curate.annotation.apply import pseudonym
+from curate.annotation.review import ReviewState, outcome, review_snapshot, snapshot_digest
+from curate.curation.answers import parse_typed_text
+from curate.curation.pipeline.runner import run_stage
+from curate.curation.sample import Program, Sample
+from curate.curation.table import Table
+from curate.curation.workspace import Workspace
 from tests.files import finished_dataset
 
 TABLE = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen", "Tromsø"], "people": [700, 290, 77]}))
@@ -181,7 +181,7 @@ def test_review_required_holds_back_every_sample_still_waiting_for_a_person(chec
 
 
 def test_the_release_refuses_samples_waiting_for_review_when_review_is_required(checked, tmp_path):
-    from exports.release import ReleaseInputs, write_release
+    from curate.exports.release import ReleaseInputs, write_release
 
     workspace, dataset, _ = checked
     inputs = ReleaseInputs(sample_files=[str(p) for p in dataset.files("samples")],
@@ -194,7 +194,7 @@ def test_the_release_refuses_samples_waiting_for_review_when_review_is_required(
 
 
 def test_reverification_counts_a_human_fix_apart_from_a_mismatch(checked):
-    from validators.execution import verify
+    from curate.validators.execution import verify
 
     workspace, dataset, samples = checked
     state = ReviewState(workspace.root)
@@ -216,8 +216,8 @@ def test_reverification_counts_a_human_fix_apart_from_a_mismatch(checked):
 def test_review_status_says_what_is_open_and_why_and_creates_no_state_where_there_is_none(checked, tmp_path):
     from click.testing import CliRunner
 
-    from annotation.review import state_path, status
-    from curation.cli import main
+    from curate.annotation.review import state_path, status
+    from curate.curation.cli import main
 
     empty = Workspace(tmp_path / "empty")
     assert status(empty)["open"] == 0 and not state_path(empty.root).exists()

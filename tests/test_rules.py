@@ -9,16 +9,16 @@ import re
 import pyarrow as pa
 import pytest
 
-from curation.arrow_io import samples_from_arrow
-from curation.cleaning.rules import CleaningConfig, apply_rules
-from curation.programs import ProgramRunner
-from curation.sample import Program, Sample
-from curation import semantics as sem
-from curation.table import Table
-from curation.taxonomy import tasks
-from generators.rules.catalog import load_templates
-from generators.rules.emit import SampleColumns
-from generators.rules.engine import Stats, generate_for_table
+from curate.curation.arrow_io import samples_from_arrow
+from curate.curation.cleaning.rules import CleaningConfig, apply_rules
+from curate.curation.programs import ProgramRunner
+from curate.curation.sample import Program, Sample
+from curate.curation import semantics as sem
+from curate.curation.table import Table
+from curate.curation.taxonomy import tasks
+from curate.generators.rules.catalog import load_templates
+from curate.generators.rules.emit import SampleColumns
+from curate.generators.rules.engine import Stats, generate_for_table
 
 SALES = Table(name="sales by year", caption="Sales of five products", body=pa.table({
     "name": ["alpha", "beta", "gamma", "delta", "eps"],
@@ -72,7 +72,7 @@ def test_a_misspelled_template_setting_is_a_clear_error_naming_the_ones_the_op_t
 def test_every_setting_an_op_reads_is_declared_in_its_mark():
     import inspect
 
-    from generators.rules.ops import OPS, op_params
+    from curate.generators.rules.ops import OPS, op_params
 
     for name in OPS.names():
         read = set(re.findall(r'params(?:\.get\(|\[)"(\w+)"', inspect.getsource(OPS.get(name))))
@@ -80,9 +80,9 @@ def test_every_setting_an_op_reads_is_declared_in_its_mark():
 
 
 def test_every_op_a_template_names_is_registered_and_an_unknown_one_is_refused_naming_the_known(tmp_path):
-    from generators import catalog_files
-    from generators.rules.catalog import TEMPLATE_DIR
-    from generators.rules.ops import OPS
+    from curate.generators import catalog_files
+    from curate.generators.rules.catalog import TEMPLATE_DIR
+    from curate.generators.rules.ops import OPS
 
     named = {entry["op"] for _, entry, _ in catalog_files.template_entries(TEMPLATE_DIR, {"op"})}
     assert named == set(OPS.names())  # every op is some template's, and every template's op is registered
@@ -351,7 +351,7 @@ def test_reasoning_chains_have_three_or_more_steps_and_rerun_to_their_answer(tem
     for s in samples:
         steps = json.loads(s.program.text)
         assert s.program.kind == "chain" and len(steps) >= 3
-        from curation.answers import answers_match
+        from curate.curation.answers import answers_match
         assert answers_match(s.answer, runner.run(s.program, [table]), s.provenance["format"])
 
 
@@ -382,9 +382,9 @@ def test_bulk_sample_columns_equal_sample_records():
 
 def test_every_sql_program_agrees_with_duckdb_and_with_a_naive_pandas_computation():
     """Three implementations: the bulk numpy engine, DuckDB, and one pandas query per question."""
-    from curation.answers import answers_match
-    from curation.programs.chain import frame_from_arrow  # noqa: F401 - same data view as the engine
-    from generators.rules.specs import naive_answer
+    from curate.curation.answers import answers_match
+    from curate.curation.programs.chain import frame_from_arrow  # noqa: F401 - same data view as the engine
+    from curate.generators.rules.specs import naive_answer
 
     out, derived, stats, specs = SampleColumns(), [], Stats(), []
     templates = [t for t in load_templates() if t.op not in ("outliers",)]
@@ -417,7 +417,7 @@ def test_names_sql_cannot_tell_apart_and_infinities_never_reach_a_program():
     assert samples
     assert not any('"iod"' in s.program.text.lower() for s in samples)
     assert not any("inf" in s.program.text for s in samples)
-    from curation.answers import answers_match
+    from curate.curation.answers import answers_match
 
     runner = ProgramRunner()
     tables = {t.id: t for t in [table, *derived]}
@@ -438,7 +438,7 @@ def test_odd_tables_never_crash_and_every_program_still_runs():
                                            "temp": [1.5, -2.0, 0.0, 3.25, 1.5]})),
         Table(name="one row", body=pa.table({"a": ["x"], "b": [1]})),
     ]
-    from curation.answers import answers_match
+    from curate.curation.answers import answers_match
 
     runner = ProgramRunner()
     for table in odd:
@@ -462,7 +462,7 @@ def test_group_means_equal_up_to_float_rounding_are_ties():
 def test_date_columns_get_earliest_latest_and_range_questions():
     import datetime as dt
 
-    from curation.answers import answers_match
+    from curate.curation.answers import answers_match
 
     days = [dt.date(2021, 3, 5), dt.date(2020, 1, 9), dt.date(2022, 7, 1), dt.date(2020, 6, 30), dt.date(2021, 1, 1)]
     table = Table(name="launches", body=pa.table({"name": ["a", "b", "c", "d", "e"], "launched": days,

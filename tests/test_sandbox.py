@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from evaluation.sandbox import Limits, Sandbox, Session
+from curate.evaluation.sandbox import Limits, Sandbox, Session
 from tests.conftest import ROOT, curate_command
 
 
@@ -110,7 +110,7 @@ def test_a_worker_outlives_the_thread_that_started_it():
     import threading
     import time
 
-    from evaluation.sandbox import Worker
+    from curate.evaluation.sandbox import Worker
 
     made: list[Worker] = []
 

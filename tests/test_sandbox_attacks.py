@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from evaluation.isolation import SandboxUnavailable, support
-from evaluation.sandbox import Limits, Sandbox
+from curate.evaluation.isolation import SandboxUnavailable, support
+from curate.evaluation.sandbox import Limits, Sandbox
 from tests.conftest import ROOT, curate_command
 
 pytestmark = [pytest.mark.timeout(120),
@@ -410,7 +410,7 @@ def test_the_filter_matches_the_kernel_headers_where_they_are():
     installed, they agree with them."""
     import re
 
-    from evaluation import seccomp
+    from curate.evaluation import seccomp
 
     headers = {"x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
                "aarch64": Path("/usr/include/asm-generic/unistd.h")}
@@ -429,7 +429,7 @@ def test_the_filter_matches_the_kernel_headers_where_they_are():
 @as_root
 def test_a_sandbox_that_would_be_root_on_the_host_is_refused(monkeypatch):
     """Fail closed: where the launcher cannot leave root, the probe sees it and nothing runs."""
-    import evaluation.isolation as isolation
+    import curate.evaluation.isolation as isolation
 
     monkeypatch.setattr(isolation, "SANDBOX_UID", 0)
     isolation.support.cache_clear()
@@ -473,9 +473,9 @@ def test_a_replayed_pot_evaluation_scores_hostile_programs_as_failures_and_goes_
     import pyarrow as pa
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from curation.sample import Sample
-    from curation.table import Table
+    from curate.curation.cli import main
+    from curate.curation.sample import Sample
+    from curate.curation.table import Table
     from tests.files import release_of
 
     table = Table(name="towns", body=pa.table({"town": ["Oslo", "Bergen"], "people": [700, 290]}))
@@ -524,7 +524,7 @@ def test_a_replayed_pot_evaluation_scores_hostile_programs_as_failures_and_goes_
 
 def test_without_isolation_curate_refuses_to_run_model_written_code(monkeypatch, tmp_path):
     """Fail closed: no bubblewrap means no program runs, and the message says how to fix it."""
-    import evaluation.isolation as isolation
+    import curate.evaluation.isolation as isolation
 
     monkeypatch.setattr(isolation, "support", lambda: isolation.Support(None, False, "", "bubblewrap (bwrap) is not "
                                                                                         "installed"))

@@ -6,11 +6,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curation.arrow_io import samples_to_arrow
-from curation.pipeline.runner import run_stage
-from curation.pipeline.store import Dataset, write_part
-from curation.sample import Program, Sample
-from curation.workspace import Workspace
+from curate.curation.arrow_io import samples_to_arrow
+from curate.curation.pipeline.runner import run_stage
+from curate.curation.pipeline.store import Dataset, write_part
+from curate.curation.sample import Program, Sample
+from curate.curation.workspace import Workspace
 
 
 def sample(question, template="t.a", table="tbl-1", task="TCO/general_operations", answer=1, answer_type="number",
@@ -29,7 +29,7 @@ def dataset(path, *parts: list[Sample]) -> Dataset:
 
 
 def select(tmp_path, parts, **config):
-    from curation.pipeline.executor import LocalExecutor
+    from curate.curation.pipeline.executor import LocalExecutor
 
     source = dataset(tmp_path / f"rules-{len(list(tmp_path.iterdir())):016d}", *parts)
     run = run_stage("select", config, [source], tmp_path / "stages", LocalExecutor(1))
@@ -88,7 +88,7 @@ def test_the_choice_does_not_depend_on_order_or_parts(tmp_path):
 
 
 def test_bad_select_settings_are_refused_with_the_reason(tmp_path):
-    from exports.select import settings
+    from curate.exports.select import settings
 
     with pytest.raises(ValueError, match="add up to 1"):
         settings({"splits": {"dev": 0.5, "test": 0.6}})
@@ -102,8 +102,8 @@ def test_bad_select_settings_are_refused_with_the_reason(tmp_path):
 
 
 def _files(tmp_path, samples, verdicts, table_ids):
-    from curation.arrow_io import tables_to_arrow
-    from curation.table import Table
+    from curate.curation.arrow_io import tables_to_arrow
+    from curate.curation.table import Table
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     pq.write_table(samples_to_arrow(samples), tmp_path / "samples.parquet")
@@ -116,7 +116,7 @@ def _files(tmp_path, samples, verdicts, table_ids):
 
 
 def test_every_contract_fails_on_its_own_defect_and_names_the_samples(tmp_path):
-    from validators.contracts import ContractsStage
+    from curate.validators.contracts import ContractsStage
 
     good = sample("fine", table="tbl-1")
     null_answer = sample("no gold", answer=None)
@@ -147,7 +147,7 @@ def test_every_contract_fails_on_its_own_defect_and_names_the_samples(tmp_path):
 
 
 def test_contracts_pass_on_clean_samples_and_bound_split_sizes(tmp_path):
-    from validators.contracts import ContractsStage
+    from curate.validators.contracts import ContractsStage
 
     samples = [sample(f"q{i}", program=f"SELECT {i}") for i in range(5)]
     task = _files(tmp_path, samples, [(s.id, "match") for s in samples], ["tbl-1"])
@@ -200,7 +200,7 @@ def test_no_database_gives_more_than_its_share_of_a_multi_table_task(tmp_path):
 
 
 def test_fewer_databases_than_the_share_allows_split_evenly():
-    from exports.select import database_limit
+    from curate.exports.select import database_limit
 
     assert database_limit([100, 100, 100], 0.1, 0) == (300, 100)  # 3 databases: a third each
     assert database_limit([1000, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5], 0.1, 0) == (55, 5)
@@ -214,7 +214,7 @@ def test_a_database_share_outside_0_and_1_is_refused(tmp_path):
 
 
 def test_the_release_card_lists_each_databases_share_of_the_multi_table_samples():
-    from exports.release import _card_database_shares
+    from curate.exports.release import _card_database_shares
 
     share = {"max": 0.1, "tasks": ["MMQA/"], "per_database_limit": {"MMQA/multi_table_qa": 3},
              "by_database": {"MMQA/multi_table_qa": {"ratdat": 3, "gapminder": 1},

@@ -10,11 +10,11 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from curation import semantics as sem
-from curation.body import from_pandas
-from curation.sources.readers.rdatasets import tidy_frame
-from curation.table import Table
-from generators.rules.profile import TableProfile
+from curate.curation import semantics as sem
+from curate.curation.body import from_pandas
+from curate.curation.sources.readers.rdatasets import tidy_frame
+from curate.curation.table import Table
+from curate.generators.rules.profile import TableProfile
 from tests.test_rules import generate
 
 MTCARS_FORMAT = """### Format
@@ -136,7 +136,7 @@ def test_row_numbers_are_a_row_index_whatever_their_name_but_x_must_count_the_ro
 
 
 def test_semantics_survive_the_record_round_trip():
-    from curation.arrow_io import tables_from_arrow, tables_to_arrow
+    from curate.curation.arrow_io import tables_from_arrow, tables_to_arrow
 
     table = Table(name="t", body=pa.table({"a": [1.5, 2.5]}),
                   semantics=(sem.ColumnInfo("a", sem.MEASURE, "a length", "cm", "A length (cm).", (("0", "no"),)),))
@@ -171,8 +171,8 @@ def test_empty_columns_and_rows_are_dropped_and_namibias_code_is_a_value():
 
 def test_a_factor_level_none_read_as_missing_is_put_back_where_the_documentation_lists_it():
     """Cars93's 34 cars without air bags reached the collection blank: "None" was read as missing."""
-    from curation.semantics import ColumnInfo
-    from curation.sources.readers.rdatasets import with_level_none
+    from curate.curation.semantics import ColumnInfo
+    from curate.curation.sources.readers.rdatasets import with_level_none
 
     frame = pd.DataFrame({"AirBags": ["Driver only", None, "Driver & Passenger", None],
                           "Cylinders": ["4", "6", None, "4"]})
@@ -400,7 +400,7 @@ def test_a_schedule_shared_by_both_groups_is_no_test():
 
 
 def test_thresholds_take_the_fewest_figures_that_split_the_column():
-    from generators.rules.profile import TableProfile
+    from curate.generators.rules.profile import TableProfile
 
     ordered = np.sort(np.array([1309570.0, 1021000.0, 2230000.0, 874000.0, 1800500.0, 990000.0, 1502000.0, 650000.0]))
     assert TableProfile._threshold(ordered, 0.5) == 1000000.0
@@ -408,7 +408,7 @@ def test_thresholds_take_the_fewest_figures_that_split_the_column():
 
 
 def test_rows_are_named_for_what_they_are():
-    from curation.sources.readers.rdatasets import entity_noun
+    from curate.curation.sources.readers.rdatasets import entity_noun
 
     assert entity_noun("### Description\n\nVote by county in Florida for President in the 2000 election.") == "county"
     assert entity_noun("### Description\n\nLawyers' ratings of state judges in the US Superior Court.") == "judge"
@@ -491,7 +491,7 @@ def test_a_trending_series_gets_no_anomaly_question():
 
 
 def test_a_value_one_single_precision_step_off_its_columns_decimals_is_read_at_them():
-    from curation.body import without_float_noise
+    from curate.curation.body import without_float_noise
 
     assert without_float_noise(pa.array([0.8, -1.0999999, 1.9, 2.5, -0.3, 1.1])).to_pylist() == \
         [0.8, -1.1, 1.9, 2.5, -0.3, 1.1]
@@ -514,7 +514,7 @@ def test_groupings_nested_in_each_other_are_not_tested_for_independence():
 
 
 def test_golds_round_half_away_from_zero_and_huge_numbers_stay_as_they_are():
-    from curation.answers import round_number
+    from curate.curation.answers import round_number
 
     assert round_number(1.255, 2) == 1.26 and round_number(-2.5, 0) == -3.0 and round_number(-0.001, 2) == 0.0
     assert round_number(6.02214076e23, 2) == 6.02214076e23  # no decimals to round, and no error
@@ -568,7 +568,7 @@ def test_codes_written_with_a_dash_are_codes():
 
 
 def test_a_row_is_named_by_its_name_not_by_its_code():
-    from generators.rules.profile import TableProfile
+    from curate.generators.rules.profile import TableProfile
 
     table = Table(name="DCE12", body=pa.table({"iso2c": ["GH", "KE", "CV", "ML", "TD"],
                                               "country": ["Ghana", "Kenya", "Cape Verde", "Mali", "Chad"],
@@ -641,7 +641,7 @@ def test_a_column_that_is_the_key_plus_a_constant_is_not_looked_up():
 
 
 def test_an_undocumented_flag_or_sex_code_is_said_in_words():
-    from generators.rules.profile import TableProfile
+    from curate.generators.rules.profile import TableProfile
 
     table = Table(name="t", body=pa.table({"gender": ["m", "f"] * 5, "TrumpWin": [0, 1, 1, 0, 1] * 2,
                                           "votes": [float(i) for i in range(10)]}))
@@ -655,9 +655,9 @@ def test_a_mortality_or_fertility_column_is_a_rate_that_does_not_add_up():
     no total over provinces, no province's share of it."""
     import pyarrow as pa
 
-    from curation.semantics import ColumnInfo
-    from curation.table import Table
-    from generators.rules.profile import TableProfile
+    from curate.curation.semantics import ColumnInfo
+    from curate.curation.table import Table
+    from curate.generators.rules.profile import TableProfile
 
     table = Table(name="swiss", body=pa.table({"province": ["Aigle", "Aubonne", "Avenches"],
                                                "Infant.Mortality": [20.2, 19.1, 22.7],
@@ -671,8 +671,8 @@ def test_a_mortality_or_fertility_column_is_a_rate_that_does_not_add_up():
 
 
 def test_a_label_is_the_name_the_documentation_gives_not_its_type_or_a_remark():
-    from curation.semantics import label_from
-    from curation.sources.readers.rdatasets import series_label
+    from curate.curation.semantics import label_from
+    from curate.curation.sources.readers.rdatasets import series_label
 
     assert label_from("binary numeric vector coded for patient movement (0 = no, 1 = yes)", "move") == "patient movement"
     assert label_from("In some cases, a station will have a caption", "caption") == ""

@@ -8,10 +8,10 @@ from collections import Counter
 import pyarrow as pa
 import pytest
 
-from curation.body import cell_text
-from curation.table import HeaderNode, Table
-from exports.perturb import PERTURBATIONS, perturb
-from exports.serialize import FORMATS, PARSEABLE, column_paths, labelled_paths, parse, serialize, shown_rows
+from curate.curation.body import cell_text
+from curate.curation.table import HeaderNode, Table
+from curate.exports.perturb import PERTURBATIONS, perturb
+from curate.exports.serialize import FORMATS, PARSEABLE, column_paths, labelled_paths, parse, serialize, shown_rows
 
 # cells that break naive writers: separators, quotes, escapes, markup, unicode, missing values
 TRICKY = Table(name="tricky", caption="Sales & returns", body=pa.table({
@@ -203,7 +203,7 @@ def test_a_hierarchical_table_is_refused_with_the_reason():
 
 def test_every_realhitbench_table_round_trips_in_every_parseable_format():
     """The real hierarchical spreadsheets: merged headers, gaps, repeated names, dates, notes."""
-    from curation.sources import file_unit, read_unit
+    from curate.curation.sources import file_unit, read_unit
     from tests.conftest import shared
 
     def folded(values: list[str]) -> list[str]:

@@ -1,5 +1,5 @@
 """Model-written SQL (text-to-SQL replies) reaches neither the golds, nor a file, nor another
-sample (issue 41, findings 2-4): `curation.programs.untrusted_sql` and the `execution_match` metric."""
+sample (issue 41, findings 2-4): `curate.curation.programs.untrusted_sql` and the `execution_match` metric."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from curation.programs.untrusted_sql import (QueryRefused, duckdb_database, refusal, run_duckdb, run_sqlite,
+from curate.curation.programs.untrusted_sql import (QueryRefused, duckdb_database, refusal, run_duckdb, run_sqlite,
                                              sqlite_database)
-from evaluation.metrics import score
+from curate.evaluation.metrics import score
 from tests.conftest import shared
 
 TOWNS = pa.table({"town": ["Oslo", "Bergen", "Bodø"], "people": [700, 290, 52]})
@@ -151,9 +151,9 @@ def test_the_sqlite_copy_only_reads(tmp_path):
 @pytest.fixture(scope="module")
 def department_store(tmp_path_factory):
     """A text-to-SQL release over Spider's department_store (stages = sql), built once for this module."""
-    from curation.build import run_build
-    from curation.pipeline.executor import LocalExecutor
-    from curation.workspace import Workspace
+    from curate.curation.build import run_build
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
 
     tmp = tmp_path_factory.mktemp("department-store")
     database = shared("spider", "database", "department_store")
@@ -166,8 +166,8 @@ def test_replayed_attacks_score_like_select_42_and_leave_every_other_sample_at_o
     import pandas as pd
     from click.testing import CliRunner
 
-    from curation.cli import main
-    from evaluation.dataset import ReleaseData
+    from curate.curation.cli import main
+    from curate.evaluation.dataset import ReleaseData
 
     data = ReleaseData(department_store)
     samples = sorted(data.samples(tasks=["MMQA/text_to_sql"]), key=lambda s: s.id)

@@ -8,8 +8,8 @@ import sqlite3
 import pyarrow as pa
 import pytest
 
-from curation.database import Database, ForeignKey, PrimaryKey
-from generators.sql.schema import SchemaGraph, key_report
+from curate.curation.database import Database, ForeignKey, PrimaryKey
+from curate.generators.sql.schema import SchemaGraph, key_report
 from tests.conftest import shared
 from tests.test_cli import invoke
 

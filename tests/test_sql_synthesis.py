@@ -9,11 +9,11 @@ import sqlite3
 import pyarrow as pa
 import pytest
 
-from curation.answers import answers_match
-from curation.database import Database, ForeignKey, PrimaryKey
-from curation.table import Provenance, Table
-from generators.sql.synth import Stats, Synthesizer, orientations
-from generators.sql.templates import build_template, drop_table, load_sql_templates
+from curate.curation.answers import answers_match
+from curate.curation.database import Database, ForeignKey, PrimaryKey
+from curate.curation.table import Provenance, Table
+from curate.generators.sql.synth import Stats, Synthesizer, orientations
+from curate.generators.sql.templates import build_template, drop_table, load_sql_templates
 from tests.conftest import shared
 from tests.test_cli import invoke
 
@@ -62,8 +62,8 @@ def school_workspace(tmp_path_factory):
 
 
 def _samples(ws):
-    from curation.arrow_io import samples_from_arrow
-    from curation.workspace import Workspace
+    from curate.curation.arrow_io import samples_from_arrow
+    from curate.curation.workspace import Workspace
 
     return [s for d in Workspace(ws).current("sql") for part in d.read("samples") for s in samples_from_arrow(part)]
 
@@ -203,7 +203,7 @@ def test_a_three_table_path_is_read_from_either_end():
     body = pa.table({"x": [1]})
     fks = (ForeignKey("b", ("a_id",), "a", ("a_id",)), ForeignKey("b", ("c_id",), "c", ("c_id",)))
     db = Database("d", (("a", "1"), ("b", "2"), ("c", "3")), (), fks)
-    from generators.sql.schema import SchemaGraph
+    from curate.generators.sql.schema import SchemaGraph
 
     three = [o.tables for o in orientations(SchemaGraph(db, {"a": body, "b": body, "c": body})) if len(o.tables) == 3]
     assert sorted(three) == [("a", "b", "c"), ("c", "b", "a")]
@@ -369,7 +369,7 @@ def test_either_or_counts_a_parent_whose_own_condition_holds_without_children():
 def test_a_number_standing_for_an_unnamed_category_filters_nothing_and_a_flag_says_yes_or_no():
     """"with firm 1", "whose y is 0": a code nobody names is a symbol, not a thing; a 0/1 flag
     reads "1 (yes)"."""
-    from curation import semantics as sem
+    from curate.curation import semantics as sem
 
     parents = {"parent_id": list(range(1, 9)), "cond": [1, 2, 3, 4] * 2, "voted": [0, 1] * 4,
                "num": [10.0, 20.0, 20.0, 5.0, 7.0, 3.0, 8.0, 1.0]}
@@ -410,7 +410,7 @@ def test_an_inferred_reference_with_values_the_referenced_table_lacks_asks_nothi
 
 
 def test_a_retrieval_question_may_say_a_translated_tables_english_noun_but_never_its_own_name():
-    from generators.sql.render import Noun
+    from curate.generators.sql.render import Noun
 
     db, tables = toy_database(PARENTS, CHILDREN)
     synth = Synthesizer(db, tables, {})

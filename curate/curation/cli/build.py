@@ -1,0 +1,117 @@
+"""`curate build`: the declared pipeline from sources to a release."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from curate.curation.cli.base import (_console, _emit, _executor, executor_options, json_option, main, _workspace,
+                              workspace_option)
+
+
+class StepsOption(click.Option):
+    """`--until`: its help lists the steps, read from the stages' marks when the help is shown (not when
+    the CLI is imported: `curate --help` reads no stage source)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from curate.curation.build import CORRECTED_STEPS
+        from curate.curation.pipeline.graph import STEPS
+
+        name, text = super().get_help_record(ctx) or ("", "")
+        return name, f"{text} ({', '.join(STEPS)}; of a corrected build: {', '.join(CORRECTED_STEPS)})."
+
+
+@main.command()
+@click.argument("config", required=False, type=click.Path(exists=True))
+@workspace_option
+@click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
+              help="Folder that holds the releases (<name>/<version>/).")
+@click.option("--until", default=None, cls=StepsOption, help="Stop after this step")
+@executor_options
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def build(config: str | None, workspace: str, releases: str, until: str | None, workers: int | None, as_json: bool,
+          quiet: bool) -> None:
+    """Build a benchmark release from CONFIG (TOML; see examples/build.toml), or the default release
+    from the built-in corpus: ingest, clean, rule-based QA and chains, SQL synthesis, selection,
+    execution checks, data contracts, release.
+
+    A rerun reuses every finished stage and part; a failed data contract blocks the release.
+
+    CONFIG may also be a release folder (or a config with `[build] release = PATH`): the corrected
+    release of an imported benchmark, with the decisions `curate review pull` brought back applied
+    (audit findings confirmed or corrected, ambiguous questions removed), written beside it as the
+    next version, the errata in its card.
+    """
+    from pathlib import Path
+
+    from curate.curation.build import BuildError, ContractsFailed, load_build_config, release_config, run_build
+
+    console = None if as_json else _console()
+
+    def on_step(step: dict[str, Any]) -> None:
+        if console is not None:
+            state = "[dim]cached[/]" if step["cached"] else f"{step['seconds']:.1f}s"
+            console.print(f"[bold]{step['stage']:<10}[/] {state:>8}  {step['summary']}", highlight=False)
+
+    try:
+        if config and Path(config).is_dir():
+            if not (Path(config) / "manifest.json").exists():
+                raise click.BadParameter(f"{config} is neither a build config nor a release folder", param_hint="CONFIG")
+            settings = release_config(config)
+        else:
+            settings = load_build_config(config)
+        result = run_build(_workspace(workspace), settings, releases, executor=_executor(workers),
+                           show_progress=not (quiet or as_json), until=until, on_step=on_step)
+    except ContractsFailed as e:
+        _emit({"ok": False, "error": str(e), "contracts": e.report, "steps": e.steps}, as_json,
+              lambda r: _render_contracts(r["contracts"]))
+        sys.exit(1)
+    except (BuildError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    _emit(result, as_json, _render_build)
+
+
+def _render_build(result: dict[str, Any]) -> None:
+    from rich.table import Table as RichTable
+
+    console = _console()
+    release = result.get("release")
+    if not release:
+        console.print(f"stopped after {result['steps'][-1]['stage']} (workspace {result['workspace']})", highlight=False)
+        return
+    counts = release["counts"]
+    view = RichTable(title=f"{release['name']} {release['version']}: {counts['samples']:,} samples, "
+                           f"{counts['tables']:,} tables")
+    for col in ("task", *sorted(counts["by_split"])):
+        view.add_column(col, justify="left" if col == "task" else "right")
+    for task, by_split in sorted(counts["by_task_split"].items()):
+        view.add_row(task, *(f"{by_split.get(split, 0):,}" for split in sorted(counts["by_split"])))
+    console.print(view)
+    if release["status"] == "written":
+        d = release.get("diff", {})
+        against = f" against {release['parent']}: +{d.get('added', 0):,} -{d.get('removed', 0):,} " \
+                  f"~{d.get('changed', 0):,} samples" if release.get("parent") else ""
+        console.print(f"release written to {release['path']}{against}", highlight=False)
+    elif release["status"] == "up_to_date":
+        console.print(f"nothing changed: {release['path']} is this build's release", highlight=False)
+    else:
+        console.print(release.get("note", ""), highlight=False)
+    console.print(f"fingerprint {release['fingerprint']}; stages rerun: {', '.join(result['reran']) or 'none'}; "
+                  f"{result['seconds']:.1f}s", highlight=False)
+
+
+def _render_contracts(report: dict[str, Any]) -> None:
+    console = _console()
+    for e in report.get("expectations", []):
+        args = ", ".join(f"{k}={v}" for k, v in e["kwargs"].items())
+        mark = "[green]ok[/]    " if e["success"] else "[red]FAILED[/]"
+        console.print(f"{mark} {e['suite']}: {e['expectation']}({args})"
+                      + ("" if e["success"] else f": {e['unexpected']:,} unexpected"), highlight=False)
+        for example in e.get("examples", [])[:5]:
+            console.print(f"         {example}", highlight=False, markup=False)
+        if e.get("error"):
+            console.print(f"         error: {e['error']}", highlight=False, markup=False)
+    console.print("[red]the data contracts failed: no release was written[/]")

@@ -1,0 +1,182 @@
+"""Deterministic English for SQL questions: template phrasings filled with readable words.
+
+A table is named by what its rows are, where that is clear: the entity its key names (`State` ->
+"states", `countries_and_areas` -> "countries") or its own plural name (`flights` -> "flights");
+otherwise by its name as words with "entries" (`MplsStops` -> "mpls stops entries"). A column is
+named by its documented label with the header the model sees ("per capita income (`Income`)"), or
+its header as words. String values are quoted, numbers written plainly. An LLM rephrasing step can
+replace this text later; this rendering is the default, and never shows SQL.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover
+    from curate.curation.semantics import ColumnInfo
+
+_PLACEHOLDER = re.compile(r"\{([^}]*)\}")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
+_ARTICLE = re.compile(r"\b([Aa]n?) (?=(\"?)(\w))")
+
+
+def label(name: str) -> str:
+    """An identifier as words: underscores and camel case split, lower case unless an acronym."""
+    words = _CAMEL.sub(" ", name.replace("_", " ").replace(".", " ")).split()
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in words) or name
+
+
+def value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        text = repr(value)
+        return text[:-2] if text.endswith(".0") else text
+    if isinstance(value, int):
+        return str(value)
+    return f'"{value}"'
+
+
+@dataclass(frozen=True)
+class Noun:
+    """What one row of a table is: "state" / "states". `from_key`: the entity its key names, which
+    a retrieval question may say without naming the table ("the states whose ...")."""
+
+    one: str
+    many: str
+    from_key: bool = False
+
+
+# the words a key column's name or label may reduce to that name a kind of thing people ask about
+_ENTITY_WORDS = frozenset("""country nation state province county city district region neighborhood neighbourhood
+team player airline airport carrier school student teacher hospital patient company firm bank store species
+plot site station party candidate senator author book movie film song artist singer""".split())
+_KEY_SUFFIX = re.compile(r"(?:[ _.]?(?:name|names|full|id|code|abb|abbr|abbreviation|label))+$", re.I)
+_NAME_OF = re.compile(r"^(?:the )?(?:name|names) of (?:the |each |a )?([a-z]+)$", re.I)
+
+
+def natural_name(table: str, caption: str) -> str:
+    """A table's name in words: its natural name where the source gives one (Spider's tables.json:
+    "has pet" for `hat_haustier`; a short lower-case caption), else its identifier as words."""
+    if re.fullmatch(r"[a-z]+( [a-z]+){0,3}", caption.strip()):
+        return caption.strip()
+    return label(table)
+
+
+def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"] | None = None,
+               said: str = "") -> Noun | None:
+    """What one row of `table` is, when its key or its name (or its natural name `said`) says it;
+    None when none does (the question then says "{table} entries")."""
+    from curate.curation.semantics import is_word, plural, singular
+
+    key = tuple(key)
+    if len(key) == 1:
+        info = (infos or {}).get(key[0])
+        spoken = [_KEY_SUFFIX.sub("", key[0]).replace("_", " ").replace(".", " ").strip().lower()]
+        if info is not None and info.label:
+            text = info.label.strip().lower()
+            named = _NAME_OF.match(text)
+            spoken.append(named.group(1) if named else _KEY_SUFFIX.sub("", text).strip())
+        for words in spoken:
+            first = words.split(" or ")[0].split(" and ")[0].strip()  # "countries and areas": countries
+            one = singular(first)
+            if one in _ENTITY_WORDS:
+                return Noun(one, plural(one), from_key=True)
+    words = (said.strip() or label(table)).split()
+    if 2 <= len(words) <= 3 and all(re.fullmatch(r"[a-z]+", w) for w in words):  # "car makers", "department stores"
+        last = words[-1]
+        one = singular(last) if not re.search(r"(ss|us|is)$", last) else last
+        if one != last and all(is_word(w) for w in (*words, one)) and last not in _NOT_COUNTED:
+            return Noun(" ".join([*words[:-1], one]), " ".join(words))
+    for name, given in ((said.strip(), True), (table.lower(), False)):
+        if not re.fullmatch(r"[a-z]+", name):
+            continue
+        one = singular(name) if not re.search(r"(ss|us|is)$", name) else name
+        if one != name and is_word(one) and is_word(name):
+            return Noun(one, name)  # "flights", "airlines", "surveys"
+        if given and one == name and is_word(name) and name not in _NOT_COUNTED:
+            return Noun(name, plural(name))  # a natural name said in the singular: "student", "city"
+    return None
+
+
+_NOT_COUNTED = frozenset("staff data information equipment weather music software personnel".split())
+
+
+def column_words(column: str, info: "ColumnInfo | None") -> str:
+    """How a question names a column: its documented label with the header the model sees, as the
+    rule questions do ("per capita income in the state (`Income`)", "weight (`gewicht`)"), or the
+    header as words."""
+    if info is None or not info.label or len(info.label.split()) > 8:
+        return label(column)
+    if re.sub(r"[\W_]+", "", info.label.lower()) == re.sub(r"[\W_]+", "", column.lower()):
+        return label(column)  # "address id" for `address_id` says nothing more
+    if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
+        return info.label
+    return f"{info.label} (`{column}`)"
+
+
+def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any],
+           nouns: Mapping[str, Noun | None] | None = None, words: Mapping[str, str] | None = None,
+           names: Mapping[str, str] | None = None, meanings: Mapping[str, str] | None = None) -> str:
+    """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value). `nouns` (by table)
+    names a table by what its rows are; `words` (by column slot) names a column; `names` (by table)
+    a table without a noun ("has pet entries"); `meanings` (by value) what a code's value stands
+    for ("1 (yes)"). Two tables of one question that are rows of the same thing keep their names,
+    so a reader tells them apart."""
+    nouns = nouns or {}
+    words = words or {}
+    named = {ref: nouns.get(table) for ref, table in tables.items()}
+    seen: dict[str, str] = {}
+    for ref in sorted(named):
+        noun = named[ref]
+        if noun is not None and noun.one in seen:
+            named[ref] = None
+        elif noun is not None:
+            seen[noun.one] = ref
+    for ref, noun in named.items():
+        if noun is not None:
+            text = (text.replace(f"{{{ref}}} entries", noun.many).replace(f"{{{ref}}} entry", noun.one)
+                    .replace(f"{{{ref}}}", noun.many))
+
+    def fill(match: re.Match) -> str:
+        ref = match.group(1)
+        if ref in tables:
+            return (names or {}).get(tables[ref]) or label(tables[ref])
+        if ref in columns:
+            return words.get(ref) or label(columns[ref])
+        if ref in values:
+            meaning = (meanings or {}).get(ref)
+            return value_text(values[ref]) + (f" ({meaning})" if meaning else "")
+        raise KeyError(ref)
+
+    out = _ARTICLE.sub(_article, _PLACEHOLDER.sub(fill, text))
+    return out[:1].upper() + out[1:]
+
+
+def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = None) -> str:
+    """A template's question with its tables unnamed, as MMQA's retrieval questions read: a table
+    is the entity its key names ("states"), else plain "entries"; a table that only links two others
+    goes unsaid ("the pets linked to students with ..."). The columns and values it names are what
+    point to the tables."""
+    said: set[str] = set()
+    for letter in "ABC":
+        noun = (entities or {}).get(letter)
+        if noun is not None and noun.from_key and noun.one not in said:
+            said.add(noun.one)
+            text = (text.replace(f"{{{letter}}} entries", noun.many).replace(f"{{{letter}}} entry", noun.one)
+                    .replace(f"{{{letter}}}", noun.many))
+    text = re.sub(r" through \{B\}(?= to )", "", text)  # the linking table is what the reader must find
+    for letter in "ABC":
+        text = text.replace(f"{{{letter}}} entries", "entries").replace(f"{{{letter}}} entry", "entry")
+        text = text.replace(f"{{{letter}}}", "entries")
+    return text
+
+
+def _article(match: re.Match) -> str:
+    """"a"/"an" by the sound of the next word's first letter (a filled label may change it)."""
+    word = match.group(1)
+    an = match.group(3).lower() in "aeiou"
+    fixed = ("an" if an else "a") if word.islower() else ("An" if an else "A")
+    return fixed + " "

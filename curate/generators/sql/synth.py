@@ -1,0 +1,643 @@
+"""SQL synthesis over one database: bind templates to join paths, execute, validate, keep.
+
+For each template and each oriented join path, a generator seeded by the database, the template
+and the path (so results never depend on order) binds the slots to columns of the right roles
+and draws values from the joined data. Queries are built by substituting into the parsed
+skeleton, so identifiers and values are never pasted into SQL text. A candidate is kept only if
+it survives every check, and each rejection is counted by its reason:
+
+- `no_values`: too few distinct values to draw from;
+- `duplicate`: the same query (template, path, columns, values) was already tried;
+- `same_question`: a kept query on the same tables already reads the same (a slot that the
+  question does not name, bound to another column, would make one text ask two things);
+- `error`: the database refused the query;
+- `empty`: no rows, a NULL aggregate or a count of zero;
+- `null_answer`: the answer contains a missing value;
+- `too_large`: a list longer than `max_list`;
+- `ties`: one answer asked, but the top of the ORDER BY is tied or several values match;
+- `join_adds_nothing`: dropping an end table of the path leaves the answer unchanged;
+- `counts_rows_twice`: a SUM, AVG or COUNT over a table whose rows the join repeats (a state's
+  value summed once per murder record), or a grouping over a one-to-one join (groups of one);
+- `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer.
+
+When two tables are joined by more than one key (flights' origin and dest both name an airport),
+the question says which: "... (flights are linked to airports by their dest)?".
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from curate.curation.answers import answers_match, format_answer, plain
+from curate.curation.pipeline.rng import record_rng
+from curate.curation.semantics import QUANTITIES, opaque_code, value_meaning
+from curate.generators.sql.render import Noun, column_words, label, natural_name, render, table_noun, without_table_names
+from curate.generators.sql.roles import column_roles
+from curate.generators.sql.schema import SchemaGraph
+from curate.generators.sql.templates import ALIASES, SqlTemplate
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+    from curate.curation.database import Database
+    from curate.curation.table import Table
+
+REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
+              "join_adds_nothing", "counts_rows_twice", "dialects_disagree")
+NUMBER_FORMAT = "round:4"
+MAX_VALUES = 5000  # distinct values fetched per column to draw from
+DEFAULTS: dict[str, Any] = {
+    "seed": 0, "templates": [], "exclude": [],
+    "per_path": 2,  # queries kept per template and oriented join path
+    "attempts": 4,  # candidates tried per template and path
+    "max_list": 20,  # longest list answer
+    "sqlite_check_rows": 5_000,  # paths of up to this many rows are checked in SQLite too (else DuckDB only)
+    "max_join_rows": 1_000_000,  # a path whose join is larger is skipped (flights x weather by airport)
+    # a table of more cells is not serialized in a release ([release] max_serialized_cells, which a build
+    # passes on): questions over it are released only as text-to-SQL and key selection, which need no contents
+    "max_visible_cells": 50_000,
+    # nor one longer than `curate evaluate` puts in a prompt (its max_table_chars): the model sees its first rows only
+    "max_table_chars": 30_000,
+}
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """A join path with its tables in template order (A, B[, C]) and, per edge, the columns
+    on each side: `edges[0]` joins A and B, `edges[1]` joins B and C."""
+
+    tables: tuple[str, ...]
+    edges: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+
+    @property
+    def key(self) -> str:
+        return repr((self.tables, self.edges))
+
+
+@dataclass
+class SqlQuery:
+    """One kept query, with everything the MMQA task samples need."""
+
+    template: SqlTemplate
+    orientation: Orientation
+    columns: dict[str, str]
+    values: dict[str, Any]
+    duckdb: str
+    sqlite: str
+    answer: Any
+    question: str
+    short: str
+    sqlite_checked: bool
+    unnamed: str = ""  # the question with its tables unnamed (multi-table retrieval)
+
+
+@dataclass
+class Stats:
+    candidates: int = 0
+    kept: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    by_template: dict[str, int] = field(default_factory=dict)
+    by_category: dict[str, int] = field(default_factory=dict)
+    sqlite_checked: int = 0
+    paths: int = 0
+    paths_too_large: int = 0
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+
+    def reject(self, reason: str) -> None:
+        self.rejected[reason] = self.rejected.get(reason, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"candidates": self.candidates, "kept": self.kept, "rejected": self.rejected,
+                "by_template": self.by_template, "by_category": self.by_category,
+                "sqlite_checked": self.sqlite_checked, "paths": self.paths, "paths_too_large": self.paths_too_large,
+                "disagreements": self.disagreements[:5]}
+
+
+def settings(config: dict[str, Any]) -> dict[str, Any]:
+    from curate.curation.config import with_defaults
+
+    out = with_defaults("generate.sql", config, DEFAULTS)
+    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows", "max_visible_cells",
+                 "max_table_chars"):
+        if not isinstance(out[name], int) or isinstance(out[name], bool) or out[name] < 0:
+            raise ValueError(f"[generate.sql] {name} must be a non-negative integer, got {out[name]!r}")
+    return out
+
+
+def orientations(graph: SchemaGraph) -> list[Orientation]:
+    """Every join path in each direction a template can read it: a 2-table path as
+    (referencing table, referenced table); a 3-table path from either end."""
+    def sides(key: Any, first: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (key.columns, key.ref_columns) if key.table == first else (key.ref_columns, key.columns)
+
+    out = []
+    for tables, edges in graph.join_paths():
+        if len(tables) == 2:
+            key = edges[0].key
+            out.append(Orientation((key.table, key.ref_table), ((key.columns, key.ref_columns),)))
+        else:
+            x, middle, z = tables
+            first, second = edges[0].key, edges[1].key
+            out.append(Orientation((x, middle, z), (sides(first, x), sides(second, middle))))
+            out.append(Orientation((z, middle, x), (sides(second, z), sides(first, middle))))
+    return out
+
+
+def _literal(value: Any) -> Any:
+    from sqlglot import exp
+
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int):
+        return exp.Literal.number(value)
+    if isinstance(value, float):  # an exponent makes DuckDB read a DOUBLE, not a DECIMAL
+        text = repr(value)
+        return exp.Literal.number(text if "e" in text else text + "e0")
+    return exp.Literal.string(str(value))
+
+
+class Synthesizer:
+    """One database loaded in DuckDB, and its small tables in SQLite too."""
+
+    def __init__(self, database: "Database", tables: dict[str, "Table"], config: dict[str, Any]) -> None:
+        from curate.curation.programs import data_view
+        from curate.curation.programs.sql import SqlRunner, sqlite_copy
+
+        self.database = database
+        self.settings = settings(config)
+        self.views: dict[str, "pa.Table"] = {name: data_view(t) for name, t in tables.items()}
+        self.runner = SqlRunner()  # loaded as `curate verify` loads them: the data views, by name
+        self.runner.load(list(tables.values()), list(tables))
+        self.con = self.runner.connection
+        self.graph = SchemaGraph(database, self.views)
+        keys: dict[str, set[str]] = {name: set() for name in self.views}
+        for pk in self.graph.primary_keys:
+            keys.get(pk.table, set()).update(pk.columns)
+        for fk in self.graph.foreign_keys:
+            keys.get(fk.table, set()).update(fk.columns)
+            keys.get(fk.ref_table, set()).update(fk.ref_columns)
+        self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
+        self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
+        for name, infos in self.infos.items():  # the clean stage's roles: an ICPSR state code is no measure
+            self.roles[name]["num"] = [c for c in self.roles[name]["num"]
+                                       if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)]
+            # "with firm 1", "whose y is 0": a number standing for a category nobody names
+            self.roles[name]["cat"] = [c for c in self.roles[name]["cat"]
+                                       if not opaque_code(infos.get(c), self.views[name].column(c).to_pylist())]
+        primary = {pk.table: pk.columns for pk in self.graph.primary_keys}
+        self.names = {name: natural_name(name, t.caption) for name, t in tables.items()}
+        self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name],
+                                       self.names[name] if self.names[name] != label(name) else "")
+                      for name in self.views}
+        small = {n: v for n, v in self.views.items() if v.num_rows <= self.settings["sqlite_check_rows"]}
+        self.sqlite = sqlite_copy(small, indexes=keys) if small else None
+        self._values: dict[tuple, list[Any]] = {}
+        self._joins: dict[tuple, Any] = {}
+        self._unique: dict[tuple[str, tuple[str, ...]], bool] = {}
+        self.keys_between: dict[frozenset[str], int] = {}  # how many keys join each pair of tables
+        for edge in self.graph.edges:
+            pair = frozenset(edge.tables)
+            self.keys_between[pair] = self.keys_between.get(pair, 0) + 1
+
+    def close(self) -> None:
+        self.runner.close()
+        if self.sqlite is not None:
+            self.sqlite.close()
+
+    # ------------------------------------------------------------------ join shape
+
+    def unique(self, table: str, columns: tuple[str, ...]) -> bool:
+        """Do these columns hold each value once (no NULLs) in the table?"""
+        key = (table, tuple(columns))
+        if key not in self._unique:
+            view = self.views[table].select(list(columns))
+            self._unique[key] = (all(view.column(c).null_count == 0 for c in columns)
+                                 and view.group_by(list(columns)).aggregate([]).num_rows == view.num_rows)
+        return self._unique[key]
+
+    def rows_kept_once(self, orientation: Orientation, alias: str) -> bool:
+        """Does each row of this alias's table appear at most once in the path's join? It does when
+        every join step away from it reaches a unique key (many-to-one)."""
+        k = "abc".index(alias)
+        for i, (left, right) in enumerate(orientation.edges):
+            if i >= k and not self.unique(orientation.tables[i + 1], right):
+                return False
+            if i < k and not self.unique(orientation.tables[i], left):
+                return False
+        return True
+
+    def counts_rows_twice(self, template: SqlTemplate, orientation: Orientation) -> bool:
+        """Would the template add up a row more than once, or group a one-to-one join?"""
+        if any(not self.rows_kept_once(orientation, alias) for alias in template.aggregated):
+            return True
+        one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
+        return template.groups and one_to_one
+
+    def step_key(self, orientation: Orientation, index: int) -> Any:
+        """The key (a ForeignKey) that joins step `index` of the path (0: A-B, 1: B-C)."""
+        left, right = orientation.edges[index]
+        pair = {orientation.tables[index], orientation.tables[index + 1]}
+        return next(e.key for e in self.graph.edges if set(e.tables) == pair
+                    and {tuple(e.key.columns), tuple(e.key.ref_columns)} == {tuple(left), tuple(right)})
+
+    def partial_reference(self, orientation: Orientation) -> bool:
+        """Whether a step of the path is an inferred reference some of whose values are not in the
+        table referenced (MplsStops' "Near - North", a neighbourhood MplsDemo lacks): "how many
+        neighborhoods ..." then depends on which table's neighbourhoods the reader counts."""
+        keys = (self.step_key(orientation, i) for i in range(len(orientation.edges)))
+        return any(key.origin == "inferred" and "not found" in key.evidence for key in keys)
+
+    def join_words(self, orientation: Orientation) -> str:
+        """Which key joins two tables, in words, when more than one could: "(flights are linked to
+        airports by their dest)"; "" when each pair of tables shares one key."""
+        parts = []
+        for i in range(len(orientation.edges)):
+            first, second = orientation.tables[i], orientation.tables[i + 1]
+            if self.keys_between.get(frozenset((first, second)), 0) < 2:
+                continue
+            key = self.step_key(orientation, i)
+            columns = " and ".join(column_words(c, self.infos[key.table].get(c)) for c in key.columns)
+            parts.append(f"{self._many(key.table)} are linked to {self._many(key.ref_table)} by their {columns}")
+        return f" ({'; '.join(parts)})" if parts else ""
+
+    def _many(self, table: str) -> str:
+        """A table's rows in a sentence: "flights", else "mpls stops entries"."""
+        noun = self.nouns.get(table)
+        return noun.many if noun is not None else f"{self.names.get(table) or label(table)} entries"
+
+    # ------------------------------------------------------------------ binding
+
+    def _join(self, orientation: Orientation, index: int) -> Any:
+        """The condition of edge `index` (0: A-B, 1: B-C), casting a text key to its partner's type."""
+        key = (orientation.key, index)
+        if key not in self._joins:
+            self._joins[key] = self._make_join(orientation, index)
+        return self._joins[key]
+
+    def _make_join(self, orientation: Orientation, index: int) -> Any:
+        import pyarrow as pa
+        from sqlglot import exp
+
+        first, second = orientation.tables[index], orientation.tables[index + 1]
+        left_alias, right_alias = "abc"[index], "abc"[index + 1]
+        parts = []
+        for left_col, right_col in zip(*orientation.edges[index]):
+            left = exp.column(left_col, table=left_alias, quoted=True)
+            right = exp.column(right_col, table=right_alias, quoted=True)
+            left_type = self.views[first].schema.field(left_col).type
+            right_type = self.views[second].schema.field(right_col).type
+            if pa.types.is_string(left_type) and not pa.types.is_string(right_type):
+                left = exp.TryCast(this=left, to=exp.DataType.build(_sql_type(right_type)))
+            elif pa.types.is_string(right_type) and not pa.types.is_string(left_type):
+                right = exp.TryCast(this=right, to=exp.DataType.build(_sql_type(left_type)))
+            parts.append(exp.EQ(this=left, expression=right))
+        return exp.and_(*parts)
+
+    def _key_cast(self, orientation: Orientation, alias: str, name: str) -> str:
+        """For a `key_ab`/`key_bc` slot whose column is text while its partner is not: the type to
+        cast it to, so that IN compares like with like (Spider has TEXT keys referencing INTs)."""
+        import pyarrow as pa
+
+        if name not in ("key_ab", "key_bc"):
+            return ""
+        edge = 0 if name == "key_ab" else 1
+        side = name[4:].index(alias)
+        mine = orientation.tables[edge + side]
+        theirs = orientation.tables[edge + 1 - side]
+        column, partner = orientation.edges[edge][side][0], orientation.edges[edge][1 - side][0]
+        kind, other = self.views[mine].schema.field(column).type, self.views[theirs].schema.field(partner).type
+        return _sql_type(other) if pa.types.is_string(kind) and not pa.types.is_string(other) else ""
+
+    def _bind(self, template: SqlTemplate, orientation: Orientation, rng: Any) -> dict[str, str] | None:
+        """Slot -> column, or None when the path's tables lack columns of the roles asked for."""
+        tables = dict(zip("abc", orientation.tables))
+        columns: dict[str, str] = {}
+        wanted: dict[tuple[str, str], list[str]] = {}
+        for ref, slot in template.slots.items():
+            if slot.role == "key":
+                edge = 0 if slot.name == "key_ab" else 1
+                side = orientation.edges[edge]["ab".index(slot.alias) if edge == 0 else "bc".index(slot.alias)]
+                if len(side) != 1:
+                    return None  # IN / NOT IN over a composite key
+                columns[ref] = side[0]
+            else:
+                wanted.setdefault((slot.alias, slot.role), []).append(ref)
+        for (alias, role), refs in sorted(wanted.items()):
+            others = [set(self.views[t].column_names) for t in orientation.tables if t != tables[alias]]
+            # a column another table of the join also has ("TDs" of two seasons, a school's "free"
+            # copied on its students) would leave the question's reader to guess whose it is
+            choices = [c for c in self.roles[tables[alias]][role] if not any(c in o for o in others)]
+            if len(choices) < len(refs):
+                return None
+            for ref, pick in zip(sorted(refs), rng.choice(len(choices), size=len(refs), replace=False)):
+                columns[ref] = choices[int(pick)]
+        return columns
+
+    def _path_join(self, orientation: Orientation, target: Any) -> Any:
+        """SELECT target FROM A AS a JOIN B AS b ON ab [JOIN C AS c ON bc]."""
+        from sqlglot import exp
+
+        query = exp.select(target).from_(self._aliased(orientation, 0))
+        for i in range(len(orientation.tables) - 1):
+            query = query.join(self._aliased(orientation, i + 1), on=self._join(orientation, i).copy())
+        return query
+
+    def join_too_large(self, orientation: Orientation) -> bool:
+        """Does the path's join have more than `max_join_rows` rows? (A many-to-many path through
+        a shared parent can multiply two large tables; counting stops at the limit.)"""
+        from sqlglot import exp
+
+        limit = self.settings["max_join_rows"]
+        bound = 1
+        for table in orientation.tables:
+            bound *= max(1, self.views[table].num_rows)
+        if bound <= limit:
+            return False  # even a cross join of these tables fits
+        inner = self._path_join(orientation, exp.Literal.number(1)).limit(limit + 1)
+        query = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("j"))
+        return self.con.execute(query.sql(dialect="duckdb")).fetchone()[0] > limit
+
+    def _distinct(self, orientation: Orientation, ref: str, column: str) -> list[Any]:
+        """The distinct non-null values of a column among the rows of the joined path, sorted."""
+        from sqlglot import exp
+
+        key = (orientation.key, ref, column)
+        if key not in self._values:
+            alias = ref.split(".")[0]
+            target = exp.column(column, table=alias, quoted=True)
+            present = exp.Not(this=exp.Is(this=target.copy(), expression=exp.Null()))
+            query = self._path_join(orientation, target).distinct().where(present)
+            query = query.order_by(exp.Literal.number(1)).limit(MAX_VALUES)
+            dialect, execute = self._engine(orientation)
+            self._values[key] = [plain(r[0]) for r in execute(query.sql(dialect=dialect)).fetchall()]
+        return self._values[key]
+
+    @staticmethod
+    def _aliased(orientation: Orientation, index: int) -> Any:
+        from sqlglot import exp
+
+        return exp.Table(this=exp.to_identifier(orientation.tables[index], quoted=True),
+                         alias=exp.TableAlias(this=exp.to_identifier("abc"[index])))
+
+    def _draw_values(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
+                     rng: Any) -> dict[str, Any] | None:
+        values: dict[str, Any] = {}
+        used: dict[str, set] = {}
+        for name, spec in sorted(template.values.items()):
+            if spec.kind == "count":
+                values[name] = int(rng.integers(2, 4))
+                continue
+            pool = self._distinct(orientation, spec.slot, columns[spec.slot])
+            taken = used.setdefault(spec.slot, set())
+            if spec.kind == "threshold":
+                if len(pool) < 3:
+                    return None
+                low = int(0.2 * len(pool))
+                candidates = [i for i in range(low, max(low + 1, int(0.8 * len(pool))))]
+            else:
+                candidates = list(range(len(pool)))
+            candidates = [i for i in candidates if repr(pool[i]) not in taken]
+            if not candidates:
+                return None
+            value = pool[candidates[int(rng.integers(len(candidates)))]]
+            if spec.kind == "threshold" and isinstance(value, float):
+                value = float(f"{value:.3g}")  # "above 0.455", not "above 0.4550069531760242"
+            taken.add(repr(value))
+            values[name] = value
+        return values
+
+    def _build(self, skeleton: Any, orientation: Orientation, columns: dict[str, str],
+               values: dict[str, Any]) -> Any:
+        from sqlglot import exp
+
+        joins = {"ab": self._join(orientation, 0)}
+        if len(orientation.tables) == 3:
+            joins["bc"] = self._join(orientation, 1)
+        tables = dict(zip("ABC", orientation.tables))
+
+        def swap(node: Any) -> Any:
+            if isinstance(node, exp.Table) and node.name in tables:
+                return exp.Table(this=exp.to_identifier(tables[node.name], quoted=True),
+                                 alias=exp.TableAlias(this=exp.to_identifier(ALIASES[node.name])))
+            if isinstance(node, exp.Column) and f"{node.table}.{node.name}" in columns:
+                column = exp.column(columns[f"{node.table}.{node.name}"], table=node.table, quoted=True)
+                cast = self._key_cast(orientation, node.table, node.name)
+                return exp.TryCast(this=column, to=exp.DataType.build(cast)) if cast else column
+            if isinstance(node, exp.Placeholder):
+                return joins[node.name].copy() if node.name in joins else _literal(values[node.name])
+            return node
+
+        return skeleton.transform(swap)
+
+    # ------------------------------------------------------------------ checking
+
+    def _engine(self, orientation: Orientation) -> tuple[str, Any]:
+        """Where candidates are checked: SQLite when the path's tables are small (a query on them
+        costs SQLite a tenth of DuckDB's planning time, and the kept query is then re-checked in
+        both engines), else DuckDB (vectorised: faster on large joins)."""
+        rows = sum(self.views[t].num_rows for t in orientation.tables)
+        if self.sqlite is not None and rows <= self.settings["sqlite_check_rows"]:
+            return "sqlite", self.sqlite.execute
+        return "duckdb", self.con.execute
+
+    def _answer(self, template: SqlTemplate, rows: list[tuple]) -> tuple[Any, str]:
+        """(answer, rejection reason or "")."""
+        if template.answer == "list":
+            if not rows:
+                return None, "empty"
+            answer = [plain(r[0]) for r in rows]
+            if any(v is None for v in answer):
+                return None, "null_answer"
+            if len(answer) > self.settings["max_list"]:
+                return None, "too_large"
+            return answer, ""
+        if not rows:
+            return None, "empty"
+        if len(rows) > 1:
+            return None, "ties"
+        value = plain(rows[0][0])
+        if value is None or (template.category == "count" and value == 0):
+            return None, "empty"
+        return value, ""
+
+    def _check(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
+               values: dict[str, Any], tree: Any) -> tuple[Any, str]:
+        """Run a candidate and its derived queries on the checking engine: (answer, reason)."""
+        dialect, execute = self._engine(orientation)
+        answer, reason = self._answer(template, execute(tree.sql(dialect=dialect)).fetchall())
+        if reason:
+            return None, reason
+        if template.tie_query is not None:
+            tie = self._build(template.tie_query, orientation, columns, values).sql(dialect=dialect)
+            if execute(tie).fetchone()[0] > 1:
+                return None, "ties"
+        for dropped in template.drops.values():
+            rows = execute(self._build(dropped, orientation, columns, values).sql(dialect=dialect)).fetchall()
+            if template.answer == "list":
+                other: Any = [plain(r[0]) for r in rows]
+            else:
+                other = plain(rows[0][0]) if len(rows) == 1 else [plain(r[0]) for r in rows]
+            if other == answer:
+                return None, "join_adds_nothing"
+        return answer, ""
+
+    # ------------------------------------------------------------------ the loop
+
+    def synthesize(self, templates: list[SqlTemplate], stats: Stats) -> list[SqlQuery]:
+        """Every template on every oriented path of its size; the queries that pass every check."""
+        import sqlite3
+
+        import duckdb
+
+        kept: list[SqlQuery] = []
+        s = self.settings
+        paths = [o for o in orientations(self.graph) if not self.partial_reference(o)]
+        too_large: dict[str, bool] = {}  # checked when a template first binds to the path
+        tried: set[tuple] = set()
+        asked: set[tuple] = set()  # (tables, question as `curate check` compares them)
+        for template in templates:
+            rule = f"list:{NUMBER_FORMAT}" if template.answer == "list" else NUMBER_FORMAT
+            for orientation in paths:
+                if len(orientation.tables) != template.tables:
+                    continue
+                rng = record_rng(s["seed"], self.database.id, f"{template.id}|{orientation.key}")
+                found = 0
+                for _ in range(s["attempts"]):
+                    if found >= s["per_path"]:
+                        break
+                    columns = self._bind(template, orientation, rng)
+                    if columns is None:
+                        break  # no attempt can bind it: not a rejection, the path just lacks the roles
+                    if self.counts_rows_twice(template, orientation):
+                        stats.candidates += 1
+                        stats.reject("counts_rows_twice")
+                        break  # the path's shape, not the draw: no attempt can do better
+                    if orientation.key not in too_large:
+                        too_large[orientation.key] = self.join_too_large(orientation)
+                        stats.paths += 1
+                        stats.paths_too_large += too_large[orientation.key]
+                    if too_large[orientation.key]:
+                        break
+                    stats.candidates += 1
+                    values = self._draw_values(template, orientation, columns, rng)
+                    if values is None:
+                        stats.reject("no_values")
+                        continue
+                    identity = (template.id, orientation.key, tuple(sorted(columns.items())),
+                                tuple(sorted((k, repr(v)) for k, v in values.items())))
+                    if identity in tried:
+                        stats.reject("duplicate")
+                        continue
+                    tried.add(identity)
+                    tree = self._build(template.skeleton, orientation, columns, values)
+                    in_sqlite = self._engine(orientation)[0] == "sqlite"
+                    try:
+                        checked, reason = self._check(template, orientation, columns, values, tree)
+                        if not reason:  # the gold answer is DuckDB's (checked there already, or run now)
+                            duck, lite = tree.sql(dialect="duckdb"), tree.sql(dialect="sqlite")
+                            answer, reason = (self._answer(template, self.con.execute(duck).fetchall()) if in_sqlite
+                                              else (checked, ""))
+                            gold = format_answer(answer, rule)
+                    except (duckdb.Error, sqlite3.Error):
+                        reason = "error"
+                    if not reason and in_sqlite and not answers_match(gold, checked, rule):
+                        reason = "dialects_disagree"
+                        stats.disagreements.append({"database": self.database.name, "template": template.id,
+                                                    "duckdb": duck, "sqlite": lite, "duckdb_answer": gold,
+                                                    "sqlite_answer": checked})
+                    names = dict(zip("ABC", orientation.tables))
+                    words = {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column))
+                             for slot, column in columns.items() if slot[:1].upper() in names}
+                    meanings = self._meanings(template, names, columns, values)
+                    question = (render(template.question, names, columns, values, self.nouns, words, self.names,
+                                       meanings) if not reason else "")
+                    if question:
+                        question = _with_join_words(question, self.join_words(orientation))
+                    said = (tuple(sorted(orientation.tables)), _normalized(question))
+                    if not reason and said in asked:
+                        reason = "same_question"
+                    if reason:
+                        stats.reject(reason)
+                        continue
+                    asked.add(said)
+                    stats.sqlite_checked += in_sqlite
+                    stats.kept += 1
+                    stats.by_template[template.id] = stats.by_template.get(template.id, 0) + 1
+                    stats.by_category[template.category] = stats.by_category.get(template.category, 0) + 1
+                    found += 1
+                    kept.append(SqlQuery(
+                        template=template, orientation=orientation, columns=columns, values=values,
+                        duckdb=duck, sqlite=lite, answer=gold, question=question,
+                        short=render(template.short, names, columns, values) if template.short else "",
+                        sqlite_checked=in_sqlite,
+                        unnamed=render(without_table_names(template.question,
+                                                           {r: self._unrevealing(t) for r, t in names.items()}),
+                                       {}, columns, values, words=words, meanings=meanings)))
+        return kept
+
+    def _unrevealing(self, table: str) -> Noun | None:
+        """The noun a retrieval question may use for a table: one its key names ("states"), or a
+        natural name that is not the table's own identifier ("students" for `schüler`); "flights"
+        for `flights` would name the answer."""
+        noun = self.nouns.get(table)
+        if noun is None or noun.from_key:
+            return noun
+        spelled = re.sub(r"[\W_]+", "", table).casefold()
+        if re.sub(r"\W+", "", noun.one).casefold() in spelled or re.sub(r"\W+", "", noun.many).casefold() in spelled:
+            return None
+        return Noun(noun.one, noun.many, from_key=True)
+
+    def _meanings(self, template: SqlTemplate, tables: dict[str, str], columns: dict[str, str],
+                  values: dict[str, Any]) -> dict[str, str]:
+        """Value name -> what the value stands for ("1" of a flag: "yes"; a documented code's level)."""
+        out = {}
+        for name, spec in template.values.items():
+            if name in values and spec.slot in columns:
+                info = self.infos[tables[spec.slot[0].upper()]].get(columns[spec.slot])
+                meaning = value_meaning(info, values[name])
+                if meaning:
+                    out[name] = meaning
+        return out
+
+
+def _with_join_words(question: str, words: str) -> str:
+    """The join named before the question's closing mark: "...? (flights ... by their dest)" reads
+    as "... (flights ... by their dest)?"."""
+    if not words:
+        return question
+    end = question[-1] if question[-1] in "?." else ""
+    return question[: len(question) - len(end)] + words + end
+
+
+def _normalized(question: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", question.lower()).split())
+
+
+def _sql_type(kind: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_integer(kind):
+        return "BIGINT"
+    if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return "DOUBLE"
+    if pa.types.is_date(kind):
+        return "DATE"
+    return "VARCHAR"
+
+
+def synthesize_database(database: "Database", tables: dict[str, "Table"], templates: list[SqlTemplate],
+                        config: dict[str, Any]) -> tuple[list[SqlQuery], Stats, Any, float]:
+    """(kept queries, stats, schema graph, seconds) for one database."""
+    started = time.perf_counter()
+    synth = Synthesizer(database, tables, config)
+    stats = Stats()
+    try:
+        kept = synth.synthesize(templates, stats)
+    finally:
+        synth.close()
+    return kept, stats, synth.graph, time.perf_counter() - started
