@@ -63,30 +63,35 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int 
 
     from curate.curation.registry import resolve
 
-    answers, programs = {}, {}
+    answers, programs, remarks = {}, {}, {}
     for path in candidates:
         name = Path(path).stem
         answers[name], programs[name] = resolve("curate.evaluation.candidates:replayed_answers")(release, path, isolation)
+        remarks[name] = resolve("curate.validators.audit_vote:replay_remarks")(path)
     report = resolve("curate.validators.audit:audit_release")(release, candidates=answers, programs=programs,
-                                                       min_votes=min_votes, limit=limit)
+                                                       min_votes=min_votes, limit=limit, remarks=remarks)
     if judge_model or judge_prompts or judge_replies:
-        requests = resolve("curate.validators.audit:judge_requests")(release)
+        sql_requests = resolve("curate.validators.audit:judge_requests")(release)
+        vote_requests = resolve("curate.validators.audit_vote:vote_judge_requests")(release, report)
+        requests = sql_requests + vote_requests
         if judge_prompts:
-            Path(judge_prompts).write_text("".join(json.dumps({"sample_id": r["sample_ids"][0], "source_id":
+            Path(judge_prompts).write_text("".join(json.dumps({"custom_id": r["custom_id"], "check": r["check"],
+                                                               "sample_id": r["sample_ids"][0], "source_id":
                                                                r["source_id"], "prompt": r["prompt"]},
                                                               ensure_ascii=False) + "\n" for r in requests))
+        replies, judge = None, None
         if judge_replies:
             try:
                 replies = resolve("curate.validators.audit:judge_replayed")(requests, judge_replies)
             except (ValueError, json.JSONDecodeError) as e:
                 raise click.ClickException(str(e)) from None
-            report = resolve("curate.validators.audit:apply_judge")(report, requests, replies, Path(judge_replies).stem)
+            judge = Path(judge_replies).stem
         elif judge_model:
             from curate.curation.llm.client import client_from_config
 
             try:
                 section = {"backend": "openai", "model": judge_model, "base_url": judge_base_url,
-                           "temperature": 0.0, "max_tokens": 256, **json.loads(judge_json)}
+                           "temperature": 0.0, "max_tokens": 512, **json.loads(judge_json)}
                 Path(workspace).mkdir(parents=True, exist_ok=True)
                 client, params = client_from_config(section, Path(workspace) / "llm-cache.sqlite", "judge")
             except (ValueError, json.JSONDecodeError) as e:
@@ -97,7 +102,12 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int 
                 replies = resolve("curate.validators.audit:judge_live")(requests, client, params)
             except ModelUnavailable as e:
                 raise click.ClickException(str(e)) from None
-            report = resolve("curate.validators.audit:apply_judge")(report, requests, replies, judge_model)
+            judge = judge_model
+        if replies is not None:
+            if sql_requests:
+                report = resolve("curate.validators.audit:apply_judge")(report, sql_requests, replies, judge)
+            if vote_requests:
+                report = resolve("curate.validators.audit_vote:apply_vote_judge")(report, vote_requests, replies, judge)
     if out:
         resolve("curate.validators.audit:write_errata")(report, out)
     if queue:
