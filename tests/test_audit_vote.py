@@ -71,7 +71,7 @@ def test_a_judge_reply_is_read_as_a_verdict_or_as_nothing():
 
 
 # Six of TableBench's original-release questions (the design half of the md5 split), answered by three
-# HAND-WRITTEN candidates (replayed text answers, one PoT program): they test the plumbing, not a model.
+# HAND-WRITTEN candidates (replayed answers and programs): they test the plumbing, not a model.
 ISMB, SERIES, SPLIT = "7341c70da411447ef71639df09d1b994", "8e90a54d425a61c7bb3cc66e5698edbf", "65aadc9add4b1a42f5b5071d6a16cfd6"
 FORECAST, COMPARE, MOUNTAINS = "c7d3b4bc8a57ba77136b864b42e00c90", "a391095376b9b00a461c12b58b5cf94b", \
     "2a01a6240ddabb477a15919fcca82afb"
@@ -81,64 +81,98 @@ ANSWERS = {ISMB: ["70.63"] * 3, SERIES: ["three"] * 3, SPLIT: ["40", "14", "40"]
 AMBIGUOUS = {SPLIT: "three side-by-side blocks", COMPARE: "comparison form unspecified"}
 ISMB_PROGRAM = ("import pandas as pd\ndf = pd.read_csv('table.csv')\nismb = df[df['type'].str.startswith('ismb')]\n"
                 "print(f\"Final Answer: {round(ismb['weight (kg / m)'].mean(), 2)}\")")
+NAMES = ("hand-a", "hand-b", "hand-c")
 
 
-@pytest.mark.integration
-def test_the_vote_with_a_judge_on_tablebench_golds(tmp_path):
+def _release(tmp_path):
     from curate.importers import write_import
 
     source = shared("tablebench", "original_release", "TableBench_original_subset.jsonl")
     subset = tmp_path / "tb.jsonl"
     subset.write_text("".join(x + "\n" for x in source.read_text().splitlines() if json.loads(x)["id"] in ANSWERS))
     write_import("tablebench", [str(subset)], name="tb", releases=tmp_path / "releases")
-    release = tmp_path / "releases" / "tb" / "1.0.0"
-    files = []
-    for n, name in enumerate(("hand-a", "hand-b", "hand-c")):
-        path = tmp_path / f"{name}.jsonl"
-        lines = []
-        for sid, answers in ANSWERS.items():
-            line = {"source_id": sid, "mode": "tcot", "reply": f"Final Answer: {answers[n]}",
-                    "ambiguous": sid in AMBIGUOUS, "note": AMBIGUOUS.get(sid, "")}
-            if sid == ISMB and n == 0:
-                line.update(mode="pot", reply=f"```python\n{ISMB_PROGRAM}\n```")
-            lines.append(json.dumps(line) + "\n")
-        path.write_text("".join(lines))
-        files += ["--candidates", path]
-    prompts = tmp_path / "judge-prompts.jsonl"
-    out = invoke("audit", release, *files, "--isolation", "none", "--json", "--judge-prompts", prompts)
-    findings = {f["source_id"]: f for f in json.loads(out.output)}
-    # without a judge's reply: the rule decides the unanimous vote; the rest is ambiguous and needs the judge
-    assert {s for s, f in findings.items() if f["wrong_gold"]} == {ISMB}
-    assert findings[ISMB]["kind"] == "wrong_value" and "decided by rule" in findings[ISMB]["detail"]
-    assert findings[SERIES]["kind"] == findings[MOUNTAINS]["kind"] == "presentation"  # format only: never wrong
-    assert {findings[s]["kind"] for s in (SPLIT, FORECAST, COMPARE)} == {"ambiguous"}
-    assert all("needs judge/review" in findings[s]["detail"] for s in (SPLIT, FORECAST, COMPARE))
-    asked = {json.loads(x)["custom_id"]: json.loads(x) for x in prompts.read_text().splitlines()}
-    assert set(asked) == {f"vote:{findings[s]['sample_id']}" for s in (ISMB, SPLIT, FORECAST, COMPARE)}
-    ismb_prompt = asked[f"vote:{findings[ISMB]['sample_id']}"]["prompt"]
-    assert "ismb 750 173" in ismb_prompt and "str.startswith('ismb')" in ismb_prompt and "Gold answer: 13.14" in ismb_prompt
+    return tmp_path / "releases" / "tb" / "1.0.0"
 
-    # the judge's replies, made elsewhere (HAND-WRITTEN here): replay lines and one batch output line
-    replies = tmp_path / "hand-judge.jsonl"
+
+def _judge_replies(path, sample_of):
+    """The judge's replies, made elsewhere (HAND-WRITTEN here): replay lines by source id, and one OpenAI batch
+    output line by custom id."""
     verdicts = {ISMB: {"verdict": "gold_wrong", "answer": "70.63", "rows": [1, 7], "reason": "mean of 7 ismb rows"},
                 SPLIT: {"verdict": "ambiguous", "rows": [], "reason": "which Number column"},
                 FORECAST: {"verdict": "gold_right", "rows": [], "reason": "another method gives the gold"}}
     text = "".join(json.dumps({"source_id": s, "reply": json.dumps(v)}) + "\n" for s, v in verdicts.items())
     compare = {"verdict": "gold_wrong", "answer": "e2 - 2000, higher", "rows": [], "reason": "spacing only"}
-    text += json.dumps({"custom_id": f"vote:{findings[COMPARE]['sample_id']}", "response": {"status_code": 200, "body": {
+    text += json.dumps({"custom_id": f"vote:{sample_of[COMPARE]}", "response": {"status_code": 200, "body": {
         "choices": [{"message": {"role": "assistant", "content": json.dumps(compare)}}]}}}) + "\n"
-    replies.write_text(text)
-    out = invoke("audit", release, *files, "--isolation", "none", "--json", "--judge-replies", replies,
-                 "--out", tmp_path / "errata")
-    judged = {f["source_id"]: f for f in json.loads(out.output)}
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.integration
+def test_the_vote_with_a_judge_on_tablebench_golds(tmp_path):
+    import pyarrow.parquet as pq
+
+    from curate.validators.audit import judge_replayed, write_errata, audit_release
+    from curate.validators.audit_vote import apply_vote_judge, vote_judge_requests
+
+    release = _release(tmp_path)
+    sample_of = {json.loads(r["provenance"])["source_id"]: r["id"] for f in (release / "samples").glob("*/*.parquet")
+                 for r in pq.read_table(f, columns=["id", "provenance"]).to_pylist()}
+    answers = {name: {sample_of[s]: a[n] for s, a in ANSWERS.items()} for n, name in enumerate(NAMES)}
+    programs = {name: {sample_of[ISMB]: ISMB_PROGRAM} for name in NAMES}
+    remarks = {name: {s: {"ambiguous": True, "note": note} for s, note in AMBIGUOUS.items()} for name in NAMES}
+    report = audit_release(str(release), candidates=answers, programs=programs, remarks=remarks)
+    findings = {f["source_id"]: f for f in report["findings"]}
+    # without a judge's reply: the rule decides the unanimous vote; the rest is ambiguous and needs the judge
+    assert {s for s, f in findings.items() if f["wrong_gold"]} == {ISMB}
+    assert findings[ISMB]["kind"] == "wrong_value" and "decided by rule" in findings[ISMB]["detail"]
+    assert findings[ISMB]["engines"][:3] == list(NAMES)  # and the filtered rule, a fourth vote
+    assert findings[SERIES]["kind"] == findings[MOUNTAINS]["kind"] == "presentation"  # format only: never wrong
+    assert "column's name (series)" in findings[SERIES]["detail"]
+    assert {findings[s]["kind"] for s in (SPLIT, FORECAST, COMPARE)} == {"ambiguous"}
+    assert all("needs judge/review" in findings[s]["detail"] for s in (SPLIT, FORECAST, COMPARE))
+
+    requests = vote_judge_requests(str(release), report)
+    asked = {r["custom_id"]: r for r in requests}
+    assert set(asked) == {f"vote:{sample_of[s]}" for s in (ISMB, SPLIT, FORECAST, COMPARE)}
+    prompt = asked[f"vote:{sample_of[ISMB]}"]["prompt"]
+    assert "7 | ismb 750 173" in prompt and "str.startswith('ismb')" in prompt and "Gold answer: 13.14" in prompt
+    assert "(marked ambiguous); note: three side-by-side blocks" in asked[f"vote:{sample_of[SPLIT]}"]["prompt"]
+
+    replies = judge_replayed(requests, str(_judge_replies(tmp_path / "hand-judge.jsonl", sample_of)))
+    report = apply_vote_judge(report, requests, replies, "hand-judge")
+    judged = {f["source_id"]: f for f in report["findings"]}
     ismb = judged[ISMB]
     assert ismb["wrong_gold"] and ismb["confidence"] == 0.9 and ismb["judge"]["verdict"] == "gold_wrong"
-    assert ismb["proposed"] == "70.63" and "hand-judge" in ismb["engines"]
+    assert ismb["proposed"] == "70.63" and ismb["engines"][-1] == "hand-judge"
     assert judged[SPLIT]["kind"] == "ambiguous" and judged[SPLIT]["judge"]["reason"] == "which Number column"
-    assert FORECAST not in judged  # upheld: no finding
+    assert FORECAST not in judged and report["vote_judge"]["upheld"][0]["source_id"] == FORECAST
     assert judged[COMPARE]["kind"] == "presentation" and not judged[COMPARE]["wrong_gold"]  # the judge's answer is
-    # the gold written differently: one equivalence decides, not the judge's word
+    # the gold written differently: the one equivalence decides, not the judge's word
+    write_errata(report, str(tmp_path / "errata"))
     md = (tmp_path / "errata" / "audit.md").read_text()
-    for shown in ("ismb 750 173", "str.startswith('ismb')", "hand-b", "mean of 7 ismb rows", "rows the judge used",
-                  "gold upheld", "another method gives the gold"):
+    for shown in ("| 1 | ismb 80 |", "| ismb 750 137 | 753 |", "str.startswith('ismb')", "| hand-b | `'70.63'` | value |",
+                  "mean of 7 ismb rows", "rows the judge used", "gold upheld (another method gives the gold)"):
         assert shown in md, shown
+
+
+@pytest.mark.integration
+def test_audit_reads_the_candidates_remarks_and_the_judges_replies_from_files(tmp_path):
+    release = _release(tmp_path)
+    files = []
+    for n, name in enumerate(NAMES):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"source_id": s, "mode": "tcot", "reply": f"Final Answer: {a[n]}",
+                                            "ambiguous": s in AMBIGUOUS, "note": AMBIGUOUS.get(s, "")}) + "\n"
+                                for s, a in ANSWERS.items()))
+        files += ["--candidates", path]
+    prompts = tmp_path / "prompts.jsonl"
+    out = invoke("audit", release, *files, "--json", "--judge-prompts", prompts, "--judge-replies",
+                 _judge_replies(tmp_path / "hand-judge.jsonl", {COMPARE: "unknown"}))
+    asked = [json.loads(x) for x in prompts.read_text().splitlines()]
+    assert {a["source_id"] for a in asked} == {ISMB, SPLIT, FORECAST, COMPARE} and {a["check"] for a in asked} == {"vote"}
+    findings = {f["source_id"]: f for f in json.loads(out.output)}
+    assert findings[ISMB]["judge"]["by"] == "hand-judge" and findings[SPLIT]["kind"] == "ambiguous"
+    assert FORECAST not in findings and out.exit_code == 1  # a gold found wrong
+    # the batch line names a custom id no vote asked for: passed over, the rule's decision stands
+    assert findings[COMPARE]["kind"] == "ambiguous" and findings[COMPARE]["judge"]["by"] is None

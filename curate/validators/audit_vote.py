@@ -132,20 +132,41 @@ def vote_sample(row: dict[str, Any], prov: dict[str, Any], gold: Any, tables: li
     recomputed = group[0]["answer"]
     votes = [{"name": v["name"], "answer": v["answer"], "program": v["program"], "ambiguous": v["ambiguous"],
               "note": v["note"], "versus_gold": difference(gold, v["answer"], ctx)[0]} for v in voters]
-    literals = [x for v in voters for x in re.findall(r"""['"]([^'"\n]{2,60})['"]""", v["program"])]
+    literals = {x.lower() for v in voters for x in re.findall(r"""['"]([^'"\n]{3,60})['"]""", v["program"])}
     used = [f"{v['name']}: {v['program']}".strip() for v in group]
     share = len(group) / len(voters)
     confidence = round(0.9 * share, 2) if decided["wrong_gold"] else 0.5
     finding = Finding(row["id"], source_id, decided["kind"], gold, recomputed, decided["wrong_gold"], confidence,
                       [v["name"] for v in group], used, decided["detail"], row["question"],
-                      excerpt(bodies, [gold, *[v["answer"] for v in voters], *literals]))
-    for part in finding.evidence.values():
-        part["what"] = "rows hold the gold, a candidate's answer or a value a program names"
+                      rows_used(bodies, [gold, *[v["answer"] for v in voters]], literals))
     finding.votes = votes
     if decided["disagree"]:
         finding.judge = {"by": None, "verdict": None, "reason": _NEEDS if not decided["wrong_gold"] else
                          "decided by rule; no judge reply"}
     return finding
+
+
+def rows_used(bodies: dict[str, Any], values: list[Any], literals: set[str], limit: int = 8) -> dict[str, Any]:
+    """The evidence: the rows of each table that hold a value of the gold or of an answer, or whose text holds a
+    value a candidate's program names ('ismb' in "ismb 750 137"; column names and file names are no values)."""
+    from curate.curation.answers import plain
+    from curate.validators.audit import excerpt
+
+    out = excerpt(bodies, values, limit)
+    for name, body in bodies.items():
+        named = literals - {c.lower() for c in body.column_names} - {"table.csv"}
+        if not named:
+            continue
+        rows = [list(r.values()) for r in body.slice(0, 5000).to_pylist()]
+        hit = [r for r in rows if any(isinstance(c, str) and any(x in c.lower() for x in named) for c in r)]
+        held = out.get(name, {"rows": [], "matching_rows": 0})
+        extra = [r for r in plain(hit) if r not in held["rows"]]
+        if extra:
+            out[name] = {"columns": body.column_names, "rows": (held["rows"] + extra)[:limit],
+                         "matching_rows": held["matching_rows"] + len(extra)}
+    for part in out.values():
+        part["what"] = "rows hold the gold, a candidate's answer or a value its program names"
+    return out
 
 
 # --------------------------------------------------------------------------- the LLM judge of disagreements
@@ -244,11 +265,11 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
             continue
         summary["judged"] += 1
         summary["verdicts"][verdict["verdict"]] += 1
-        rows = [r["rows"][n - 1] for n in verdict["rows"] if 0 < n <= len(r["rows"])]
         f["judge"] = {"by": judge, **verdict}
-        if rows:
+        if verdict["rows"]:
+            numbered = [[n, *r["rows"][n - 1].values()] for n in verdict["rows"] if 0 < n <= len(r["rows"])]
             f.setdefault("evidence", {})[f"{r['table']}, rows {', '.join(map(str, verdict['rows']))}"] = {
-                "columns": r["columns"], "rows": plain([list(x.values()) for x in rows[:12]]), "matching_rows": len(rows),
+                "columns": ["#", *r["columns"]], "rows": plain(numbered[:12]), "matching_rows": len(numbered),
                 "what": "rows the judge used"}
         f["engines"] = [*f["engines"], judge]
         said = f"judge {judge}: {verdict['verdict'].replace('_', ' ')} ({verdict['reason']})"
