@@ -38,7 +38,8 @@ def candidate_answers(release: Path, path: Path, isolation: str, cache: Path | N
     """One candidate file's executed answers by sample id (cached by the file's and the release's content)."""
     from curate.evaluation.candidates import replayed_answers
 
-    key = hashlib.sha256(path.read_bytes() + (release / "manifest.json").read_bytes()).hexdigest()[:16]
+    fingerprint = json.loads((release / "manifest.json").read_text())["fingerprint"]
+    key = hashlib.sha256(path.read_bytes() + fingerprint.encode()).hexdigest()[:16]
     hit = cache / f"{path.stem}-{key}.json" if cache else None
     if hit and hit.exists():
         saved = json.loads(hit.read_text())
