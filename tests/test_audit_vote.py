@@ -155,6 +155,22 @@ def test_the_vote_with_a_judge_on_tablebench_golds(tmp_path):
                   "mean of 7 ismb rows", "rows the judge used", "gold upheld (another method gives the gold)"):
         assert shown in md, shown
 
+    # the same judge live, through the LLM layer (a scripted backend stands in for the model server)
+    from curate.curation.llm.backends.scripted import ScriptedBackend
+    from curate.curation.llm.client import ChatClient
+    from curate.validators.audit import judge_live
+
+    def judge(request):
+        prompt = request.messages[0]["content"]
+        return ('{"verdict": "gold_wrong", "answer": "70.63", "rows": [2], "reason": "scripted"}'
+                if "Gold answer: 13.14" in prompt else "no verdict here")
+
+    again = audit_release(str(release), candidates=answers, programs=programs, remarks=remarks)
+    live = judge_live(requests, ChatClient(ScriptedBackend(judge)))
+    again = apply_vote_judge(again, requests, live, "scripted")
+    assert again["vote_judge"]["asked"] == 4 and again["vote_judge"]["judged"] == 1
+    assert {f["source_id"] for f in again["findings"] if f["wrong_gold"]} == {ISMB}
+
 
 @pytest.mark.integration
 def test_audit_reads_the_candidates_remarks_and_the_judges_replies_from_files(tmp_path):
