@@ -28,76 +28,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS = ("presentation", "wrong_value", "missing_or_extra_items", "question_sql_disagree", "sql_fails", "ambiguous")
+from curate.validators.findings import CORRECTING, KINDS, Finding, excerpt, proposed_answer  # noqa: F401
+
 _PLAIN_NUMBER = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?$")
 _ASKS_ORDER = re.compile(r"\b(order(ed)?|sort(ed)?|ascending|descending|rank(ed|ing)? (by|from)|from (the )?(highest|"
                          r"lowest|largest|smallest|most|least|oldest|youngest|first|last)|(highest|lowest) to)\b", re.I)
 _QUOTED = re.compile(r"(?<![A-Za-z])'([^']{2,})'(?![A-Za-z])")
-
-
-@dataclass
-class Finding:
-    sample_id: str
-    source_id: str
-    kind: str
-    gold: Any
-    recomputed: Any
-    wrong_gold: bool
-    confidence: float
-    engines: list[str]
-    programs: list[str]
-    detail: str
-    question: str = ""
-    evidence: dict[str, Any] = field(default_factory=dict)  # table excerpt: {table: {columns, rows}}
-    votes: list[dict[str, Any]] = field(default_factory=list)  # the vote's candidates (validators.audit_vote)
-    judge: dict[str, Any] | None = None  # who decided a disagreement and why; reason "needs judge/review" if nobody
-
-    @property
-    def needs_review(self) -> bool:
-        """A person should look: the gold may be wrong, or the question may have no single answer, or
-        it names what its SQL does not. A gold that is only shaped differently needs nobody."""
-        return bool(self.sample_id) and (self.wrong_gold or self.kind in ("ambiguous", "question_sql_disagree"))
-
-    @property
-    def proposed(self) -> str | None:
-        """The recomputed answer written as the gold is (one value, or values separated by ", "), the
-        correction an annotator confirms; None where the finding proposes none."""
-        return proposed_answer(self.gold, self.recomputed) if self.kind in CORRECTING else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "needs_review": self.needs_review, "proposed": self.proposed}
-
-
-CORRECTING = ("wrong_value", "missing_or_extra_items")  # kinds whose recomputed answer is a correction
-
-
-def proposed_answer(gold: Any, recomputed: Any) -> str | None:
-    """`recomputed` (an SQL result as rows, or a candidate's answer) in the gold's shape: a gold in JSON
-    (a list, a table) gets JSON, a gold in text one value or values separated by ", " (rows repeated by
-    a SQL without DISTINCT once, whole floats as integers: 231794.0 is 231794)."""
-    from curate.curation.answers import plain
-
-    if recomputed is None or recomputed == [] or recomputed == "":
-        return None
-
-    def cell(v: Any) -> Any:
-        v = plain(v)
-        return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else v
-
-    if isinstance(recomputed, list) and all(isinstance(r, list) for r in recomputed):
-        rows = list(dict.fromkeys(tuple(cell(v) for v in r) for r in recomputed))
-        values: Any = [v for r in rows for v in r]
-    else:
-        values = [cell(v) for v in recomputed] if isinstance(recomputed, list) else cell(recomputed)
-    if not isinstance(gold, str):
-        return json.dumps(values, ensure_ascii=False)
-    if isinstance(values, list):
-        return ", ".join(str(v) for v in values)
-    return str(values)
 
 
 # --------------------------------------------------------------------------- engines
@@ -439,26 +378,6 @@ def _multiset(rows: list[tuple]) -> Any:
         return round(float(v), 6) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
     return Counter(tuple(cell(v) for v in r) for r in rows)
-
-
-def excerpt(bodies: dict[str, Any], values: list[Any], limit: int = 8) -> dict[str, Any]:
-    """The rows of each table that hold a value of the gold or the recomputed answer (the evidence)."""
-    from curate.curation.answers import normalize_answer, plain
-
-    def flat(v: Any) -> list[Any]:
-        return [x for item in v for x in flat(item)] if isinstance(v, (list, tuple)) else [v]
-
-    wanted = {w for v in flat(values) if v not in (None, "") and not isinstance(w := normalize_answer(v), list)}
-    out = {}
-    for name, body in bodies.items():
-        rows = []
-        for x in body.slice(0, 5000).to_pylist():
-            r = list(x.values())
-            if any(isinstance(c, (str, int, float)) and normalize_answer(plain(c)) in wanted for c in r):
-                rows.append(r)
-        if rows:
-            out[name] = {"columns": body.column_names, "rows": plain(rows[:limit]), "matching_rows": len(rows)}
-    return out
 
 
 # --------------------------------------------------------------------------- a release
@@ -891,13 +810,24 @@ def _gold(row: dict[str, Any], prov: dict[str, Any]) -> Any:
 def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any],
                  candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]],
                  remarks: dict[str, dict[str, dict[str, Any]]], min_votes: int = 2) -> Any:
-    """A gold without a program: None when nothing could be said, True when checked and fine, else a Finding
-    (the vote and its rule judge: `validators.audit_vote`)."""
+    """A gold without a program: None when nothing could be said, True when checked and fine, else a Finding.
+    The candidates' vote is `validators.audit_vote`'s; with no candidate for the sample, the general rules
+    alone: one rule answer against the gold is a finding (confidence 0.6)."""
     from curate.curation.arrow_io import table_at
+    from curate.curation.programs import data_view
     from curate.validators.audit_vote import vote_sample
 
-    tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
-    return vote_sample(row, prov, _gold(row, prov), tables, candidates, programs, remarks, min_votes)
+    gold = _gold(row, prov)
+    bodies = {t.name: data_view(t) for t in (table_at(*index[t]) for t in row["table_ids"] if t in index)}
+    rules = rule_answers(row["question"], next(iter(bodies.values()))) if len(bodies) == 1 else []
+    found = vote_sample(row, prov, gold, bodies, candidates, programs, remarks, rules, min_votes)
+    if found is not None or not rules:
+        return found
+    voted = vote_on_gold(gold, rules, min_votes=1)
+    if voted is None:
+        return True
+    return Finding(row["id"], str(prov.get("source_id", "")), voted["kind"], gold, voted["recomputed"], True, 0.6,
+                   voted["engines"], [], voted["detail"], row["question"], excerpt(bodies, [gold, voted["recomputed"]]))
 
 
 # --------------------------------------------------------------------------- question and SQL, by a judge

@@ -95,32 +95,26 @@ def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]]
             "detail": f"{why}: {_NEEDS}"}
 
 
-def vote_sample(row: dict[str, Any], prov: dict[str, Any], gold: Any, tables: list[Any],
+def vote_sample(row: dict[str, Any], prov: dict[str, Any], gold: Any, bodies: dict[str, Any],
                 candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]],
-                remarks: dict[str, dict[str, dict[str, Any]]], min_votes: int = 2) -> Any:
-    """One sample's vote: None when nothing could be said, True when checked and fine, else a Finding."""
-    from curate.curation.programs import data_view
+                remarks: dict[str, dict[str, dict[str, Any]]], rules: list[tuple[str, Any]],
+                min_votes: int = 2) -> Any:
+    """One sample's vote among the candidates that answered it (and the general rules' answers, one vote
+    each): None when no candidate answered, True when checked and fine, else a Finding."""
     from curate.validators.answer_diff import context_of, difference
-    from curate.validators.audit import Finding, excerpt, rule_answers, vote_on_gold
+    from curate.validators.findings import Finding
 
-    bodies = {t.name: data_view(t) for t in tables}
-    rules = rule_answers(row["question"], next(iter(bodies.values()))) if len(bodies) == 1 else []
     source_id = str(prov.get("source_id", ""))
     cands = []
     for name, answers in candidates.items():
         if row["id"] in answers:
             said = remarks.get(name, {})
             remark = said.get(row["id"]) or said.get(source_id) or {}
-            cands.append({"name": name, "answer": answers[row["id"]], "program": programs.get(name, {}).get(row["id"], ""),
+            cands.append({"name": name, "answer": answers[row["id"]],
+                          "program": programs.get(name, {}).get(row["id"], ""),
                           "ambiguous": bool(remark.get("ambiguous")), "note": remark.get("note", "")})
-    if not cands and not rules:
+    if not cands:
         return None
-    if not cands:  # the general rules alone: one rule answer against the gold is a finding (confidence 0.6)
-        found = vote_on_gold(gold, rules, min_votes=1)
-        if found is None:
-            return True
-        return Finding(row["id"], source_id, found["kind"], gold, found["recomputed"], True, 0.6, found["engines"],
-                       [], found["detail"], row["question"], excerpt(bodies, [gold, found["recomputed"]]))
     voters = cands + [{"name": rule, "answer": answer, "program": f"rule {rule}", "ambiguous": False, "note": ""}
                       for rule, answer in rules]
     first = next(iter(bodies.values()), None)
@@ -150,7 +144,7 @@ def rows_used(bodies: dict[str, Any], values: list[Any], literals: set[str], lim
     """The evidence: the rows of each table that hold a value of the gold or of an answer, or whose text holds a
     value a candidate's program names ('ismb' in "ismb 750 137"; column names and file names are no values)."""
     from curate.curation.answers import plain
-    from curate.validators.audit import excerpt
+    from curate.validators.findings import excerpt
 
     out = excerpt(bodies, values, limit)
     for name, body in bodies.items():
@@ -239,7 +233,8 @@ def vote_verdict(reply: str) -> dict[str, Any] | None:
     if verdict not in VERDICTS:
         return None
     rows = [int(r) for r in obj.get("rows") or [] if isinstance(r, (int, float)) or str(r).isdigit()]
-    return {"verdict": verdict, "answer": obj.get("answer") or "", "rows": rows, "reason": str(obj.get("reason", ""))[:500]}
+    return {"verdict": verdict, "answer": obj.get("answer") or "", "rows": rows,
+            "reason": str(obj.get("reason", ""))[:500]}
 
 
 def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], replies: dict[str, str],
@@ -251,7 +246,7 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
 
     from curate.curation.answers import plain
     from curate.validators.answer_diff import FORMAT, ITEMS, SAME, context_of, difference
-    from curate.validators.audit import KINDS, proposed_answer
+    from curate.validators.findings import KINDS, proposed_answer
 
     by_sample = {f["sample_id"]: f for f in report["findings"] if f["sample_id"]}
     summary: dict[str, Any] = {"model": judge, "asked": len(requests), "judged": 0, "verdicts": Counter(),
@@ -291,7 +286,8 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
         f.update(kind=wrong, wrong_gold=True, confidence=0.9, recomputed=answer, detail=said,
                  proposed=proposed_answer(f["gold"], answer))
     for f in report["findings"]:
-        f["needs_review"] = bool(f["sample_id"]) and (f["wrong_gold"] or f["kind"] in ("ambiguous", "question_sql_disagree"))
+        f["needs_review"] = bool(f["sample_id"]) and (f["wrong_gold"]
+                                                      or f["kind"] in ("ambiguous", "question_sql_disagree"))
     report["findings"] = [f for f in report["findings"] if f["sample_id"] not in dropped]
     counts = Counter(f["kind"] for f in report["findings"])
     report["counts"] = {k: counts.get(k, 0) for k in KINDS}
