@@ -143,10 +143,15 @@ def vote_sample(row: dict[str, Any], prov: dict[str, Any], gold: Any, bodies: di
 def rows_used(bodies: dict[str, Any], values: list[Any], literals: set[str], limit: int = 8) -> dict[str, Any]:
     """The evidence: the rows of each table that hold a value of the gold or of an answer, or whose text holds a
     value a candidate's program names ('ismb' in "ismb 750 137"; column names and file names are no values)."""
-    from curate.curation.answers import plain
+    from curate.curation.answers import normalize_answer, plain
+    from curate.validators.answer_diff import parts
     from curate.validators.findings import excerpt
 
-    out = excerpt(bodies, values, limit)
+    def telling(v: Any) -> bool:  # a small whole number (a count) is in many cells by chance
+        n = normalize_answer(v)
+        return not (isinstance(n, float) and n.is_integer() and abs(n) < 100)
+
+    out = excerpt(bodies, [p for v in values for p in parts(v) if telling(p)], limit)
     for name, body in bodies.items():
         named = literals - {c.lower() for c in body.column_names} - {"table.csv"}
         if not named:
@@ -263,9 +268,10 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
         f["judge"] = {"by": judge, **verdict}
         if verdict["rows"]:
             numbered = [[n, *r["rows"][n - 1].values()] for n in verdict["rows"] if 0 < n <= len(r["rows"])]
-            f.setdefault("evidence", {})[f"{r['table']}, rows {', '.join(map(str, verdict['rows']))}"] = {
+            judged = {f"{r['table']}, rows {', '.join(map(str, verdict['rows']))}": {
                 "columns": ["#", *r["columns"]], "rows": plain(numbered[:12]), "matching_rows": len(numbered),
-                "what": "rows the judge used"}
+                "what": "rows the judge used"}}
+            f["evidence"] = {**judged, **(f.get("evidence") or {})}  # the judge's rows first
         f["engines"] = [*f["engines"], judge]
         said = f"judge {judge}: {verdict['verdict'].replace('_', ' ')} ({verdict['reason']})"
         if verdict["verdict"] == "gold_right":
