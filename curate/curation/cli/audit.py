@@ -27,9 +27,9 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
 @main.command()
 @click.argument("release", type=click.Path(exists=True, file_okay=False))
 @click.option("--candidates", type=click.Path(exists=True, dir_okay=False), multiple=True,
-              help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply}, as "
-                   "`curate evaluate --backend replay` reads): PoT programs run in the sandbox, their answers "
-                   "voted with the rule judge against golds that have no program (repeatable)")
+              help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply, ambiguous, "
+                   "note}, as `curate evaluate --backend replay` reads): PoT programs run in the sandbox, their "
+                   "answers voted against golds that have no program (repeatable; docs/audit.md)")
 @click.option("--isolation", type=click.Choice(["bwrap", "none"]), default="bwrap",
               help="how candidate programs are isolated (as `curate evaluate`)")
 @click.option("--limit", type=int, default=None, help="audit the first N samples only")
@@ -39,16 +39,18 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
               help="write the errata here: audit.json, audit.md, audit.html")
 @click.option("--queue", is_flag=True, help="queue the findings that need a person in the workspace (-w) for "
                                             "`curate review push --kind audit`")
-@click.option("--judge-model", default=None, help="a model that checks each question against its SQL (OpenAI-"
-              "compatible server at --judge-base-url; replies cached in the workspace)")
+@click.option("--judge-model", default=None, help="a model that checks each question against its SQL and decides "
+              "where the candidates disagree with a gold (OpenAI-compatible server at --judge-base-url; replies "
+              "cached in the workspace)")
 @click.option("--judge-base-url", default="http://127.0.0.1:8000/v1", show_default=True)
 @click.option("--judge-settings", "judge_json", default="{}", help="more judge settings as JSON (backend, "
               "api_key_env, max_tokens, ...)")
 @click.option("--judge-prompts", type=click.Path(dir_okay=False), default=None,
-              help="write the question/SQL check's prompts here (JSONL of {sample_id, source_id, prompt}) to run "
-                   "elsewhere")
+              help="write the judge's prompts here (JSONL of {custom_id, check, sample_id, source_id, prompt}: the "
+                   "question/SQL checks and the vote's disagreements) to run elsewhere")
 @click.option("--judge-replies", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="replies to those prompts made elsewhere (JSONL of {sample_id or source_id, reply})")
+              help="replies to those prompts made elsewhere (JSONL of {custom_id or sample_id or source_id, reply}, "
+                   "or OpenAI batch output lines)")
 @workspace_option
 @json_option
 def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int | None, min_votes: int,
