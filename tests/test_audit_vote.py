@@ -192,3 +192,7 @@ def test_audit_reads_the_candidates_remarks_and_the_judges_replies_from_files(tm
     assert FORECAST not in findings and out.exit_code == 1  # a gold found wrong
     # the batch line names a custom id no vote asked for: passed over, the rule's decision stands
     assert findings[COMPARE]["kind"] == "ambiguous" and findings[COMPARE]["judge"]["by"] is None
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps({"source_id": ISMB, "reply": "{}"}) + '\n{"source_id": \n')
+    out = invoke("audit", release, *files, "--judge-replies", broken)
+    assert out.exit_code == 1 and "broken.jsonl:2: not a JSON line" in out.output

@@ -919,7 +919,12 @@ def judge_replayed(requests: list[dict[str, Any]], path: str) -> dict[str, str]:
     for n, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
             continue
-        record = json.loads(line)
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{n}: not a JSON line ({e.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}:{n}: not a JSON object")
         custom = str(record.get("custom_id") or "")
         check = record.get("check") or (custom.partition(":")[0] if ":" in custom else "")
         target = (by_custom.get(custom) or by_sample.get(record.get("sample_id", ""))
