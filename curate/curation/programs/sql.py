@@ -48,11 +48,18 @@ class SqlRunner:
     subtotal row) included, `rowid` still the row's position; it is loaded only for a program
     that names it."""
 
-    def __init__(self) -> None:
+    def __init__(self, seconds: float | None = None) -> None:
         import duckdb
 
-        self._con = duckdb.connect(config={"threads": 1})
-        self._con.execute("SET enable_external_access = false")
+        from curate.curation.programs.untrusted_sql import MEMORY_LIMIT, SECONDS
+
+        self._seconds = seconds or SECONDS  # each program's deadline
+
+        # a release's programs are as hostile as its author: no file, no extension, no setting changed
+        self._con = duckdb.connect(config={
+            "threads": 1, "enable_external_access": False, "autoload_known_extensions": False,
+            "autoinstall_known_extensions": False, "allow_community_extensions": False,
+            "memory_limit": MEMORY_LIMIT, "lock_configuration": True})
         self._loaded: dict[str, str] = {}  # SQL name -> table id
 
     @property
@@ -78,15 +85,30 @@ class SqlRunner:
             self._loaded[name] = table.id
 
     def run(self, text: str, tables: list["Table"], names: list[str] | None = None) -> Any:
+        """One read statement, within the model-SQL rule's deadline and row cap: a program that
+        would write (a macro, a table another sample reads) or run forever is an error."""
         import duckdb
 
-        self.load(tables, names, sheet=bool(_NAMES_SHEET.search(text)))
+        from curate.curation.programs.untrusted_sql import ROW_CAP, deadline
+
         try:
-            cursor = self._con.execute(text)
-            rows = cursor.fetchall()
-            width = len(cursor.description or ())
+            kinds = [s.type for s in self._con.extract_statements(text)]
         except duckdb.Error as e:
             raise ProgramError(f"SQL failed: {str(e).splitlines()[0]}") from None
+        if kinds != [duckdb.StatementType.SELECT]:
+            raise ProgramError(f"SQL refused: one SELECT statement expected, found {', '.join(k.name for k in kinds)}")
+        self.load(tables, names, sheet=bool(_NAMES_SHEET.search(text)))
+        try:
+            with deadline(self._con, self._seconds):
+                cursor = self._con.execute(text)
+                rows = cursor.fetchmany(ROW_CAP + 1)
+            width = len(cursor.description or ())
+        except duckdb.InterruptException:
+            raise ProgramError(f"SQL refused: ran past its {self._seconds:g} s deadline") from None
+        except (duckdb.Error, MemoryError) as e:
+            raise ProgramError(f"SQL failed: {str(e).splitlines()[0]}") from None
+        if len(rows) > ROW_CAP:
+            raise ProgramError(f"SQL refused: the result has more than {ROW_CAP} rows")
         return result_value(rows, width)
 
     def close(self) -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -150,6 +151,16 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
+@contextmanager
+def deadline(con: Any, seconds: float) -> Iterator[None]:
+    """Interrupt `con`'s running query once `seconds` have passed (DuckDB's InterruptException)."""
+    key = _WATCHDOG.watch(con, seconds)
+    try:
+        yield
+    finally:
+        _WATCHDOG.release(key)
+
+
 def run_duckdb(database: Any, sql: str, tables: dict[str, Any], seconds: float = SECONDS,
                row_cap: int = ROW_CAP) -> list[tuple]:
     """`sql`'s rows, on a new connection to `database` holding only `tables` (name -> Arrow table)."""
@@ -205,8 +216,9 @@ def sqlite_database(bodies: dict[str, Any]) -> Any:
 
 
 def run_sqlite(con: Any, sql: str, table_names: Iterable[str], seconds: float = SECONDS,
-               row_cap: int = ROW_CAP) -> list[tuple]:
-    """`sql`'s rows on a `sqlite_database` copy, refused past `seconds` or `row_cap`."""
+               row_cap: int = ROW_CAP, with_width: bool = False) -> Any:
+    """`sql`'s rows on a `sqlite_database` copy, refused past `seconds` or `row_cap`
+    (`with_width`: (rows, the result's column count))."""
     if (why := refusal(sql, table_names, "sqlite")) is not None:
         raise QueryRefused(why)
     import sqlite3
@@ -215,7 +227,9 @@ def run_sqlite(con: Any, sql: str, table_names: Iterable[str], seconds: float = 
     deadline = time.monotonic() + seconds
     con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
     try:
-        return _fetch(con.execute(sql), row_cap)
+        cursor = con.execute(sql)
+        rows = _fetch(cursor, row_cap)
+        return (rows, len(cursor.description or ())) if with_width else rows
     except sqlite3.OperationalError as e:
         if time.monotonic() > deadline and "interrupted" in str(e):
             raise QueryRefused(f"the query ran past its {seconds:g} s deadline") from None
