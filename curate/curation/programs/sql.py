@@ -89,7 +89,7 @@ class SqlRunner:
         would write (a macro, a table another sample reads) or run forever is an error."""
         import duckdb
 
-        from curate.curation.programs.untrusted_sql import ROW_CAP, deadline
+        from curate.curation.programs.untrusted_sql import QueryRefused, deadline, fetch_bounded
 
         try:
             kinds = [s.type for s in self._con.extract_statements(text)]
@@ -101,14 +101,14 @@ class SqlRunner:
         try:
             with deadline(self._con, self._seconds):
                 cursor = self._con.execute(text)
-                rows = cursor.fetchmany(ROW_CAP + 1)
+                rows = fetch_bounded(cursor)
             width = len(cursor.description or ())
         except duckdb.InterruptException:
             raise ProgramError(f"SQL refused: ran past its {self._seconds:g} s deadline") from None
+        except QueryRefused as e:
+            raise ProgramError(f"SQL refused: {e}") from None
         except (duckdb.Error, MemoryError) as e:
             raise ProgramError(f"SQL failed: {str(e).splitlines()[0]}") from None
-        if len(rows) > ROW_CAP:
-            raise ProgramError(f"SQL refused: the result has more than {ROW_CAP} rows")
         return result_value(rows, width)
 
     def close(self) -> None:
