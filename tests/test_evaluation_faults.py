@@ -60,6 +60,8 @@ class FaultyServer:
 
         if mode in ("401", "404", "400"):
             return int(mode), "application/json", json.dumps({"error": {"message": f"status {mode}"}}).encode()
+        if mode == "escapes":  # a hostile endpoint's error, written for the user's terminal
+            return 400, "application/json", json.dumps({"error": {"message": "\x1b]0;pwned\x07\x1b[2J\rok"}}).encode()
         if mode == "malformed":
             return 200, "application/json", b'{"id": "c", "choices": [{"message": '
         if mode == "html":
@@ -100,7 +102,7 @@ def evaluate(release, server, out, *extra: str):
                                      "--model", "tiny", "--out", str(out), "--retries", "0", "--json", "-q", *extra])
 
 
-@pytest.mark.parametrize("mode, kind", [("401", "HTTP 401"), ("404", "HTTP 404"), ("400", "HTTP 400"),
+@pytest.mark.parametrize("mode, kind", [("401", "HTTP 401"), ("404", "HTTP 404"), ("400", "HTTP 400"), ("escapes", "HTTP 400"),
                                         ("malformed", "malformed reply"), ("html", "malformed reply"),
                                         ("no-choices", "no choices"), ("null-content", "no content")])
 def test_a_failed_request_is_reported_never_scored_and_asked_again_once_the_server_is_healed(
@@ -110,6 +112,7 @@ def test_a_failed_request_is_reported_never_scored_and_asked_again_once_the_serv
     failed = evaluate(release, server, out, "--max-failures-in-a-row", "100")
     assert failed.exit_code == 1, failed.output
     assert f"{SAMPLES} requests got no usable reply ({kind} {SAMPLES})" in failed.output
+    assert not {"\x1b", "\x07", "\r"} & set(failed.output)  # a server's escape sequences never reach the terminal
     assert pd.read_parquet(out / "results.parquet").empty  # nothing scored: no 0.000 for a failure
     run = json.loads((out / "run.json").read_text())
     assert run["failures"]["count"] == SAMPLES and run["failures"]["by_kind"] == {kind: SAMPLES}

@@ -542,3 +542,26 @@ def test_without_isolation_curate_refuses_to_run_model_written_code(monkeypatch,
     unsafe = subprocess.run([*curate_command(), "sandbox", "run", str(program), "--sandbox", "none"],
                             capture_output=True, text=True, cwd=ROOT, timeout=120, env=absent)
     assert unsafe.returncode == 0 and "WITHOUT isolation" in unsafe.stderr and json.loads(unsafe.stdout)["ok"]
+
+
+def test_a_program_writing_its_result_pipe_without_end_is_stopped_and_the_worker_goes_on(places):
+    """The forked program holds the pipe its result goes back through: flooding it (no newline, GBs)
+    once made the worker (the namespace's init) buffer without bound until the deadline; now the
+    program is killed at the worker's cap, and the same worker runs the next program."""
+    flood = f"""
+import fcntl, os, stat
+MARK = {MARK!r}
+pipes = [int(f) for f in os.listdir('/proc/self/fd') if int(f) > 2 and stat.S_ISFIFO(os.fstat(int(f)).st_mode)
+         and fcntl.fcntl(int(f), fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY]
+assert pipes
+if os.fork() == 0:  # a second writer the worker never waits for
+    for _ in range(4000):
+        os.write(pipes[0], b'y' * (1 << 20))
+for _ in range(4000):
+    os.write(pipes[0], b'x' * (1 << 20))
+"""
+    with Sandbox(workers=1, limits=LIMITS) as box:
+        flooded = box.run(flood).as_dict()
+        after = box.run("print('next')").as_dict()
+    assert not flooded["ok"] and "result pipe" in flooded["error"], flooded
+    assert after["ok"] and after["stdout"] == "next\n", after

@@ -346,7 +346,7 @@ class Evaluator:
         by_kind: dict[str, int] = {}
         for f in failed:
             by_kind[f["failure"]] = by_kind.get(f["failure"], 0) + 1
-        return {"count": len(failed), "by_kind": by_kind, "example": failed[0]["error"][:500] if failed else ""}
+        return {"count": len(failed), "by_kind": by_kind, "example": printable(failed[0]["error"][:500]) if failed else ""}
 
     def _sandbox_record(self) -> dict[str, Any]:
         """How model-written code was isolated in this run (what `curate sandbox check` reports)."""
@@ -687,3 +687,9 @@ class Evaluator:
                 self.store.put(self._single([i for i, _ in chunk], sandbox, [ChatResponse(text=r) for _, r in chunk]))
         finally:
             sandbox.close()
+
+
+def printable(text: str) -> str:
+    """A server's or model's text as a terminal may show it: control characters (an escape sequence
+    that retitles the window, clears the screen or forges a line) written as escapes."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)

@@ -150,15 +150,22 @@ def _in_child(job: dict, namespace: dict, pd: object, plt: object, scratch: str,
         os._exit(0)
 
 
-def _collect(child: int, result_fd: int) -> tuple[bytes, int]:
+RESULT_BYTES = 64 << 20  # the most a child may send back: its output is cut to max_output before it is sent
+
+
+def _collect(child: int, result_fd: int) -> tuple[bytes | None, int]:
     """What the child sent, and its wait status once it has ended (its descendants may hold the
-    pipe open: they are not waited for, they are killed next)."""
-    data = b""
+    pipe open: they are not waited for, they are killed next). A program that writes to the result
+    pipe itself, without end, is killed at RESULT_BYTES (None): the worker never holds more."""
+    data = bytearray()
     status = None
     while status is None:
         if select.select([result_fd], [], [], 0.05)[0]:
             chunk = os.read(result_fd, 1 << 20)
             data += chunk
+            if len(data) > RESULT_BYTES:
+                os.kill(child, signal.SIGKILL)
+                return None, os.waitpid(child, 0)[1]
             if not chunk or b"\n" in chunk:  # the whole result, or the end: the child is ending
                 status = os.waitpid(child, 0)[1]  # (and if it is not, the parent's deadline ends the worker)
                 break
@@ -168,11 +175,11 @@ def _collect(child: int, result_fd: int) -> tuple[bytes, int]:
             status = code
     os.set_blocking(result_fd, False)
     try:
-        while chunk := os.read(result_fd, 1 << 20):
+        while len(data) <= RESULT_BYTES and (chunk := os.read(result_fd, 1 << 20)):
             data += chunk
     except BlockingIOError:
         pass
-    return data, status
+    return bytes(data), status
 
 
 def _others() -> list[int]:
@@ -268,7 +275,11 @@ def main(scratch: str, forking: bool) -> None:
         os.close(result_read)
         dirty = _clean(scratch)
         try:
-            result = json.loads(data.split(b"\n", 1)[0])
+            if data is None:
+                result = {"ok": False, "stdout": "", "error": f"the program wrote more than {RESULT_BYTES >> 20} MB "
+                          "into the sandbox's result pipe", "elapsed": 0, "figures": []}
+            else:
+                result = json.loads(data.split(b"\n", 1)[0])
         except ValueError:
             signalled = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
             result = {"ok": False, "stopped_by": signalled, "exit_status": os.waitstatus_to_exitcode(status)}

@@ -48,11 +48,18 @@ class SqlRunner:
     subtotal row) included, `rowid` still the row's position; it is loaded only for a program
     that names it."""
 
-    def __init__(self) -> None:
+    def __init__(self, seconds: float | None = None) -> None:
         import duckdb
 
-        self._con = duckdb.connect(config={"threads": 1})
-        self._con.execute("SET enable_external_access = false")
+        from curate.curation.programs.untrusted_sql import MEMORY_LIMIT, SECONDS
+
+        self._seconds = seconds or SECONDS  # each program's deadline
+
+        # a release's programs are as hostile as its author: no file, no extension, no setting changed
+        self._con = duckdb.connect(config={
+            "threads": 1, "enable_external_access": False, "autoload_known_extensions": False,
+            "autoinstall_known_extensions": False, "allow_community_extensions": False,
+            "memory_limit": MEMORY_LIMIT, "lock_configuration": True})
         self._loaded: dict[str, str] = {}  # SQL name -> table id
 
     @property
@@ -78,14 +85,29 @@ class SqlRunner:
             self._loaded[name] = table.id
 
     def run(self, text: str, tables: list["Table"], names: list[str] | None = None) -> Any:
+        """One read statement, within the model-SQL rule's deadline and row cap: a program that
+        would write (a macro, a table another sample reads) or run forever is an error."""
         import duckdb
 
+        from curate.curation.programs.untrusted_sql import QueryRefused, deadline, fetch_bounded
+
+        try:
+            kinds = [s.type for s in self._con.extract_statements(text)]
+        except duckdb.Error as e:
+            raise ProgramError(f"SQL failed: {str(e).splitlines()[0]}") from None
+        if kinds != [duckdb.StatementType.SELECT]:
+            raise ProgramError(f"SQL refused: one SELECT statement expected, found {', '.join(k.name for k in kinds)}")
         self.load(tables, names, sheet=bool(_NAMES_SHEET.search(text)))
         try:
-            cursor = self._con.execute(text)
-            rows = cursor.fetchall()
+            with deadline(self._con, self._seconds):
+                cursor = self._con.execute(text)
+                rows = fetch_bounded(cursor)
             width = len(cursor.description or ())
-        except duckdb.Error as e:
+        except duckdb.InterruptException:
+            raise ProgramError(f"SQL refused: ran past its {self._seconds:g} s deadline") from None
+        except QueryRefused as e:
+            raise ProgramError(f"SQL refused: {e}") from None
+        except (duckdb.Error, MemoryError) as e:
             raise ProgramError(f"SQL failed: {str(e).splitlines()[0]}") from None
         return result_value(rows, width)
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -22,6 +23,8 @@ SECONDS = 10.0  # per query
 ROW_CAP = 100_000  # rows fetched per query; a larger result is refused, never held
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer limit
 MAX_VALUE_BYTES = 10_000_000  # SQLite: the largest string or blob a query may build
+MAX_RESULT_BYTES = 64_000_000  # text and blobs fetched per query (100k rows of 10 MB values would be 1 TB)
+MAX_SQL_CHARS = 100_000  # a longer query is refused unread (sqlglot takes ~1 GB and seconds on 1.3 MB of IN list)
 
 # sqlglot statement and clause types that a read query never holds
 _FORBIDDEN_NODES = tuple(getattr(__import__("sqlglot").exp, n) for n in (
@@ -43,6 +46,8 @@ class QueryRefused(Exception):
 
 def refusal(sql: str, table_names: Iterable[str], dialect: str = "duckdb") -> str | None:
     """Why `sql` may not run over the tables named `table_names`; None when it may."""
+    if len(sql) > MAX_SQL_CHARS:
+        return f"the query is longer than {MAX_SQL_CHARS:,} characters"
     return _refusal(sql, frozenset(n.lower() for n in table_names), dialect)
 
 
@@ -78,10 +83,18 @@ def _refusal(sql: str, table_names: frozenset[str], dialect: str) -> str | None:
     return None
 
 
-def _fetch(cursor: Any, row_cap: int) -> list[tuple]:
-    rows = cursor.fetchmany(row_cap + 1)
-    if len(rows) > row_cap:
-        raise QueryRefused(f"the result has more than {row_cap} rows")
+def fetch_bounded(cursor: Any, row_cap: int = ROW_CAP, max_bytes: int = MAX_RESULT_BYTES) -> list[tuple]:
+    """The cursor's rows, in batches, refused once past `row_cap` rows or `max_bytes` of text and
+    blobs (each value within SQLite's length limit, yet many of them, would exhaust memory)."""
+    rows: list[tuple] = []
+    size = 0
+    while batch := cursor.fetchmany(min(1024, row_cap + 1 - len(rows)) or 1):
+        rows += batch
+        if len(rows) > row_cap:
+            raise QueryRefused(f"the result has more than {row_cap} rows")
+        size += sum(len(v) for row in batch for v in row if isinstance(v, (str, bytes)))
+        if size > max_bytes:
+            raise QueryRefused(f"the result holds more than {max_bytes:,} bytes of text")
     return rows
 
 
@@ -150,6 +163,16 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
+@contextmanager
+def deadline(con: Any, seconds: float) -> Iterator[None]:
+    """Interrupt `con`'s running query once `seconds` have passed (DuckDB's InterruptException)."""
+    key = _WATCHDOG.watch(con, seconds)
+    try:
+        yield
+    finally:
+        _WATCHDOG.release(key)
+
+
 def run_duckdb(database: Any, sql: str, tables: dict[str, Any], seconds: float = SECONDS,
                row_cap: int = ROW_CAP) -> list[tuple]:
     """`sql`'s rows, on a new connection to `database` holding only `tables` (name -> Arrow table)."""
@@ -163,7 +186,7 @@ def run_duckdb(database: Any, sql: str, tables: dict[str, Any], seconds: float =
         for name, body in tables.items():
             con.register(name, body)
         watched = _WATCHDOG.watch(con, seconds)
-        return _fetch(con.execute(sql), row_cap)
+        return fetch_bounded(con.execute(sql), row_cap)
     except duckdb.InterruptException:
         raise QueryRefused(f"the query ran past its {seconds:g} s deadline") from None
     except (duckdb.Error, MemoryError, OverflowError, ValueError, RuntimeError) as e:
@@ -205,8 +228,9 @@ def sqlite_database(bodies: dict[str, Any]) -> Any:
 
 
 def run_sqlite(con: Any, sql: str, table_names: Iterable[str], seconds: float = SECONDS,
-               row_cap: int = ROW_CAP) -> list[tuple]:
-    """`sql`'s rows on a `sqlite_database` copy, refused past `seconds` or `row_cap`."""
+               row_cap: int = ROW_CAP, with_width: bool = False) -> Any:
+    """`sql`'s rows on a `sqlite_database` copy, refused past `seconds` or `row_cap`
+    (`with_width`: (rows, the result's column count))."""
     if (why := refusal(sql, table_names, "sqlite")) is not None:
         raise QueryRefused(why)
     import sqlite3
@@ -215,7 +239,9 @@ def run_sqlite(con: Any, sql: str, table_names: Iterable[str], seconds: float = 
     deadline = time.monotonic() + seconds
     con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
     try:
-        return _fetch(con.execute(sql), row_cap)
+        cursor = con.execute(sql)
+        rows = fetch_bounded(cursor, row_cap)
+        return (rows, len(cursor.description or ())) if with_width else rows
     except sqlite3.OperationalError as e:
         if time.monotonic() > deadline and "interrupted" in str(e):
             raise QueryRefused(f"the query ran past its {seconds:g} s deadline") from None

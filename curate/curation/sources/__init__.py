@@ -63,6 +63,7 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
             return [], [{"path": shown(path), "reason": problem}]
         return [file_unit(path)], []
     units, skipped = [], []
+    top = path.resolve()
     walk_errors: list[OSError] = []
     for root, dirs, files in os.walk(path, onerror=walk_errors.append):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -70,7 +71,7 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
             if name.startswith("."):
                 continue
             p = Path(root) / name
-            problem = unreadable_entry(p)
+            problem = unreadable_entry(p) or link_out_of(p, top)
             if problem:
                 skipped.append({"path": shown(p), "reason": problem})
                 continue
@@ -116,6 +117,15 @@ def unreadable_entry(p: Path) -> str:
     kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
             else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
     return f"{kind}, not a regular file"
+
+
+def link_out_of(p: Path, top: Path) -> str:
+    """Why a symbolic link in a source folder is not read (or ''): one that leads out of the folder
+    would pull a file the user never put there (a link planted in an unpacked archive, to a key or
+    another project's data) into a release. Links within the folder read as their targets."""
+    if not p.is_symlink() or p.resolve().is_relative_to(top):
+        return ""
+    return "a symbolic link that leads out of the source folder (copy the file in to read it)"
 
 
 def file_unit(p: Path) -> Unit:
