@@ -318,6 +318,11 @@ def table_cells(value: Any) -> list[Any] | None:
     """The cells, row by row, of a table written in one of pandas' orients: `split` ({"columns",
     "index", "data"}), `records` ([{column: value}]), `columns` ({column: {index: value}}),
     `index` ({index: {column: value}}), or a list (of rows); None for any other structure."""
+    cells = _orient_cells(value)
+    return cells if cells is not None and not any(isinstance(c, (dict, list)) for c in cells) else None
+
+
+def _orient_cells(value: Any) -> list[Any] | None:
     def row(r: Any) -> list[Any]:
         return r if isinstance(r, list) else [r]
 
@@ -377,17 +382,13 @@ def stated_in_text(text: str, rows: list[tuple], question: str, bodies: dict[str
     rest = " " + " ".join(text.split()) + " "
     for cell in sorted(cells, key=lambda c: -len(str(c))):
         number = _as_number(cell)
-        if number is not None:
-            found = None
-            for m in _NUMBER.finditer(rest):
-                written = m.group().replace(",", "")
-                tolerance = 0.5 * 10 ** -_decimals(written) + 1e-9
-                if abs(float(written) - number) <= tolerance:
-                    found = m
-                    break
-            if found is None:
+        if number is not None:  # every mention of it (a result may hold it twice)
+            found = [m for m in _NUMBER.finditer(rest)
+                     if abs(float(m.group().replace(",", "")) - number) <= 0.5 * 10 ** -_decimals(m.group()) + 1e-9]
+            if not found:
                 return None
-            rest = rest[:found.start()] + " " + rest[found.end():]
+            for m in reversed(found):
+                rest = rest[:m.start()] + " " + rest[m.end():]
             continue
         pattern = re.compile(r"(?<!\w)" + re.escape(" ".join(str(cell).split())) + r"(?!\w)", re.I)
         if not pattern.search(rest):
@@ -409,7 +410,7 @@ def stated_in_text(text: str, rows: list[tuple], question: str, bodies: dict[str
 def _extra_item(text: str, cells: list[Any]) -> bool:
     """A gold written as a list ("a, b, c") whose short item holds none of the result's cells: an
     extra item, not prose around the result."""
-    chunks = [c.strip(" .()[]") for c in re.split(r"[,;\n]", text)]
+    chunks = [c.strip(" .()[]") for c in re.split(r"(?<!\d),|,(?!\d)|[;\n]", text)]  # not 52,500's comma
     if len(chunks) < 2:
         return False
     folded = [" ".join(str(c).lower().split()) for c in cells]
