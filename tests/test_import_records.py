@@ -56,6 +56,18 @@ def test_mmqa_answers_as_split_objects_and_their_python_repr_import_strictly(tmp
     assert qa["7"].answer == ["Grand Falls/Grand-Sault", "Perth-Andover", "Drummond"]
     assert qa["1"].answer == ["Treasury", 11.1] and qa["2"].answer == 63.0
     assert json.loads(qa["7"].provenance["source_answer"])["columns"] == ["Official_Name"]  # kept as published
+    assert qa["2"].provenance["answer_text"] == "63"  # what MMQA's EM compares, written as the gold reply writes it
+    from click.testing import CliRunner
+
+    from curate.curation.cli import main
+
+    gold = CliRunner().invoke(main, ["evaluate", release["path"], "--backend", "gold", "--out", str(tmp_path / "g"),
+                                     "--json"])
+    assert gold.exit_code == 0, gold.output
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    assert [m["score"] for m in summary["models"].values()] == [1.0]
+    official = json.loads((tmp_path / "g" / "official.json").read_text())["runs"]["tcot:markdown:none"]["types"]
+    assert official["MMQA/multi_table_qa"]["EM"] == official["MMQA/text_to_sql"]["EX"] == 100.0
 
 
 def test_mmqa_sql_runs_in_sqlite_where_a_double_quoted_word_is_a_string(tmp_path):

@@ -82,6 +82,12 @@ def read_answer(raw: Any) -> tuple[Any, str]:
     return split_list(raw.strip()), "text"
 
 
+def answer_text(answer: Any) -> str:
+    """A `split` answer's cells as MMQA's text answers write them ("Treasury, 115897"): what EM compares."""
+    cells = answer if isinstance(answer, list) else [answer]
+    return ", ".join(str(int(c)) if isinstance(c, float) and c.is_integer() else str(c) for c in cells)
+
+
 def published_answer(raw: Any) -> str:
     """The answer as published, as text (an object as JSON) for `provenance.source_answer`."""
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
@@ -118,6 +124,8 @@ def read(paths: list[Path]) -> Imported:
             imported.tables += tables
             provenance = {"source_id": source_id, "source": "mmqa", "source_file": str(path), "licence": LICENCE,
                           "source_answer": published_answer(sample["answer"]), "source_sql": sample["SQL"],
+                          # a `split` answer's cells as MMQA's text answers write them (what EM compares)
+                          **({"answer_text": answer_text(answer)} if form.startswith("pandas split") else {}),
                           "primary_keys": json.dumps(sample.get("primary_keys", [])),
                           "foreign_keys": json.dumps(sample.get("foreign_keys", []))}
             table_ids = tuple(t.id for t in tables)
