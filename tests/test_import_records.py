@@ -52,7 +52,8 @@ def test_mmqa_answers_as_split_objects_and_their_python_repr_import_strictly(tmp
                                                     "pandas split string (Python literal)": 1}
     from curate.evaluation.dataset import ReleaseData
 
-    qa = {s.provenance["source_id"]: s for s in ReleaseData(release["path"]).samples() if s.task == "MMQA/multi_table_qa"}
+    qa = {s.provenance["source_id"]: s for s in ReleaseData(release["path"]).samples()
+          if s.task == "MMQA/multi_table_qa"}
     assert qa["7"].answer == ["Grand Falls/Grand-Sault", "Perth-Andover", "Drummond"]
     assert qa["1"].answer == ["Treasury", 11.1] and qa["2"].answer == 63.0
     assert json.loads(qa["7"].provenance["source_answer"])["columns"] == ["Official_Name"]  # kept as published

@@ -112,8 +112,9 @@ class Imported:
     def refuse(self, error: BadInput, source_id: str = "") -> None:
         """Leave an unreadable record out, listed with the file, place, field and reason."""
         self.refused.append(error)
-        self.skipped.append({"source_id": source_id, "where": f"{error.path}:{error.where}" if error.where else error.path,
-                             "field": error.field, "reason": error.reason, "kind": "unreadable"})
+        where = f"{error.path}:{error.where}" if error.where else error.path
+        self.skipped.append({"source_id": source_id, "where": where, "field": error.field, "reason": error.reason,
+                             "kind": "unreadable"})
 
     def read_as(self, field_name: str, form: str) -> None:
         """Count one record's `field_name` as read in `form` (the summary's per-field counts)."""
@@ -124,7 +125,8 @@ class Imported:
         left: Counter = Counter()
         for s in self.skipped:
             left[(s.get("kind", "other"), re.sub(r"\[\d+\]", "[]", s.get("field", "")))] += 1
-        return {"forms": {f: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))) for f, c in sorted(self.forms.items())},
+        by_count = lambda kv: (-kv[1], kv[0])  # noqa: E731
+        return {"forms": {f: dict(sorted(c.items(), key=by_count)) for f, c in sorted(self.forms.items())},
                 "left_out": [{"kind": k, "field": f, "count": n} for (k, f), n in sorted(left.items())],
                 "flags": dict(Counter(f["kind"] for f in self.flags))}
 

@@ -104,7 +104,8 @@ def read(paths: list[Path]) -> Imported:
                     answer, answer_type = chart_gold(raw, CHARTS.get(q["SubQType"], "bar")), "chart"
                 except (ValueError, SyntaxError) as e:  # a gold the authors withheld ("masked"): left out, listed
                     imported.skipped.append({"source_id": str(q.get("id", n)), "where": f"{qa}:{where}",
-                                             "field": "ProcessedAnswer", "kind": "no_gold", "reason": f"no chart values to score against ({e}): "
+                                             "field": "ProcessedAnswer", "kind": "no_gold",
+                                             "reason": f"no chart values to score against ({e}): "
                                              + raw[:60]})
                     continue
             elif q["QuestionType"] == "Data Analysis":
