@@ -223,7 +223,7 @@ def test_python_literals_are_read_without_running_anything():
     assert assignment("import numpy as np\ny_references = [[1, np.nan, pd.NA, math.nan, -np.nan]]",
                       "y_references") == [[1, None, None, None, None]]
     for hostile in ("__import__('os').system('true')", "[1, open('/etc/passwd')]", "[x for x in (1,)]",
-                    "np.array([1])", "1 + 1", "{**{}}"):
+                    "np.array([1])", "1 + 1", "{**{}}", "[" * 100_000 + "]" * 100_000):
         with pytest.raises(LiteralError):
             literal(hostile)
     with pytest.raises(LiteralError, match="no assignment to y_references"):

@@ -63,10 +63,11 @@ def _key(node: ast.AST | None) -> Any:
 def literal(text: str) -> Any:
     """A Python literal's value (lists for tuples; None for the spellings of NaN)."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        return _value(ast.parse(text.strip(), mode="eval").body)
     except SyntaxError as e:
         raise LiteralError(f"not Python ({e.msg})") from None
-    return _value(tree.body)
+    except (RecursionError, MemoryError):  # nested beyond reason: hostile input is refused, not a crash
+        raise LiteralError("nested too deeply") from None
 
 
 def assignment(text: str, name: str) -> Any:
@@ -74,10 +75,12 @@ def assignment(text: str, name: str) -> Any:
     assignment to it; other statements, imports and comments are ignored, never run)."""
     try:
         tree = ast.parse(text.strip())
+        found: list[ast.AST] = [node.value for node in tree.body if isinstance(node, ast.Assign)
+                                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+        if not found:
+            raise LiteralError(f"no assignment to {name}")
+        return _value(found[-1])
     except SyntaxError as e:
         raise LiteralError(f"not Python ({e.msg})") from None
-    found: list[ast.AST] = [node.value for node in tree.body if isinstance(node, ast.Assign)
-                            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
-    if not found:
-        raise LiteralError(f"no assignment to {name}")
-    return _value(found[-1])
+    except (RecursionError, MemoryError):
+        raise LiteralError("nested too deeply") from None

@@ -68,7 +68,7 @@ def read_answer(raw: Any) -> tuple[Any, str]:
     elif raw.strip()[:1] == "{":
         try:
             value, form = json.loads(raw), "pandas split string (JSON)"
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             try:
                 value, form = literal(raw), "pandas split string (Python literal)"
             except LiteralError:

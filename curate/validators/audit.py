@@ -307,7 +307,7 @@ def parsed_structure(text: str) -> Any:
         return None
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         try:
             return literal(text)
         except LiteralError:
