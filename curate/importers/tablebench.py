@@ -83,13 +83,6 @@ def chart_answer(text: str) -> dict[str, Any]:
     return {"series": series, "y": flat}
 
 
-def answer_form(record: dict[str, Any]) -> str:
-    """How the gold is written (the import's per-field counts)."""
-    if record["qtype"] != "Visualization":
-        return "text"
-    return "python: y_references" + (" with np.nan" if None in chart_answer(record["answer"])["y"] else "")
-
-
 def _record(path: Path, number: int, line: str) -> dict[str, Any]:
     where = f"line {number}"
     record = json_object(path, where, line)
@@ -142,6 +135,13 @@ def gold_of(record: dict[str, Any]) -> tuple[Any, str]:
     if isinstance(value, list):
         return value, "list"
     return value, ("number" if isinstance(normalize_answer(value), float) else "text")
+
+
+def answer_form(record: dict[str, Any]) -> str:
+    """How the gold is written (the import's per-field counts)."""
+    if record["qtype"] != "Visualization":
+        return "text"
+    return "python: y_references" + (" with np.nan" if None in chart_answer(record["answer"])["y"] else "")
 
 
 SAME_QUESTION = ("question", "answer", "qtype", "qsubtype", "table")
@@ -217,7 +217,7 @@ def read(paths: list[Path]) -> Imported:
             if key not in seen:
                 seen[key] = (str(path), number, {**record, "instructions": {}})
                 imported.read_as("answer", answer_form(record))
-                imported.read_as("table", "object {columns, data}")
+                imported.read_as("table", "JSON text" if re.search(r'"table"\s*:\s*"', line) else "object {columns, data}")
             variant = record.get("instruction_type", "DP")
             seen[key][2]["instructions"][variant] = record.get("instruction", "")
     shared_ids = _flag_shared_ids(imported, seen)
