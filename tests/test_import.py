@@ -154,6 +154,8 @@ def test_importing_again_writes_nothing_new(tmp_path):
     (lambda r: r.update(qsubtype="Guessing"), "line 2", "qsubtype"),
 ])
 def test_bad_tablebench_input_names_the_file_line_and_field_and_writes_nothing(tmp_path, change, where, field):
+    """--strict: all or nothing, the bad line named; by default the two good lines come in and the
+    bad one is listed with its place, field and reason."""
     from curate.importers import BadInput, write_import
 
     lines = shared(*EXAMPLES, "o3-mini_DP_inference.jsonl").read_text().splitlines()[:3]
@@ -162,9 +164,13 @@ def test_bad_tablebench_input_names_the_file_line_and_field_and_writes_nothing(t
     path = tmp_path / "broken.jsonl"
     path.write_text("\n".join([lines[0], json.dumps(broken), lines[2]]) + "\n")
     with pytest.raises(BadInput) as e:
-        write_import("tablebench", [str(path)], "tb", None, tmp_path / "releases")
+        write_import("tablebench", [str(path)], "tb", None, tmp_path / "releases", strict=True)
     assert f"{path}:{where}: field {field!r}" in str(e.value)
     assert not (tmp_path / "releases").exists()
+    release = write_import("tablebench", [str(path)], "tb", None, tmp_path / "releases")
+    assert release["counts"]["samples"] == 2
+    [left] = release["skipped"]
+    assert (left["where"], left["field"], left["kind"]) == (f"{path}:{where}", field, "unreadable")
 
 
 def test_a_replayed_source_id_the_release_does_not_hold_is_named_with_its_line(o3_mini, tmp_path):
@@ -315,9 +321,12 @@ def test_any_jsonl_imports_by_a_field_mapping_and_names_the_bad_line(tmp_path):
     assert [m["score"] for m in json.loads((tmp_path / "g" / "summary.json").read_text())["models"].values()] == [1.0]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(lines[0]) + "\n" + json.dumps({**lines[1], "t": {"columns": ["city"], "data": [["Oslo", 1]]}}))
-    result = runner.invoke(main, ["import", "jsonl", str(bad), *mapping, "--releases", str(tmp_path / "r2")])
+    result = runner.invoke(main, ["import", "jsonl", str(bad), *mapping, "--releases", str(tmp_path / "r2"), "--strict"])
     assert result.exit_code != 0 and f"{bad}:line 2: field 't': every row needs 1 cells" in result.output
     assert not (tmp_path / "r2").exists()
+    result = runner.invoke(main, ["import", "jsonl", str(bad), *mapping, "--releases", str(tmp_path / "r2")])
+    assert result.exit_code == 0 and "1 unreadable, field 't'" in result.output
+    assert f"{bad}:line 2: every row needs 1 cells" in result.output
     missing = runner.invoke(main, ["import", "jsonl", str(good), "--map", "question=q"])
     assert missing.exit_code != 0 and "--map must name the field of answer, table" in missing.output
 

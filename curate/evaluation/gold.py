@@ -53,7 +53,8 @@ def chart_program(gold: dict[str, Any]) -> str:
 
 def _chart_call(gold: dict[str, Any]) -> str:
     kind = str(gold.get("chart_type", "bar")).lower()
-    y = json.dumps(gold.get("y", []))
+    # a missing value (TableBench's np.nan, None here) is drawn as NaN, as the benchmark's own code does
+    y = json.dumps(gold.get("y", [])).replace("null", "float('nan')")
     x = json.dumps(gold.get("x") or [str(i) for i in range(len(gold.get("y", [])))])  # TableBench gives no x
     if "pie" in kind:
         return f"plt.pie({y}, labels={x})"

@@ -7,16 +7,23 @@ name of the official metric profile `curate evaluate` applies by default (`curat
 `write_import` hands them to the release writer that `curate build` uses (`curate.exports.release`), so an
 imported release has the same layout, manifest, fingerprint and card as a built one.
 
-Bad input raises `BadInput` naming the file, the line (or sample) and the field; the release is
-written into a temporary folder and renamed into place, so nothing is ever half-written, and the
-same files imported again give the same release ("up to date"), never a duplicate.
+Import is per record: a record that cannot be read is refused (`Imported.refuse`: a `BadInput`
+naming the file, the line or sample, the field and why), listed in the manifest's
+`build.import.skipped` with kind `unreadable`, and left out; every other record comes in. `strict`
+(`curate import --strict`) keeps all-or-nothing: the first refusal stops the import. Each importer
+counts how it read every field (`Imported.read_as`: "answer: pandas split object" 39, ...), so a
+form nobody expected shows up as a count (docs/import.md). A file that cannot be read at all
+still raises. The release is written into a temporary folder and renamed into place, so nothing
+is ever half-written, and the same files imported again give the same release ("up to date").
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +35,15 @@ from curate.curation.registry import Registry
 IMPORTERS = Registry("import format", plugins="curate.importers.*", marker="importer")
 importer = IMPORTERS.decorator
 
-# bumped when an importer's reading of the same files changes (part of the release's signature)
-IMPORT_VERSION = 1
+# bumped when an importer's reading of the same files changes (part of the release's signature);
+# 2: per-record import, every published answer form, MMQA's SQL in SQLite, duplicate ids kept
+IMPORT_VERSION = 2
+
+# why a published record is not in the release (`build.import.skipped[].kind`; docs/import.md)
+LEFT_OUT_KINDS = {"unreadable": "the record cannot be read",
+                  "gold_sql_fails": "its gold SQL fails, so it has no gold",
+                  "no_gold": "published without a gold answer",
+                  "repeat": "the same question, tables and program as another record"}
 
 
 class BadInput(ValueError):
@@ -91,6 +105,30 @@ class Imported:
     notes: list[str] = field(default_factory=list)  # what the card should say about this import
     settings: dict[str, Any] = field(default_factory=dict)  # what the evaluator needs (e.g. table_file)
     skipped: list[dict[str, str]] = field(default_factory=list)  # published samples left out, each with why
+    refused: list[BadInput] = field(default_factory=list)  # the unreadable records (`strict` stops at the first)
+    forms: dict[str, Counter] = field(default_factory=dict)  # field -> form it was read in -> records
+    flags: list[dict[str, str]] = field(default_factory=list)  # what is odd about records brought in (for the audit)
+
+    def refuse(self, error: BadInput, source_id: str = "") -> None:
+        """Leave an unreadable record out, listed with the file, place, field and reason."""
+        self.refused.append(error)
+        where = f"{error.path}:{error.where}" if error.where else error.path
+        self.skipped.append({"source_id": source_id, "where": where, "field": error.field, "reason": error.reason,
+                             "kind": "unreadable"})
+
+    def read_as(self, field_name: str, form: str) -> None:
+        """Count one record's `field_name` as read in `form` (the summary's per-field counts)."""
+        self.forms.setdefault(field_name, Counter())[form] += 1
+
+    def summary(self) -> dict[str, Any]:
+        """Per field, the records read in each form; the records left out, counted by kind and field."""
+        left: Counter = Counter()
+        for s in self.skipped:
+            left[(s.get("kind", "other"), re.sub(r"\[\d+\]", "[]", s.get("field", "")))] += 1
+        by_count = lambda kv: (-kv[1], kv[0])  # noqa: E731
+        return {"forms": {f: dict(sorted(c.items(), key=by_count)) for f, c in sorted(self.forms.items())},
+                "left_out": [{"kind": k, "field": f, "count": n} for (k, f), n in sorted(left.items())],
+                "flags": dict(Counter(f["kind"] for f in self.flags))}
 
 
 def sha256_of(path: Path) -> str:
@@ -101,38 +139,45 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def read(fmt: str, paths: list[str], field_map: str | None = None) -> Imported:
+def read(fmt: str, paths: list[str], field_map: str | None = None, strict: bool = False) -> Imported:
     """The benchmark in `paths`, read by the `fmt` importer (KeyError names the known formats);
-    `field_map` ("question=q,answer=a,table=t") for the `jsonl` format, which needs one."""
+    `field_map` ("question=q,answer=a,table=t") for the `jsonl` format, which needs one. `strict`:
+    the first unreadable record raises its `BadInput` (all or nothing)."""
     if IMPORTERS.meta(fmt).get("takes_map"):  # a reader made from the mapping
         from curate.curation.registry import resolve
 
         if not field_map:
             raise ValueError(f"{fmt} needs --map question=FIELD,answer=FIELD,table=FIELD[,id=FIELD]")
         mapping = resolve("curate.importers.jsonl:parse_map")(field_map)
-        return IMPORTERS.get(fmt)(mapping)([Path(p) for p in paths])
-    if field_map:
-        raise ValueError(f"--map is for the jsonl format; {fmt} has its own fields")
-    return IMPORTERS.get(fmt)([Path(p) for p in paths])
+        imported = IMPORTERS.get(fmt)(mapping)([Path(p) for p in paths])
+    else:
+        if field_map:
+            raise ValueError(f"--map is for the jsonl format; {fmt} has its own fields")
+        imported = IMPORTERS.get(fmt)([Path(p) for p in paths])
+    if strict and imported.refused:
+        raise imported.refused[0]
+    return imported
 
 
 def write_import(fmt: str, paths: list[str], name: str | None = None, version: str | None = None,
-                 releases: str | Path = "releases", progress: Any = None, field_map: str | None = None
-                 ) -> dict[str, Any]:
-    """Read the benchmark and write it as a release under `releases/<name>/<version>/`."""
+                 releases: str | Path = "releases", progress: Any = None, field_map: str | None = None,
+                 strict: bool = False) -> dict[str, Any]:
+    """Read the benchmark and write it as a release under `releases/<name>/<version>/`; the result
+    carries `import`: the forms each field was read in and the records left out (`Imported.summary`)."""
     from curate.curation.arrow_io import samples_to_arrow, tables_to_arrow
     from curate.curation.hashing import content_hash
     from curate.curation.pipeline.store import write_parquet
     from curate.exports.release import ReleaseInputs, write_release
 
-    imported = read(fmt, paths, field_map)
+    imported = read(fmt, paths, field_map, strict)
     if not imported.samples:
-        raise BadInput(paths[0] if paths else "", "", "", "holds no samples to import")
+        first = f" (the first refused: {imported.refused[0]})" if imported.refused else ""
+        raise BadInput(paths[0] if paths else "", "", "", f"holds no samples to import{first}")
     sources = [s.__dict__ for s in imported.sources]
     record = {"format": fmt, "benchmark": imported.benchmark, "profile": imported.profile,
               "citation": imported.citation, "licence": imported.licence, "sources": sources,
               "notes": imported.notes, "settings": imported.settings, "skipped": imported.skipped,
-              "importer_version": IMPORT_VERSION}
+              "flags": imported.flags, "forms": imported.summary()["forms"], "importer_version": IMPORT_VERSION}
     # the same files read by the same importer are the same release: a rerun writes nothing
     signature = content_hash("import", IMPORT_VERSION, fmt, field_map or "", sorted(s["sha256"] for s in sources))[:16]
     release_name = name or f"{fmt}-import"
@@ -147,7 +192,7 @@ def write_import(fmt: str, paths: list[str], name: str | None = None, version: s
             first = by_id.setdefault(sample.id, sample)
             if first is not sample:
                 imported.skipped.append({"source_id": sample.provenance.get("source_id", ""), "field": "question",
-                                         "reason": "repeats source_id "
+                                         "kind": "repeat", "reason": "repeats source_id "
                                                    f"{first.provenance.get('source_id', '')} (same question, tables "
                                                    "and program): one sample"})
         if len(by_id) < len(imported.samples):
@@ -157,4 +202,5 @@ def write_import(fmt: str, paths: list[str], name: str | None = None, version: s
         inputs = ReleaseInputs(sample_files=[str(samples_file)], table_files=[str(tables_file)],
                                build={"import": record, "signature": signature, "seed": 0, "config": {}},
                                reports={})
-        return write_release(inputs, Path(releases), config, progress)
+        result = write_release(inputs, Path(releases), config, progress)
+    return {**result, "import": imported.summary(), "skipped": imported.skipped}

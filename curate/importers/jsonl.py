@@ -9,6 +9,7 @@ the benchmark's id (the `id` field, else the line number) is kept as `provenance
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +34,15 @@ def parse_map(text: str) -> dict[str, str]:
     return out
 
 
-def _rows(value: Any) -> tuple[list[Any], list[list[Any]]]:
+def _rows(value: Any) -> tuple[list[Any], list[list[Any]], str]:
+    """The table's header and rows, and the form it was written in."""
     if isinstance(value, dict) and isinstance(value.get("columns"), list) and isinstance(value.get("data"), list):
-        return value["columns"], value["data"]
+        return value["columns"], value["data"], "object {columns, data}"
     if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
         columns = list(dict.fromkeys(k for r in value for k in r))
-        return columns, [[r.get(c) for c in columns] for r in value]
+        return columns, [[r.get(c) for c in columns] for r in value], "row objects"
     if isinstance(value, list) and len(value) > 1 and all(isinstance(r, list) for r in value):
-        return value[0], value[1:]
+        return value[0], value[1:], "rows under a header"
     raise ValueError('a table is {"columns": [...], "data": [[...]]}, a list of row objects, or a list of rows '
                      "whose first is the header")
 
@@ -61,23 +63,30 @@ def reader(mapping: dict[str, str]) -> Any:
                 if not line.strip():
                     continue
                 where = f"line {number}"
-                record = json_object(path, where, line)
-                for role in REQUIRED:
-                    if mapping[role] not in record:
-                        raise BadInput(path, where, mapping[role], f"missing (mapped as the {role})")
-                if not isinstance(record[mapping["question"]], str):
-                    raise BadInput(path, where, mapping["question"], "the question must be text")
-                try:
-                    columns, rows = _rows(record[mapping["table"]])
-                    if any(not isinstance(r, list) or len(r) != len(columns) for r in rows):
-                        raise ValueError(f"every row needs {len(columns)} cells")
-                except ValueError as e:
-                    raise BadInput(path, where, mapping["table"], str(e)) from None
+                try:  # an unreadable line is listed and left out (`--strict`: the import stops)
+                    record = json_object(path, where, line)
+                    for role in REQUIRED:
+                        if mapping[role] not in record:
+                            raise BadInput(path, where, mapping[role], f"missing (mapped as the {role})")
+                    if not isinstance(record[mapping["question"]], str):
+                        raise BadInput(path, where, mapping["question"], "the question must be text")
+                    try:
+                        columns, rows, form = _rows(record[mapping["table"]])
+                        if any(not isinstance(r, list) or len(r) != len(columns) for r in rows):
+                            raise ValueError(f"every row needs {len(columns)} cells")
+                    except ValueError as e:
+                        raise BadInput(path, where, mapping["table"], str(e)) from None
+                except BadInput as e:
+                    seen = re.search(rf'"{re.escape(mapping.get("id", "id"))}"\s*:\s*"?([^",}}]*)', line)
+                    imported.refuse(e, seen.group(1) if seen else str(number))
+                    continue
+                imported.read_as(mapping["table"], form)
                 source_id = str(record.get(mapping.get("id", ""), number))
                 table = Table(name=f"{path.stem}/{source_id}", body=from_rows(columns, rows),
                               provenance=Provenance(source="jsonl", path=str(path), sheet=source_id, licence=LICENCE))
                 imported.tables.append(table)
                 raw = record[mapping["answer"]]
+                imported.read_as(mapping["answer"], "text" if isinstance(raw, str) else f"JSON {type(raw).__name__}")
                 answer = split_list(raw.strip()) if isinstance(raw, str) else raw
                 kind = ("list" if isinstance(answer, list) else "bool" if isinstance(answer, bool) else
                         "number" if isinstance(normalize_answer(answer), float) else "text")

@@ -69,55 +69,60 @@ def read(paths: list[Path]) -> Imported:
         raise BadInput(qa, "", "queries", "must be a list of questions")
     read_files: dict[str, list[Any]] = {}
     for n, q in enumerate(queries):
-        where = f"queries[{n}]"
-        if not isinstance(q, dict):
-            raise BadInput(qa, where, "", "a question must be a JSON object")
-        for name in REQUIRED:
-            if not isinstance(q.get(name), str):
-                raise BadInput(qa, where, name, "missing" if name not in q else "must be text")
-        if q["QuestionType"] not in TYPES:
-            raise BadInput(qa, where, "QuestionType", f"{q['QuestionType']!r} is not one of {', '.join(TYPES)}")
-        name = q["FileName"]
-        if name not in read_files:
-            path = folder / f"{name}.xlsx"
-            if not path.is_file():
-                raise BadInput(qa, where, "FileName", f"no spreadsheet {path}")
-            imported.sources.append(SourceFile(str(path), sha256_of(path), LICENCE))
-            try:
-                tables = list(read_xlsx(str(path)))
-            except SourceError as e:
-                raise BadInput(path, "", "", str(e)) from None
-            if not tables:
-                raise BadInput(path, "", "", "no table found in the spreadsheet")
-            read_files[name] = tables
-            imported.tables += tables
-        task = task_key(q["QuestionType"], q["SubQType"])
-        raw = q["ProcessedAnswer"].strip()
-        if not raw:  # published without a gold (all Structure Comprehending questions here): listed, not imported
-            imported.skipped.append({"source_id": str(q.get("id", n)), "where": f"{qa}:{where}",
-                                     "field": "ProcessedAnswer", "reason": "the published gold answer is empty"})
-            continue
-        if q["QuestionType"] == "Visualization":
-            try:
-                answer, answer_type = chart_gold(raw, CHARTS.get(q["SubQType"], "bar")), "chart"
-            except (ValueError, SyntaxError) as e:  # a gold the authors withheld ("masked"): left out, listed
+        try:  # one question: unreadable, it is listed and left out (`--strict`: the import stops)
+            where = f"queries[{n}]"
+            if not isinstance(q, dict):
+                raise BadInput(qa, where, "", "a question must be a JSON object")
+            for name in REQUIRED:
+                if not isinstance(q.get(name), str):
+                    raise BadInput(qa, where, name, "missing" if name not in q else "must be text")
+            if q["QuestionType"] not in TYPES:
+                raise BadInput(qa, where, "QuestionType", f"{q['QuestionType']!r} is not one of {', '.join(TYPES)}")
+            name = q["FileName"]
+            if name not in read_files:
+                path = folder / f"{name}.xlsx"
+                if not path.is_file():
+                    raise BadInput(qa, where, "FileName", f"no spreadsheet {path}")
+                imported.sources.append(SourceFile(str(path), sha256_of(path), LICENCE))
+                try:
+                    tables = list(read_xlsx(str(path)))
+                except SourceError as e:
+                    raise BadInput(path, "", "", str(e)) from None
+                if not tables:
+                    raise BadInput(path, "", "", "no table found in the spreadsheet")
+                read_files[name] = tables
+                imported.tables += tables
+            task = task_key(q["QuestionType"], q["SubQType"])
+            raw = q["ProcessedAnswer"].strip()
+            if not raw:  # published without a gold (all Structure Comprehending questions here): listed, not imported
                 imported.skipped.append({"source_id": str(q.get("id", n)), "where": f"{qa}:{where}",
-                                         "field": "ProcessedAnswer", "reason": f"no chart values to score against ({e}): "
-                                         + raw[:60]})
+                                         "field": "ProcessedAnswer", "kind": "no_gold",
+                                         "reason": "the published gold answer is empty"})
                 continue
-        elif q["QuestionType"] == "Data Analysis":
-            answer, answer_type = raw, "text"
-        else:
-            answer = split_list(raw)
-            answer_type = "list" if isinstance(answer, list) else (
-                "number" if isinstance(normalize_answer(answer), float) else "text")
-        provenance = {"source_id": str(q.get("id", n)), "source": "realhitbench", "source_file": str(qa),
-                      "file_name": name, "question_type": q["QuestionType"], "subtype": q["SubQType"],
-                      "structure": str(q.get("CompStrucCata", "")), "source_answer": raw,
-                      "final_answer": str(q.get("FinalAnswer", "")), "licence": LICENCE}
-        imported.samples.append(Sample(task=task, question=q["Question"], answer=answer, answer_type=answer_type,
-                                       table_ids=tuple(t.id for t in read_files[name]), origin="import",
-                                       quality="published", template="realhitbench", provenance=provenance))
+            if q["QuestionType"] == "Visualization":
+                try:
+                    answer, answer_type = chart_gold(raw, CHARTS.get(q["SubQType"], "bar")), "chart"
+                except (ValueError, SyntaxError) as e:  # a gold the authors withheld ("masked"): left out, listed
+                    imported.skipped.append({"source_id": str(q.get("id", n)), "where": f"{qa}:{where}",
+                                             "field": "ProcessedAnswer", "kind": "no_gold",
+                                             "reason": f"no chart values to score against ({e}): "
+                                             + raw[:60]})
+                    continue
+            elif q["QuestionType"] == "Data Analysis":
+                answer, answer_type = raw, "text"
+            else:
+                answer = split_list(raw)
+                answer_type = "list" if isinstance(answer, list) else (
+                    "number" if isinstance(normalize_answer(answer), float) else "text")
+            provenance = {"source_id": str(q.get("id", n)), "source": "realhitbench", "source_file": str(qa),
+                          "file_name": name, "question_type": q["QuestionType"], "subtype": q["SubQType"],
+                          "structure": str(q.get("CompStrucCata", "")), "source_answer": raw,
+                          "final_answer": str(q.get("FinalAnswer", "")), "licence": LICENCE}
+            imported.samples.append(Sample(task=task, question=q["Question"], answer=answer, answer_type=answer_type,
+                                           table_ids=tuple(t.id for t in read_files[name]), origin="import",
+                                           quality="published", template="realhitbench", provenance=provenance))
+        except BadInput as e:
+            imported.refuse(e, str(q.get("id", n)) if isinstance(q, dict) else str(n))
     imported.notes.append(f"{len(imported.samples)} questions over {len(read_files)} spreadsheets, read by curate's "
                           "XLSX reader (header trees kept); gold: ProcessedAnswer (FinalAnswer in provenance).")
     if imported.skipped:

@@ -63,14 +63,22 @@ def verbatim_body(columns: list[Any], rows: list[list[Any]]) -> Any:
 
 
 def chart_answer(text: str) -> dict[str, Any]:
-    """"y_references = [[1, 2], [3]]" -> the series and their values in one list (what PASS@1 compares)."""
-    _, sep, literal = text.partition("=")
-    if not sep or not text.strip().startswith("y_references"):
+    """"y_references = [[1, 2], [3, np.nan]]" -> the series and their values in one list (what
+    PASS@1 compares). The gold is Python code: read by its syntax tree, never run
+    (`curate.curation.literals`); `np.nan` and its other spellings become None."""
+    from curate.curation.literals import LiteralError, assignment
+
+    if not text.strip().startswith("y_references"):
         raise ValueError("a chart's answer must read 'y_references = [[...]]'")
-    value = ast.literal_eval(literal.strip())
+    try:
+        value = assignment(text, "y_references")
+    except LiteralError as e:
+        raise ValueError(f"y_references: {e}") from None
+    if not isinstance(value, list):
+        raise ValueError("y_references must be a list of numbers, or of lists of numbers")
     series = value if value and all(isinstance(v, list) for v in value) else [value]
     flat = [v for s in series for v in s]
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in flat):
+    if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in flat):
         raise ValueError("y_references must hold numbers")
     return {"series": series, "y": flat}
 
@@ -129,6 +137,61 @@ def gold_of(record: dict[str, Any]) -> tuple[Any, str]:
     return value, ("number" if isinstance(normalize_answer(value), float) else "text")
 
 
+def answer_form(record: dict[str, Any]) -> str:
+    """How the gold is written (the import's per-field counts)."""
+    if record["qtype"] != "Visualization":
+        return "text"
+    return "python: y_references" + (" with np.nan" if None in chart_answer(record["answer"])["y"] else "")
+
+
+SAME_QUESTION = ("question", "answer", "qtype", "qsubtype", "table")
+
+
+def identity(seen: dict[str, Any], record: dict[str, Any]) -> str:
+    """The record's key in the release. TableBench repeats each question once per prompt variant
+    under one id: the same question under the same id is the same sample. Another question under
+    an id already used (TableBench as first published: e067a40ab6736ac5a004d9dc69f2d5c0, an
+    Aggregation and an ArithmeticCalculation) is kept as `ID#SUBTYPE`, or `ID#N` (its position
+    among the questions that share the id, from 2) where the subtype does not tell them apart;
+    the first keeps the plain id. Stable for the same file."""
+    published = record["id"]
+    keys = [published] + [k for k in seen if k.startswith(published + "#")]
+    for key in keys:
+        if key in seen and all(seen[key][2][n] == record[n] for n in SAME_QUESTION):
+            return key
+    if published not in seen:
+        return published
+    by_subtype = f"{published}#{record['qsubtype']}"
+    return by_subtype if by_subtype not in seen else f"{published}#{len(keys) + 1}"
+
+
+def _flag_shared_ids(imported: Imported, seen: dict[str, Any]) -> dict[str, str]:
+    """Every id used by more than one question: flagged for the audit, never merged."""
+    groups: dict[str, list[str]] = {}
+    for key, (_, _, record) in seen.items():
+        groups.setdefault(record["id"], []).append(key)
+    shared = {published: ", ".join(keys) for published, keys in groups.items() if len(keys) > 1}
+    for published, keys in groups.items():
+        if len(keys) > 1:
+            differ = [n for n in SAME_QUESTION if any(seen[k][2][n] != seen[keys[0]][2][n] for k in keys)]
+            for key in keys:
+                where = seen[key]
+                imported.flags.append({"source_id": key, "kind": "duplicate_id", "where": f"{where[0]}:line {where[1]}",
+                                       "detail": f"TableBench id {published} is used by {len(keys)} questions "
+                                                 f"({', '.join(keys)}; they differ in {', '.join(differ)}): each "
+                                                 "kept under its own source_id"})
+    if shared:
+        imported.notes.append(f"{len(shared)} TableBench id(s) used by more than one question, each question kept as "
+                              "ID#SUBTYPE (or ID#N) and flagged for `curate audit`: " + "; ".join(shared.values()))
+    return shared
+
+
+def _id_of(line: str) -> str:
+    """The id of a line that cannot be read, where one can be seen."""
+    match = re.search(r'"id"\s*:\s*"([^"]*)"', line)
+    return match.group(1) if match else ""
+
+
 @importer("tablebench")
 def read(paths: list[Path]) -> Imported:
     from curate.curation.sample import Sample
@@ -139,24 +202,25 @@ def read(paths: list[Path]) -> Imported:
     files = sorted(p for path in paths for p in ([path] if path.is_file() else sorted(path.glob("*.jsonl"))))
     if not files:
         raise BadInput(paths[0] if paths else "", "", "", "no TableBench .jsonl file here")
-    seen: dict[str, tuple[str, int, dict[str, Any]]] = {}
+    seen: dict[str, tuple[str, int, dict[str, Any]]] = {}  # identity -> where first read, the record
     for path in files:
         imported.sources.append(SourceFile(str(path), sha256_of(path), LICENCE))
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
-            record = _record(path, number, line)
-            earlier = seen.get(record["id"])
-            if earlier is None:
-                seen[record["id"]] = (str(path), number, {**record, "instructions": {}})
-            else:
-                first = earlier[2]
-                for name in ("question", "answer", "qtype", "qsubtype", "table"):
-                    if record[name] != first[name]:
-                        raise BadInput(path, f"line {number}", name, f"id {record['id']} appears at "
-                                       f"{earlier[0]}:{earlier[1]} with another {name}")
+            try:
+                record = _record(path, number, line)
+            except BadInput as e:
+                imported.refuse(e, _id_of(line))
+                continue
+            key = identity(seen, record)
+            if key not in seen:
+                seen[key] = (str(path), number, {**record, "instructions": {}})
+                imported.read_as("answer", answer_form(record))
+                imported.read_as("table", "JSON text" if re.search(r'"table"\s*:\s*"', line) else "object {columns, data}")
             variant = record.get("instruction_type", "DP")
-            seen[record["id"]][2]["instructions"][variant] = record.get("instruction", "")
+            seen[key][2]["instructions"][variant] = record.get("instruction", "")
+    shared_ids = _flag_shared_ids(imported, seen)
     for source_id, (path_text, number, record) in seen.items():
         body = verbatim_body(record["table"]["columns"], record["table"]["data"])
         table = Table(name=f"tablebench/{source_id}", body=body,
@@ -166,6 +230,8 @@ def read(paths: list[Path]) -> Imported:
         provenance = {"source_id": source_id, "source": "tablebench", "source_file": path_text,
                       "source_line": str(number), "qtype": record["qtype"], "qsubtype": record["qsubtype"],
                       "source_answer": record["answer"], "licence": LICENCE,
+                      **({"published_id": record["id"], "id_shared_by": shared_ids[record["id"]]}
+                         if record["id"] in shared_ids else {}),
                       **({"chart_type": record["chart_type"]} if record["qtype"] == "Visualization" else {}),
                       **{f"instruction_{v}": text for v, text in sorted(record["instructions"].items())}}
         imported.samples.append(Sample(task=task_key(record["qtype"], record["qsubtype"]), question=record["question"],

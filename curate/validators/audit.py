@@ -206,11 +206,9 @@ def gold_readings(gold: Any, columns: list[str]) -> list[list[Any]]:
 
     if isinstance(gold, str):
         text = gold.strip()
-        if text[:1] in "{[":
-            try:
-                return gold_readings(json.loads(text), columns)
-            except json.JSONDecodeError:
-                pass
+        structured = parsed_structure(text)
+        if structured is not None and table_cells(structured) is not None:
+            return gold_readings(structured, columns)
         readings = []
         parts = split_list(text)
         readings.append(parts if isinstance(parts, list) else [parts])
@@ -228,11 +226,168 @@ def gold_readings(gold: Any, columns: list[str]) -> list[list[Any]]:
                 cleaned.append(p)
         readings.append(cleaned)
         return [r for i, r in enumerate(readings) if r and r not in readings[:i]]
-    if isinstance(gold, dict) and "data" in gold:
-        return [[c for row in gold["data"] for c in (row if isinstance(row, list) else [row])]]
-    if isinstance(gold, list):
-        return [[c for row in gold for c in (row if isinstance(row, list) else [row])]]
+    cells = table_cells(gold)
+    if cells is not None:
+        return [cells]
+    if isinstance(gold, (dict, list)):  # a structure the audit cannot read: compared as nothing
+        return [[]]
     return [[gold]]
+
+
+# ---------------------------------------------------------------- layouts of a gold (issue 43: presentation
+# is not a wrong gold): structures in pandas' orients, prose that states the result, unreadable layouts
+
+
+def parsed_structure(text: str) -> Any:
+    """A gold written as JSON or as a Python literal (MMQA: a pandas `split` dict's repr), else None."""
+    from curate.curation.literals import LiteralError, literal
+
+    if text.strip()[:1] not in ("{", "["):
+        return None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        try:
+            return literal(text)
+        except LiteralError:
+            return None
+
+
+def table_cells(value: Any) -> list[Any] | None:
+    """The cells, row by row, of a table written in one of pandas' orients: `split` ({"columns",
+    "index", "data"}), `records` ([{column: value}]), `columns` ({column: {index: value}}),
+    `index` ({index: {column: value}}), or a list (of rows); None for any other structure."""
+    cells = _orient_cells(value)
+    return cells if cells is not None and not any(isinstance(c, (dict, list)) for c in cells) else None
+
+
+def _orient_cells(value: Any) -> list[Any] | None:
+    def row(r: Any) -> list[Any]:
+        return r if isinstance(r, list) else [r]
+
+    if isinstance(value, dict) and isinstance(value.get("data"), list):
+        return [c for r in value["data"] for c in row(r)]
+    if isinstance(value, list):
+        if value and all(isinstance(r, dict) for r in value):
+            return [c for r in value for c in r.values()]
+        if all(not isinstance(r, dict) and not any(isinstance(c, (dict, list)) for c in row(r)) for r in value):
+            return [c for r in value for c in row(r)]
+        return None
+    if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+        inner = list(dict.fromkeys(k for v in value.values() for k in v))
+        outer = list(value)
+        if set(inner) <= {str(i) for i in range(len(inner) + 1)} | set(range(len(inner) + 1)):  # `columns`
+            return [value[c].get(i) for i in inner for c in outer]
+        return [v.get(c) for v in value.values() for c in inner]  # `index`
+    return None
+
+
+def unreadable_layout(gold: Any) -> str | None:
+    """Why the audit cannot read the gold's layout (a structure it does not know), or None."""
+    if isinstance(gold, str):
+        text = gold.strip()
+        if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+            value = parsed_structure(text)
+            if value is None:
+                return "the gold looks like a JSON or Python structure but is neither"
+            gold = value
+    if isinstance(gold, (dict, list)) and table_cells(gold) is None:
+        keys = f" (keys {', '.join(map(str, list(gold)[:5]))})" if isinstance(gold, dict) else ""
+        return f"the gold is a structure the audit does not read{keys}"
+    return None
+
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip().replace(",", "")
+    return float(text) if _PLAIN_NUMBER.match(text) else None
+
+
+def stated_in_text(text: str, rows: list[tuple], question: str, bodies: dict[str, Any] | None = None) -> str | None:
+    """Why a gold written as prose or pairs states exactly the SQL's result ("2 settlements were made
+    with a total amount settled of 2469" for (2, 2469); "Ann Lee (Acme)" for ('Ann Lee', 'Acme')), or
+    None. Every distinct result cell must be in the text (numbers within the rounding the text writes
+    them to), and what is left must name no other number (but the question's) and no other value of
+    the tables (an extra item is not prose)."""
+    cells = list(dict.fromkeys(c for r in rows for c in r if c is not None))
+    if not cells or not isinstance(text, str) or not text.strip():
+        return None
+    rest = " " + " ".join(text.split()) + " "
+    for cell in sorted(cells, key=lambda c: -len(str(c))):
+        number = _as_number(cell)
+        if number is not None:  # every mention of it (a result may hold it twice)
+            found = [m for m in _NUMBER.finditer(rest)
+                     if abs(float(m.group().replace(",", "")) - number) <= 0.5 * 10 ** -_decimals(m.group()) + 1e-9]
+            if not found:
+                return None
+            for m in reversed(found):
+                rest = rest[:m.start()] + " " + rest[m.end():]
+            continue
+        pattern = re.compile(r"(?<!\w)" + re.escape(" ".join(str(cell).split())) + r"(?!\w)", re.I)
+        if not pattern.search(rest):
+            return None
+        rest = pattern.sub(" ", rest)
+    if _extra_item(text, cells):
+        return None
+    asked = {m.group().replace(",", "") for m in _NUMBER.finditer(question)}
+    stray = [m.group() for m in _NUMBER.finditer(rest) if m.group().replace(",", "") not in asked]
+    if stray:
+        return None
+    if bodies and _names_other_values(rest, question, bodies, cells):
+        return None
+    if not re.search(r"[A-Za-z]", rest):
+        return "the gold writes the SQL's result in another layout (pairs, brackets, separators)"
+    return "the gold states the SQL's result in prose"
+
+
+def _extra_item(text: str, cells: list[Any]) -> bool:
+    """A gold written as a list ("a, b, c") whose short item holds none of the result's cells: an
+    extra item, not prose around the result."""
+    chunks = [c.strip(" .()[]") for c in re.split(r"(?<!\d),|,(?!\d)|[;\n]", text)]  # not 52,500's comma
+    if len(chunks) < 2:
+        return False
+    folded = [" ".join(str(c).lower().split()) for c in cells]
+    for chunk in chunks:
+        low = " ".join(chunk.lower().split())
+        if not low or len(low.split()) > 3:
+            continue
+        numbers = [float(m.group().replace(",", "")) for m in _NUMBER.finditer(low)]
+        holds = any(f and f in low for f in folded) or any(
+            n is not None and any(abs(n - x) <= 0.5 * 10 ** -_decimals(str(x)) + 1e-9 for x in numbers)
+            for n in map(_as_number, cells))
+        if not holds:
+            return True
+    return False
+
+
+def _names_other_values(rest: str, question: str, bodies: dict[str, Any], cells: list[Any], limit: int = 20000) -> bool:
+    """Does the text left over name a value of the tables that the result does not hold? (too many
+    values to look through: assume it does, so the gold is not excused)"""
+    import pyarrow as pa
+
+    asked, held = question.lower(), {str(c).lower() for c in cells}
+    words = " " + " ".join(re.findall(r"\w+", rest.lower())) + " "
+    seen = 0
+    for body in bodies.values():
+        for column in body.columns:
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+                continue
+            for value in set(column.to_pylist()):
+                seen += 1
+                if seen > limit:
+                    return True
+                v = " ".join(re.findall(r"\w+", str(value or "").lower()))
+                if len(v) < 3 or v in held or v in asked or _PLAIN_NUMBER.match(v):
+                    continue
+                if f" {v} " in words:
+                    return True
+    return False
 
 
 def _cells(rows: list[tuple], columns: tuple[int, ...] | None = None, distinct: bool = False) -> list[Any]:
@@ -242,9 +397,12 @@ def _cells(rows: list[tuple], columns: tuple[int, ...] | None = None, distinct: 
     return [v for r in picked for v in r]
 
 
-def compare(gold: Any, rows: list[tuple], columns: list[str], sql: str, question: str) -> tuple[str | None, str]:
+def compare(gold: Any, rows: list[tuple], columns: list[str], sql: str, question: str,
+            bodies: dict[str, Any] | None = None) -> tuple[str | None, str]:
     """(kind or None, why): None when the gold is the result; `presentation` when it is the result
-    shaped differently; `wrong_value` or `missing_or_extra_items` when it is not."""
+    shaped differently (another layout, prose: `stated_in_text`, whose check for extra items reads
+    `bodies`); `unreadable_gold` when its layout is one the audit cannot read; `wrong_value` or
+    `missing_or_extra_items` when it is not the result."""
     from itertools import combinations
 
     from curate.curation.answers import normalize_answer
@@ -275,6 +433,13 @@ def compare(gold: Any, rows: list[tuple], columns: list[str], sql: str, question
                 return "presentation", why
         if ordered and _equivalence(cells).same(cells, _cells(rows)):
             return "wrong_value", "the gold lists the right items in an order the question does not ask for"
+    unreadable = unreadable_layout(gold)
+    if unreadable:
+        return "unreadable_gold", unreadable
+    if isinstance(gold, str) and parsed_structure(gold) is None:
+        stated = stated_in_text(gold, rows, question, bodies)
+        if stated:
+            return "presentation", stated
     # not the result: items missing or extra, or a wrong value
     gold_items = [normalize_answer(c) for c in readings[0]]
     result_items = [normalize_answer(c) for c in _cells(rows, distinct=not distinct_sql)]
@@ -344,7 +509,7 @@ def check_sql(question: str, sql: str, gold: Any, bodies: dict[str, Any] | Engin
             return {**out, "kind": "ambiguous", "wrong_gold": True, "confidence": 0.8,
                     "detail": f"the gold depends on an arbitrary tie: {tie}"}
         return {**out, "kind": None, "wrong_gold": False, "confidence": base, "detail": "the SQL runs"}
-    kind, why = compare(gold, rows, columns, sql, question)
+    kind, why = compare(gold, rows, columns, sql, question, engines_of.bodies)
     if note:
         why = f"{why} ({note})"
     if tie and kind is not None:
@@ -352,7 +517,7 @@ def check_sql(question: str, sql: str, gold: Any, bodies: dict[str, Any] | Engin
                 "detail": f"{why}; but the SQL keeps one of tied rows: {tie}"}
     if kind in ("wrong_value", "missing_or_extra_items"):
         return {**out, "kind": kind, "wrong_gold": True, "confidence": base, "detail": why}
-    if kind == "presentation":
+    if kind in ("presentation", "unreadable_gold"):
         return {**out, "kind": kind, "wrong_gold": False, "confidence": base, "detail": why}
     if tie:
         return {**out, "kind": "ambiguous", "wrong_gold": False, "confidence": 0.7,
@@ -775,11 +940,28 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
                                                      *re.findall(r"'([^']+)'", sql)])))
     for e in engines.values():
         e.close()
-    for skipped in (manifest.get("build", {}).get("import") or {}).get("skipped", []):
-        if "SQL" in skipped.get("reason", "") or skipped.get("field") in ("query", "SQL"):
-            findings.append(Finding("", str(skipped.get("source_id", "")), "sql_fails", None, None, True, 0.95, ["sqlite"],
-                                    [], f"left out by the import: {skipped.get('reason')}"))
+    findings += import_findings(manifest, findings)
     return report(str(release), manifest, checked, findings)
+
+
+def import_findings(manifest: dict[str, Any], found: list[Finding]) -> list[Finding]:
+    """What the import said is odd (`build.import`): a gold SQL that fails (its record left out, or
+    only its text-to-SQL twin: then the question's own check has said so already), and an id the
+    benchmark uses for more than one question (`duplicate_id`: each kept under its own source_id)."""
+    imported = manifest.get("build", {}).get("import") or {}
+    said = {(f.source_id, f.kind) for f in found}
+    out = []
+    for skipped in imported.get("skipped", []):
+        source_id = str(skipped.get("source_id", ""))
+        if ("SQL" in skipped.get("reason", "") or skipped.get("field") in ("query", "SQL")) and \
+                (source_id, "sql_fails") not in said:
+            out.append(Finding("", source_id, "sql_fails", None, None, True, 0.95, ["sqlite"], [],
+                               f"left out by the import: {skipped.get('reason')}"))
+    for flag in imported.get("flags", []):
+        if flag.get("kind") == "duplicate_id":
+            out.append(Finding("", str(flag.get("source_id", "")), "duplicate_id", None, None, False, 1.0, ["import"],
+                               [], f"{flag.get('detail', '')} ({flag.get('where', '')})"))
+    return out
 
 
 def _listed_files(path: str) -> Any:

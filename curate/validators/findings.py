@@ -8,7 +8,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-KINDS = ("presentation", "wrong_value", "missing_or_extra_items", "question_sql_disagree", "sql_fails", "ambiguous")
+KINDS = ("presentation", "wrong_value", "missing_or_extra_items", "question_sql_disagree", "sql_fails", "ambiguous",
+         "unreadable_gold", "duplicate_id")  # the last two: a gold layout the audit cannot read; an id two questions share
 
 
 @dataclass
@@ -32,7 +33,8 @@ class Finding:
     def needs_review(self) -> bool:
         """A person should look: the gold may be wrong, or the question may have no single answer, or
         it names what its SQL does not. A gold that is only shaped differently needs nobody."""
-        return bool(self.sample_id) and (self.wrong_gold or self.kind in ("ambiguous", "question_sql_disagree"))
+        return bool(self.sample_id) and (self.wrong_gold or self.kind in ("ambiguous", "question_sql_disagree",
+                                                                           "unreadable_gold"))
 
     @property
     def proposed(self) -> str | None:

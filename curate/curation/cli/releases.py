@@ -20,22 +20,51 @@ from curate.curation.cli.stages import _render_verify
               help="Folder that holds the releases (<name>/<version>/).")
 @click.option("--map", "field_map", default=None, help="jsonl: which field is which, e.g. "
               "question=q,answer=a,table=t[,id=uid] (a table as {columns, data}, row objects, or rows under a header).")
+@click.option("--strict", is_flag=True, help="All or nothing: refuse the whole import at the first record that "
+              "cannot be read (default: leave such records out and list them with their reasons).")
+@click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False),
+              help="Also write the import's summary as JSON: per field, how many records were read in each form, "
+                   "and every record left out with its file, place, field and reason.")
 @json_option
 def import_(fmt: str, paths: tuple[str, ...], name: str | None, version: str | None, releases: str,
-            field_map: str | None, as_json: bool) -> None:
+            field_map: str | None, strict: bool, report_path: str | None, as_json: bool) -> None:
     """Import a published benchmark as a release (same layout, manifest, fingerprint and card as
     `curate build` writes): every sample keeps its benchmark id (provenance.source_id), the manifest
-    and card the source files' sha256 and licence. `curate evaluate` then scores it with the
-    benchmark's official metrics beside curate's."""
+    and card the source files' sha256 and licence. A record that cannot be read is left out and
+    listed (--strict: refused). `curate evaluate` then scores it with the benchmark's official
+    metrics beside curate's."""
+    import json
+    from pathlib import Path
+
     from curate.curation.registry import resolve
 
     try:
-        result = resolve("curate.importers:write_import")(fmt, list(paths), name, version, releases, None, field_map)
+        result = resolve("curate.importers:write_import")(fmt, list(paths), name, version, releases, None, field_map,
+                                                           strict)
     except (ValueError, RuntimeError) as e:  # BadInput names the file, the line and the field
         raise click.ClickException(str(e)) from None
-    _emit(result, as_json, lambda r: click.echo(
-        f"{r['name']} {r['version']} {r['status'].replace('_', ' ')}: {r['path']} "
-        f"({r['counts']['samples']:,} samples, {r['counts']['tables']:,} tables; fingerprint {r['fingerprint']})"))
+    if report_path:
+        Path(report_path).write_text(json.dumps({**result["import"], "skipped": result["skipped"]}, indent=2,
+                                                ensure_ascii=False) + "\n")
+    _emit(result, as_json, _render_import)
+
+
+def _render_import(r: dict[str, Any]) -> None:
+    """The release written, how each field was read, and what was left out, counted by reason."""
+    click.echo(f"{r['name']} {r['version']} {r['status'].replace('_', ' ')}: {r['path']} "
+               f"({r['counts']['samples']:,} samples, {r['counts']['tables']:,} tables; fingerprint {r['fingerprint']})")
+    summary = r.get("import", {})
+    for field_name, forms in summary.get("forms", {}).items():
+        click.echo(f"  {field_name}: " + ", ".join(f"{n:,} {form}" for form, n in forms.items()))
+    for kind, n in summary.get("flags", {}).items():
+        click.echo(f"  flagged for `curate audit`: {n:,} {kind.replace('_', ' ')}")
+    left = summary.get("left_out", [])
+    if left:
+        click.echo(f"  left out: {sum(e['count'] for e in left):,} records")
+        for e in left:
+            example = next((s for s in r.get("skipped", []) if s.get("kind", "other") == e["kind"]), {})
+            click.echo(f"    {e['count']:,} {e['kind'].replace('_', ' ')}, field {e['field']!r}"
+                       + (f" (e.g. {example.get('where', '')}: {example.get('reason', '')[:120]})" if example else ""))
 
 
 @main.command()

@@ -12,11 +12,15 @@ from curate.evaluation.metrics import Score, metric
 
 
 def _numbers(values: Any) -> list[float] | None:
+    """The values as floats, a missing one (None or NaN: TableBench's `np.nan` golds) as NaN."""
     try:
-        numbers = [float(v) for v in values]
+        return [float("nan") if v is None else float(v) for v in values]
     except (TypeError, ValueError):
         return None
-    return None if any(math.isnan(v) for v in numbers) else numbers
+
+
+def _present(values: list[float]) -> list[float]:
+    return [v for v in values if not math.isnan(v)]
 
 
 def _shares(values: list[float]) -> list[float]:
@@ -44,6 +48,9 @@ def chart_pass(prediction: Any, gold: Any, context: dict[str, Any]) -> Score:
         return Score(0.0, {**details, "mismatch": "chart type"})
     if predicted is None or len(predicted) != len(expected):
         return Score(0.0, {**details, "mismatch": "number of values"})
+    if len(_present(predicted)) != len(_present(expected)):  # missing values (NaN) must be missing in both
+        return Score(0.0, {**details, "mismatch": "missing values"})
+    predicted, expected = _present(predicted), _present(expected)
     if kind == "pie":
         predicted, expected = _shares(predicted), _shares(expected)
         same = all(abs(p - g) <= 0.005 for p, g in zip(sorted(predicted), sorted(expected)))

@@ -138,7 +138,7 @@ def mmqa(data: Any, samples: list[Any], predictions: list[dict[str, Any]], resul
                 ex.append(theirs or 0.0)
                 sql_rouge += rouge_l_scores([sample.provenance.get("source_sql", "")], [_answer_sql(row)])
                 continue
-            gold = str(sample.provenance.get("source_answer", ""))
+            gold = str(sample.provenance.get("answer_text") or sample.provenance.get("source_answer", ""))
             stated = final_answer_line(row.get("reply") or "") or ""
             exact = float(_fold(stated) == _fold(gold))
             items = [_fold(x) for x in gold.split(",") if x.strip()]

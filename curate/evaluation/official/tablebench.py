@@ -181,7 +181,8 @@ def _flat(values: Any) -> list[float]:
 def _same_values(references: list[float], predictions: list[float]) -> bool:
     import math
 
-    a, b = sorted(round(float(x), 2) for x in references), sorted(round(float(x), 2) for x in predictions)
+    number = lambda x: float("nan") if x is None else round(float(x), 2)  # noqa: E731 - None: the gold's np.nan
+    a, b = sorted(map(number, references)), sorted(map(number, predictions))
     return len(a) == len(b) and all((math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a, b))
 
 

@@ -142,6 +142,7 @@ def _card_import(imported: dict[str, Any], corrected: dict[str, Any] | None = No
                   "Label Studio; a confirmed or corrected gold replaces the published one (kept in "
                   "`provenance.gold_before_review`), a question marked ambiguous leaves the release.", ""]
     lines += [f"- {note}" for note in imported.get("notes", [])]
+    lines += _card_left_out(imported)
     lines += ["", "### Source files", "", "| file | sha256 | licence |", "| --- | --- | --- |"]
     lines += [f"| {s['path']} | `{s['sha256']}` | {s['licence']} |" for s in imported["sources"]]
     if errata is not None:
@@ -175,6 +176,20 @@ def _card_import(imported: dict[str, Any], corrected: dict[str, Any] | None = No
                "- The gold answers are the authors'; curate did not re-compute them (`curate audit` looks for wrong "
                "ones)."), ""]
     return lines
+
+
+def _card_left_out(imported: dict[str, Any]) -> list[str]:
+    """The published records not in the release, counted by why (`build.import.skipped` lists each)."""
+    import re
+    from collections import Counter
+
+    counts = Counter((s.get("kind", "other"), re.sub(r"\[\d+\]", "[]", s.get("field", "")))
+                     for s in imported.get("skipped", []))
+    if not counts:
+        return []
+    return ["", "### Left out by the import", "", "| why | field | records |", "| --- | --- | --- |",
+            *[f"| {kind.replace('_', ' ')} | {field or '-'} | {n} |" for (kind, field), n in sorted(counts.items())],
+            "", "Each is listed with its file, place and reason in the manifest (`build.import.skipped`)."]
 
 
 def _card_database_shares(share: dict[str, Any]) -> list[str]:
