@@ -300,8 +300,8 @@ def folder_config(path: str | Path) -> dict[str, Any]:
     root = Path(path).resolve()
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-._") or "tables"
     return {"build": {"sources": [str(root)]}, "select": dict(DEFAULT_CONFIG["select"]),
-            "release": {"name": name, "description": f"Table-reasoning questions over the tables in {root.name}/: "
-                                                     "TReB's rule-based skills and MMQA's multi-table tasks."}}
+            "release": {"name": name, "description": f"Table-reasoning questions over the tables and databases in "
+                                                     f"{root.name}/, built by curate."}}
 
 
 def release_config(path: str | Path) -> dict[str, Any]:
