@@ -31,7 +31,7 @@ def own_tables(folder: Path) -> Path:
 def own_release(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("own")
     data = own_tables(tmp / "my shop data")
-    out = invoke("build", data, "--releases", tmp / "releases", "-w", tmp / "ws", "--json", "--workers", "2")
+    out = invoke("build", data, "--releases", tmp / "releases", "-w", tmp / "ws", "--json", "--workers", "1")
     assert out.exit_code == 0, out.output
     return Path(json.loads(out.output)["release"]["path"])
 

@@ -26,6 +26,7 @@ from curate.curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, 
                                      PIPELINE_ORDER, SAMPLES_LATEST_FIRST, STEPS, declared, downstream, flat, inputs_of)
 from curate.curation.pipeline.reports import ContractsReport, IngestReport, SelectReport, SqlReport, VerifyReport
 from curate.curation.pipeline.stage import merge_counts
+from curate.curation.pipeline.store import REPORT
 from curate.curation.registry import resolve
 from curate.curation.workspace import Workspace
 
@@ -178,7 +179,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
 
     def record(name: str, run: Any, summary: str) -> None:
         step = {"stage": name, "cached": run.cached, "seconds": round(run.seconds, 3), "summary": summary,
-                "dataset": run.dataset.name, "parts": run.parts_total, "parts_run": run.parts_run}
+                "dataset": run.dataset.name, "parts": run.parts_total, "parts_run": run.parts_run,
+                "reports": [str(run.dataset.path / REPORT)]}
         steps.append(step)
         runs[name] = run
         if on_step:
@@ -217,7 +219,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         ingest_report = merge_counts(ingest_reports) or {"tables": 0, "databases": 0, "failed": 0}
         step = {"stage": "ingest", "cached": all_cached, "seconds": round(time.perf_counter() - step_started, 3),
                 "summary": STAGES.get("ingest").summary(ingest_report),
-                "dataset": ", ".join(d.name for d in ingested), "parts": 0, "parts_run": 0}
+                "dataset": ", ".join(d.name for d in ingested), "parts": 0, "parts_run": 0,
+                "reports": [str(d.path / REPORT) for d in ingested]}
         steps.append(step)
         if on_step:
             on_step(step)

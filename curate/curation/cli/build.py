@@ -50,6 +50,7 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
     """
     from pathlib import Path
 
+    from curate.curation.cli.named import name_step
     from curate.curation.build import (BuildError, ContractsFailed, folder_config, load_build_config, release_config,
                                        run_build)
 
@@ -59,6 +60,7 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
         if console is not None:
             state = "[dim]cached[/]" if step["cached"] else f"{step['seconds']:.1f}s"
             console.print(f"[bold]{step['stage']:<10}[/] {state:>8}  {step['summary']}", highlight=False)
+            name_step(console, step)
 
     try:
         if config and Path(config).is_dir():  # a release to correct, or a folder of one's own tables

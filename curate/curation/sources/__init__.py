@@ -75,7 +75,9 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
                 skipped.append({"path": shown(p), "reason": problem})
                 continue
             unit = file_unit(p)
-            if unit.reader == "":
+            if unit.reader == "" and spider_schema(p):
+                skipped.append({"path": shown(p), "reason": "Spider schema, read with the database beside it"})
+            elif unit.reader == "":
                 skipped.append({"path": shown(p), "reason": f"unsupported file type {p.suffix or '(none)'}"})
             else:
                 units.append(unit)
@@ -116,6 +118,13 @@ def unreadable_entry(p: Path) -> str:
     kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
             else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
     return f"{kind}, not a regular file"
+
+
+def spider_schema(p: Path) -> bool:
+    """A Spider database's `schema.sql` (database/<db_id>/schema.sql beside <db_id>.sqlite): the
+    database is read, its schema with it."""
+    return (p.suffix.lower() == ".sql" and p.parent.parent.name == "database"
+            and any((p.parent / f"{p.parent.name}{suffix}").is_file() for suffix in (".sqlite", ".db", ".sqlite3")))
 
 
 def file_unit(p: Path) -> Unit:

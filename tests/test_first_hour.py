@@ -1,0 +1,72 @@
+"""A new user's rough edges (issue 42): each says what to do, names what it passed over, and exits as
+a usage error where it is one."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from tests.test_cli import invoke
+
+
+def test_review_push_without_the_label_studio_client_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "a-token")
+    monkeypatch.setitem(__import__("sys").modules, "label_studio_sdk", None)  # not installed, as after `make demo`
+    for command in ("push", "pull"):
+        out = invoke("review", command, "-w", tmp_path / "ws")
+        assert out.exit_code == 2 and "pip install 'curate[review]'" in out.output, out.output
+        assert "Traceback" not in out.output
+
+
+def test_review_help_explains_push_annotate_pull_build():
+    out = invoke("review", "--help")
+    assert out.exit_code == 0
+    steps = [out.output.index(f"{n}. {step}") for n, step in enumerate(("push", "annotate", "pull", "build"), 1)]
+    assert steps == sorted(steps) and "pip install 'curate[review]'" in out.output
+
+
+def spider_folder(root):
+    """Spider's layout: database/<db_id>/<db_id>.sqlite with its schema.sql beside it."""
+    db = root / "database" / "shop"
+    db.mkdir(parents=True)
+    con = sqlite3.connect(db / "shop.sqlite")
+    con.executescript("CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT, price REAL);"
+                      "INSERT INTO item VALUES (1, 'pen', 1.5), (2, 'ink', 3.0), (3, 'pad', 2.25);")
+    con.commit()
+    con.close()
+    (db / "schema.sql").write_text("CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT, price REAL);\n")
+    return root
+
+
+def test_ingest_names_every_skipped_file_first_few_then_count_and_where(tmp_path):
+    src = spider_folder(tmp_path / "in")
+    (src / "a.csv").write_text("x,y\n1,2\n3,4\n")
+    for n in range(7):
+        (src / f"notes{n}.txt").write_text("not a table")
+    (src / "broken.xlsx").write_bytes(b"not a zip")
+    out = invoke("ingest", src, "-w", tmp_path / "ws", "--workers", "1")
+    assert out.exit_code == 0, out.output
+    text = out.output
+    assert "broken.xlsx" in text  # the unreadable file, named
+    assert "schema.sql" not in text  # read with its database, not skipped
+    named = [line for line in text.splitlines() if line.startswith("skipped ")]
+    assert len(named) == 5 and "... and 3 more: every one is listed in" in text
+    report = text.split("every one is listed in", 1)[1].split()[0]
+    listed = json.loads(open(report).read())
+    assert len(listed["failures"]) + len(listed["skipped_files"]) == 9  # 7 notes, broken.xlsx, schema.sql
+    schema = [f for f in listed["skipped_files"] if f["path"].endswith("schema.sql")]
+    assert schema and not schema[0]["reason"].startswith("unsupported")
+
+
+def test_clean_names_the_tables_it_drops(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "good.csv").write_text("city,people\nAa,10\nBb,20\nCc,30\nDd,45\n")
+    (src / "tiny.csv").write_text("x\n1\n")  # one row, one column: degenerate
+    (src / "empty.csv").write_text("a,b,c\n,,\n,,1\n,,\n")  # mostly empty
+    assert invoke("ingest", src, "-w", tmp_path / "ws", "--workers", "1").exit_code == 0
+    out = invoke("clean", "-w", tmp_path / "ws", "--workers", "1")
+    assert out.exit_code == 0, out.output
+    dropped = [line for line in out.output.splitlines() if line.startswith("dropped ")]
+    assert any("tiny" in line for line in dropped) and any("empty" in line for line in dropped)
+    assert not any("good" in line for line in dropped)
