@@ -70,3 +70,30 @@ def test_clean_names_the_tables_it_drops(tmp_path):
     dropped = [line for line in out.output.splitlines() if line.startswith("dropped ")]
     assert any("tiny" in line for line in dropped) and any("empty" in line for line in dropped)
     assert not any("good" in line for line in dropped)
+
+
+def tablebench_line(table) -> str:
+    return json.dumps({"id": "q1", "qtype": "FactChecking", "qsubtype": "MatchBased", "table": table,
+                       "question": "Did Ann sell more than Bob?", "answer": "Yes", "instruction_type": "DP"})
+
+
+def test_tablebench_takes_a_table_stored_as_json_text_and_says_what_it_expects_otherwise(tmp_path):
+    import pytest
+
+    from curate.importers import BadInput
+    from curate.importers.tablebench import read
+
+    table = {"columns": ["name", "sold"], "data": [["Ann", 5], ["Bob", 3]]}
+    as_text = tmp_path / "text.jsonl"
+    as_text.write_text(tablebench_line(json.dumps(table)) + "\n")
+    as_object = tmp_path / "object.jsonl"
+    as_object.write_text(tablebench_line(table) + "\n")
+    from_text, from_object = read([as_text]), read([as_object])
+    assert from_text.tables[0].body.equals(from_object.tables[0].body)  # the same table either way
+    assert from_text.tables[0].body.column("name").to_pylist() == ["Ann", "Bob"]
+    assert from_text.samples[0].answer == from_object.samples[0].answer
+    for bad in ("not json", json.dumps([["Ann", 5]])):
+        broken = tmp_path / "broken.jsonl"
+        broken.write_text(tablebench_line(bad) + "\n")
+        with pytest.raises(BadInput, match=r"broken.jsonl:line 1: field 'table'.*\{\"columns\": \[\.\.\.\], \"data\""):
+            read([broken])
