@@ -97,3 +97,32 @@ def test_tablebench_takes_a_table_stored_as_json_text_and_says_what_it_expects_o
         broken.write_text(tablebench_line(bad) + "\n")
         with pytest.raises(BadInput, match=r"broken.jsonl:line 1: field 'table'.*\{\"columns\": \[\.\.\.\], \"data\""):
             read([broken])
+
+
+def test_usage_errors_exit_2_and_list_only_what_is_documented(tmp_path):
+    release = tmp_path / "release"
+    release.mkdir()
+    out = invoke("evaluate", release, "--modes", "cot")
+    assert out.exit_code == 2 and "tcot, pot, icot" in out.output and "Traceback" not in out.output
+    out = invoke("evaluate", release, "--backend", "nope")
+    assert out.exit_code == 2 and "openai" in out.output and "gold" in out.output
+    assert "scripted" not in out.output  # a backend only tests use is not offered
+    assert invoke("evaluate", release, "--backend", "scripted").exit_code == 2
+
+
+def test_audit_and_evaluate_name_the_sandbox_alike_the_old_name_still_works(tmp_path):
+    for command in ("audit", "evaluate"):
+        shown = invoke(command, "--help").output
+        assert "--sandbox [bwrap|none]" in shown and "--isolation" not in shown
+    assert invoke("audit", tmp_path, "--sandbox", "sideways").exit_code == 2  # checked like any choice
+    old = invoke("audit", tmp_path, "--isolation", "sideways")
+    assert old.exit_code == 2 and "No such option" not in old.output  # the hidden alias, checked alike
+
+
+def test_keys_on_a_workspace_without_databases_says_so_and_exits_1(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.csv").write_text("x,y\n1,2\n3,4\n")
+    assert invoke("ingest", src, "-w", tmp_path / "ws", "--workers", "1").exit_code == 0
+    out = invoke("keys", "-w", tmp_path / "ws")
+    assert out.exit_code == 1 and "no databases in the workspace" in out.output
