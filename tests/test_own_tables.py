@@ -131,3 +131,13 @@ def test_each_source_names_its_own_licence_and_one_known_licence_is_the_headers(
     assert rows[1]["link"] == "https://cran.r-project.org/package=MASS"
     data = card_data(manifest).to_dict()
     assert data["license"] == "other" and data["license_name"] and data["license_link"]
+
+
+def test_a_folder_or_one_table_file_is_a_build_named_after_it(tmp_path):
+    from curate.curation.build import folder_config, resolve_config
+
+    data = own_tables(tmp_path / "Q3 numbers!")
+    folder = resolve_config(folder_config(data))  # a valid build config: the release name is one the writer takes
+    assert folder["release"]["name"] == "Q3-numbers" and folder["build"]["sources"] == [str(data.resolve())]
+    one = folder_config(data / "sales.csv")
+    assert one["release"]["name"] == "sales" and one["build"]["sources"] == [str((data / "sales.csv").resolve())]

@@ -297,14 +297,15 @@ CORRECTED_STEPS: tuple[str, ...] = (*_CORRECTIONS, *(n for n in PIPELINE_ORDER i
 
 def folder_config(path: str | Path) -> dict[str, Any]:
     """The build config of `curate build DIR`: the default pipeline over the tables, spreadsheets and
-    databases in DIR, released under DIR's name (a TOML config is for when the defaults do not fit)."""
+    databases in DIR (or one such file), released under its name (a TOML config is for when the
+    defaults do not fit)."""
     import re
 
     root = Path(path).resolve()
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-._") or "tables"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.stem if root.is_file() else root.name).strip("-._") or "tables"
     return {"build": {"sources": [str(root)]}, "select": dict(DEFAULT_CONFIG["select"]),
             "release": {"name": name, "description": f"Table-reasoning questions over the tables and databases in "
-                                                     f"{root.name}/, built by curate."}}
+                                                     f"{root.name}{'' if root.is_file() else '/'}, built by curate."}}
 
 
 def release_config(path: str | Path) -> dict[str, Any]:

@@ -38,8 +38,9 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
     tables, or the default release from the built-in corpus: ingest, clean, rule-based QA and chains,
     SQL synthesis, selection, execution checks, data contracts, release.
 
-    CONFIG may be a folder of CSVs, spreadsheets and databases: `curate build mydata/` runs the
-    default pipeline over them, no config needed, and names the release after the folder.
+    CONFIG may be a folder of CSVs, spreadsheets and databases (or one such file): `curate build
+    mydata/` runs the default pipeline over them, no config needed, and names the release after the
+    folder.
 
     A rerun reuses every finished stage and part; a failed data contract blocks the release.
 
@@ -51,6 +52,7 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
     from pathlib import Path
 
     from curate.curation.cli.named import name_step
+    from curate.curation.sources import extensions
     from curate.curation.build import (BuildError, ContractsFailed, folder_config, load_build_config, release_config,
                                        run_build)
 
@@ -66,6 +68,8 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
         if config and Path(config).is_dir():  # a release to correct, or a folder of one's own tables
             is_release = (Path(config) / "manifest.json").exists()
             settings = release_config(config) if is_release else folder_config(config)
+        elif config and Path(config).suffix.lower() in extensions():  # one table file (a .csv, an .xlsx, ...)
+            settings = folder_config(config)
         else:
             settings = load_build_config(config)
         result = run_build(_workspace(workspace), settings, releases, executor=_executor(workers),
