@@ -62,8 +62,11 @@ def test_model_args_read_json_values_and_keep_text():
 def test_evaluate_refuses_an_unknown_backend_naming_the_known_ones(tmp_path):
     result = CliRunner().invoke(main, ["evaluate", str(tmp_path), "--backend", "nope", "--model", "m"])
     assert result.exit_code == 2 and "--backend 'nope': choose one of" in result.output
-    # every registered name (replay among them; a test module may have registered more), then gold
-    assert ", ".join(BACKENDS.names()) + ", gold" in result.output and "replay" in BACKENDS.names()
+    # every name a user may give (replay among them; not scripted, which only tests use), then gold
+    from curate.curation.llm.backends import offered
+
+    assert ", ".join(offered()) + ", gold" in result.output and "replay" in offered()
+    assert "scripted" in BACKENDS.names() and "scripted" not in offered()
 
 
 def test_evaluate_hands_model_args_to_any_registered_backend(small_release, tmp_path):

@@ -176,7 +176,7 @@ def test_spider_layout_is_detected_and_tables_json_adds_keys(tmp_path):
         "primary_keys": [1, 3], "foreign_keys": [[4, 1]]}]))
     units, skipped = expand(str(root))
     assert [(u.reader, u.extra) for u in units] == [("spider", str(root / "tables.json"))]
-    assert skipped == [{"path": str(root / "database" / "zoo" / "schema.sql"), "reason": "unsupported file type .sql"},
+    assert skipped == [{"path": str(root / "database" / "zoo" / "schema.sql"), "reason": "Spider schema, read with the database beside it"},
                        {"path": str(root / "tables.json"), "reason": "Spider schema, read with its databases"}]
     *_, db = read("spider", units[0].path, "spider", units[0].extra)
     assert [(k.table, k.columns) for k in db.primary_keys] == [("keeper", ("kid",)), ("animal", ("aid",))]

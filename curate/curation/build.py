@@ -26,6 +26,7 @@ from curate.curation.pipeline.graph import (CHECKS, CORE, CORRECTION, DECLARED, 
                                      PIPELINE_ORDER, SAMPLES_LATEST_FIRST, STEPS, declared, downstream, flat, inputs_of)
 from curate.curation.pipeline.reports import ContractsReport, IngestReport, SelectReport, SqlReport, VerifyReport
 from curate.curation.pipeline.stage import merge_counts
+from curate.curation.pipeline.store import REPORT
 from curate.curation.registry import resolve
 from curate.curation.workspace import Workspace
 
@@ -121,6 +122,22 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     return config
 
 
+def refuse_existing_version(config: dict[str, Any], releases: str | Path) -> None:
+    """A `[release] version` that already exists is refused now, before any stage runs (releases are
+    immutable), unless that release was built from this very config: a rerun, which the release step
+    finds up to date."""
+    import json
+
+    release = resolve("curate.exports.release:settings")(config["release"])
+    existing = Path(releases) / release["name"] / release["version"]
+    if not release["version"] or not (existing / "manifest.json").exists():
+        return
+    built_from = resolve("curate.exports.release:read_manifest")(existing).get("build", {}).get("config")
+    if built_from != json.loads(json.dumps(_without_secrets(config))):
+        raise BuildError(f"release {release['name']} {release['version']} exists at {existing}: releases are "
+                         "immutable; give a new version (or none, to bump the latest)")
+
+
 def section_of(config: dict[str, Any], name: str) -> dict[str, Any]:
     """The build config's table for stage `name` (its declared section), {} for a stage without one."""
     out: Any = config
@@ -154,6 +171,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
     if until and until not in STEPS:
         raise BuildError(f"--until {until!r}: choose one of {', '.join(STEPS)}")
     config = resolve_config(config)
+    refuse_existing_version(config, releases)
     build = config["build"]
     started = time.perf_counter()
     steps: list[dict[str, Any]] = []
@@ -161,7 +179,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
 
     def record(name: str, run: Any, summary: str) -> None:
         step = {"stage": name, "cached": run.cached, "seconds": round(run.seconds, 3), "summary": summary,
-                "dataset": run.dataset.name, "parts": run.parts_total, "parts_run": run.parts_run}
+                "dataset": run.dataset.name, "parts": run.parts_total, "parts_run": run.parts_run,
+                "reports": [str(run.dataset.path / REPORT)]}
         steps.append(step)
         runs[name] = run
         if on_step:
@@ -200,7 +219,8 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
         ingest_report = merge_counts(ingest_reports) or {"tables": 0, "databases": 0, "failed": 0}
         step = {"stage": "ingest", "cached": all_cached, "seconds": round(time.perf_counter() - step_started, 3),
                 "summary": STAGES.get("ingest").summary(ingest_report),
-                "dataset": ", ".join(d.name for d in ingested), "parts": 0, "parts_run": 0}
+                "dataset": ", ".join(d.name for d in ingested), "parts": 0, "parts_run": 0,
+                "reports": [str(d.path / REPORT) for d in ingested]}
         steps.append(step)
         if on_step:
             on_step(step)
@@ -273,6 +293,19 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
 _CORRECTIONS = tuple(d.name for d in DECLARED if d.kind == CORRECTION)
 _READ_AFTER_CORRECTION = set().union(*(downstream(c) for c in _CORRECTIONS))
 CORRECTED_STEPS: tuple[str, ...] = (*_CORRECTIONS, *(n for n in PIPELINE_ORDER if n in _READ_AFTER_CORRECTION), "release")
+
+
+def folder_config(path: str | Path) -> dict[str, Any]:
+    """The build config of `curate build DIR`: the default pipeline over the tables, spreadsheets and
+    databases in DIR (or one such file), released under its name (a TOML config is for when the
+    defaults do not fit)."""
+    import re
+
+    root = Path(path).resolve()
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.stem if root.is_file() else root.name).strip("-._") or "tables"
+    return {"build": {"sources": [str(root)]}, "select": dict(DEFAULT_CONFIG["select"]),
+            "release": {"name": name, "description": f"Table-reasoning questions over the tables and databases in "
+                                                     f"{root.name}{'' if root.is_file() else '/'}, built by curate."}}
 
 
 def release_config(path: str | Path) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def run_ingest(workspace: Workspace, sources: list[str], add: bool = False, exec
             out.append({"source": spec, "tables": report.tables, "databases": report.databases,
                         "failed": report.failed, "failures": report.failures,
                         "skipped_files": report.skipped_files, "warnings": report.warnings,
-                        "cached": run.cached,
+                        "cached": run.cached, "report": str(run.dataset.path / "report.json"),
                         "parts": run.parts_total, "dataset": run.dataset.name})
             if run.dataset.name not in {d.name for d in datasets}:
                 datasets.append(run.dataset)
@@ -71,7 +71,7 @@ def _run_on_current(workspace: Workspace, stage: str, after: str, config: dict[s
         run = run_stage(stage, config, inputs, workspace.stages_dir, executor, bars)
         workspace.set_current(stage, [run.dataset])
     return {**run.report, "cached": run.cached, "dataset": run.dataset.name,
-            "seconds": time.perf_counter() - started}
+            "report": str(run.dataset.path / "report.json"), "seconds": time.perf_counter() - started}
 
 
 def run_clean(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,

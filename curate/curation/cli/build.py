@@ -34,9 +34,13 @@ class StepsOption(click.Option):
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def build(config: str | None, workspace: str, releases: str, until: str | None, workers: int | None, as_json: bool,
           quiet: bool) -> None:
-    """Build a benchmark release from CONFIG (TOML; see examples/build.toml), or the default release
-    from the built-in corpus: ingest, clean, rule-based QA and chains, SQL synthesis, selection,
-    execution checks, data contracts, release.
+    """Build a benchmark release from CONFIG (TOML; see examples/build.toml), from a folder of your own
+    tables, or the default release from the built-in corpus: ingest, clean, rule-based QA and chains,
+    SQL synthesis, selection, execution checks, data contracts, release.
+
+    CONFIG may be a folder of CSVs, spreadsheets and databases (or one such file): `curate build
+    mydata/` runs the default pipeline over them, no config needed, and names the release after the
+    folder.
 
     A rerun reuses every finished stage and part; a failed data contract blocks the release.
 
@@ -47,7 +51,10 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
     """
     from pathlib import Path
 
-    from curate.curation.build import BuildError, ContractsFailed, load_build_config, release_config, run_build
+    from curate.curation.cli.named import name_step
+    from curate.curation.sources import extensions
+    from curate.curation.build import (BuildError, ContractsFailed, folder_config, load_build_config, release_config,
+                                       run_build)
 
     console = None if as_json else _console()
 
@@ -55,12 +62,14 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
         if console is not None:
             state = "[dim]cached[/]" if step["cached"] else f"{step['seconds']:.1f}s"
             console.print(f"[bold]{step['stage']:<10}[/] {state:>8}  {step['summary']}", highlight=False)
+            name_step(console, step)
 
     try:
-        if config and Path(config).is_dir():
-            if not (Path(config) / "manifest.json").exists():
-                raise click.BadParameter(f"{config} is neither a build config nor a release folder", param_hint="CONFIG")
-            settings = release_config(config)
+        if config and Path(config).is_dir():  # a release to correct, or a folder of one's own tables
+            is_release = (Path(config) / "manifest.json").exists()
+            settings = release_config(config) if is_release else folder_config(config)
+        elif config and Path(config).suffix.lower() in extensions():  # one table file (a .csv, an .xlsx, ...)
+            settings = folder_config(config)
         else:
             settings = load_build_config(config)
         result = run_build(_workspace(workspace), settings, releases, executor=_executor(workers),

@@ -112,13 +112,18 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
     Evaluator, Settings = resolve("curate.evaluation.evaluate:Evaluator"), resolve("curate.evaluation.evaluate:Settings")
 
     from curate.curation.llm import BACKENDS
+    from curate.curation.llm.backends import offered
 
     for option, chosen_backend in (("--backend", backend), ("--judge-backend", judge_backend)):
         gold = option == "--backend" and chosen_backend == "gold"
-        if chosen_backend and chosen_backend not in BACKENDS and not gold:
-            raise click.UsageError(f"{option} {chosen_backend!r}: choose one of {', '.join(BACKENDS.names())}"
+        if chosen_backend and chosen_backend not in offered() and not gold:
+            raise click.UsageError(f"{option} {chosen_backend!r}: choose one of {', '.join(offered())}"
                                    + (", gold" if option == "--backend" else ""))
     split_list = lambda text: [x.strip() for x in text.split(",") if x.strip()]  # noqa: E731
+    known_modes = resolve("curate.evaluation.modes:MODES")
+    if [m for m in split_list(modes) if m not in known_modes] or not split_list(modes):
+        raise click.BadParameter(f"{modes!r}: choose among {', '.join(known_modes)} (comma-separated)",
+                                 param_hint="--modes")
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
                         tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
                         sandbox=isolation, timeout=timeout, max_failures_in_a_row=max_failures_in_a_row,

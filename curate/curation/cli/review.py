@@ -11,7 +11,24 @@ from curate.curation.cli.base import _emit, json_option, main, workspace_option
 
 @main.group()
 def review() -> None:
-    """Human review in Label Studio: push the review queue, pull the decisions, see what is open."""
+    """Human review in Label Studio, in four steps:
+
+    \b
+    1. push      `curate review push` sends the review queue (samples a vote, a
+                 classifier or `curate audit --queue` left undecided, and an audit
+                 share) to a Label Studio project, creating it the first time.
+    2. annotate  people open the project and decide each sample: accept, fix the
+                 gold answer, or reject (--kind question: RealHiTBench's criteria;
+                 --kind audit: confirm, correct, keep or ambiguous).
+    3. pull      `curate review pull` brings the decisions back into the workspace
+                 (`curate review status` says what is still open).
+    4. build     `curate build` applies them: fixes replace golds, rejects leave
+                 the next release (`[review] required = true` holds back the rest).
+
+    push and pull need the Label Studio client: pip install 'curate[review]'.
+    `curate review serve` starts a local Label Studio; its token goes in
+    LABEL_STUDIO_API_KEY.
+    """
 
 
 def _review_options(function):  # type: ignore[no-untyped-def]
@@ -39,9 +56,23 @@ def _token(token_env: str) -> str:
     return token
 
 
+def _client_installed() -> None:
+    """push and pull talk to Label Studio through its client, an optional dependency: say how to get it
+    (exit 2, a usage error) rather than fail on the import."""
+    import importlib.util
+
+    if importlib.util.find_spec("label_studio_sdk") is None:
+        error = click.ClickException("this needs the Label Studio client (label-studio-sdk), not installed here: "
+                                     "pip install 'curate[review]'")
+        error.exit_code = 2
+        raise error
+
+
 def _review_call(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
     from curate.curation.registry import resolve
 
+    if name in ("push", "pull"):
+        _client_installed()
     try:
         return resolve(f"curate.annotation.review:{name}")(*args, **kwargs)
     except resolve("curate.annotation.review:ReviewError") as e:

@@ -242,6 +242,8 @@ def _render_verify(report: dict[str, Any]) -> None:
 def _render_ingest(result: dict[str, Any]) -> None:
     from rich.table import Table as RichTable
 
+    from curate.curation.cli.named import name_first, skipped_files
+
     console = _console()
     view = RichTable(title="ingest")
     for col in ("source", "tables", "databases", "failed", "cached"):
@@ -251,14 +253,10 @@ def _render_ingest(result: dict[str, Any]) -> None:
                      "yes" if s.get("cached") else "no")
     console.print(view)
     for s in result["sources"]:
-        unreadable = [f for f in s.get("skipped_files", [])  # a FIFO, a link loop, a name that is not UTF-8
-                      if not f["reason"].startswith(("unsupported file type", "Spider schema"))]
-        for f in unreadable[:20] + s.get("failures", [])[:20]:
-            console.print(f"[yellow]skipped[/] {f['path']}: {f['reason']}", markup=True, highlight=False)
+        if "report" in s:
+            name_first(console, "skipped", skipped_files(s), s["report"])
         for w in s.get("warnings", [])[:20]:
             console.print(f"[yellow]warning[/] {w['path']}: {w['reason']}", markup=True, highlight=False)
-        if len(s.get("failures", [])) > 20:
-            console.print(f"... and {len(s['failures']) - 20} more (see --json)")
         if s.get("error"):
             console.print(f"[red]error[/] {s['source']}: {s['error']}", highlight=False)
     console.print(f"{result['tables']} tables, {result['databases']} databases, "
@@ -268,6 +266,8 @@ def _render_ingest(result: dict[str, Any]) -> None:
 def _render_clean(result: dict[str, Any]) -> None:
     from rich.table import Table as RichTable
 
+    from curate.curation.cli.named import dropped_tables, name_first
+
     console = _console()
     view = RichTable(title=f"clean: kept {result['kept']} of {result['tables_in']} tables")
     for col in ("rule", "dropped", "flagged"):
@@ -276,7 +276,10 @@ def _render_clean(result: dict[str, Any]) -> None:
         view.add_row(rule, str(counts.get("drop", 0)), str(counts.get("flag", 0)))
     console.print(view)
     for key, items in sorted(result["examples"].items()):
+        if key.endswith(":drop"):  # every dropped table is named below
+            continue
         console.print(f"[bold]{key}[/]", markup=True)
         for item in items[:3]:
             console.print(f"  {item}", highlight=False, markup=False)
+    name_first(console, "dropped", dropped_tables(result), result.get("report", "the clean report (--json)"))
     console.print(f"in {result['seconds']:.1f}s" + (" (cached)" if result.get("cached") else ""))

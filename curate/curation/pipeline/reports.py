@@ -47,11 +47,17 @@ class IngestReport(Report):
         return (f"{self.tables:,} tables, {self.databases:,} databases"
                 + (f", {self.failed:,} unreadable inputs skipped" if self.failed else ""))
 
+    def passed_over(self) -> list[dict[str, Any]]:
+        """Every file not read, with why: unreadable ones, and those skipped (by type, not a regular
+        file); a Spider schema is read with its database, so it is not one of them."""
+        return [*self.failures, *(f for f in self.skipped_files if not f["reason"].startswith("Spider schema"))]
+
 
 @dataclass
 class CleanReport(Report):
     tables_in: int = 0
     kept: int = 0
+    dropped_tables: list[dict[str, Any]] = field(default_factory=list)  # {table, rule, reason}, each one
 
     def summary(self) -> str:
         return f"kept {self.kept:,} of {self.tables_in:,} tables"

