@@ -137,7 +137,8 @@ def test_readme_commands_run_as_written(tmp_path):
 
     shown_report = next(b for b in blocks("text") if b.startswith("# Evaluation report"))
     written_report = (tmp_path / "results" / "gold" / "report.md").read_text()
-    assert masked(written_report).startswith(masked(shown_report))
+    assert masked(written_report).startswith(masked(shown_report)), \
+        "the README's report excerpt is not how results/gold/report.md starts now: paste the start of the new one"
 
     # and its Python (loading the release with `datasets`, from the dev extra) reads that release
     if any("import datasets" in b for b in blocks("python")):
