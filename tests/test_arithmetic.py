@@ -1,0 +1,80 @@
+"""Structure read from the numbers (curation.arithmetic): aggregate rows with no label to say so, derived
+columns, and the coincidences that must not count as either."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from curate.curation import arithmetic
+from curate.curation.body import from_rows
+from curate.curation.cleaning.rules import CleaningConfig, apply_rules
+from curate.curation.table import Table, flat_header
+
+# A BLS-like table: parents with no bold, indent or "Total" in the label, figures rounded to thousands
+INDUSTRIES = [
+    ("All industries", 40771, 41808),
+    ("Mining", 736, 758),
+    ("Construction", 7801, 8094),
+    ("Manufacturing", 15570, 15791),
+    ("Durable goods", 10065, 10222),
+    ("Nondurable goods", 5506, 5568),
+    ("Trade", 16664, 17165),
+]
+
+
+def table(columns: list[str], rows: list[tuple], name: str = "t") -> Table:
+    return Table(name=name, body=from_rows(columns, [list(r) for r in rows]), header=flat_header(columns))
+
+
+def test_parents_without_labels_are_read_from_their_sums() -> None:
+    t = table(["industry", "2019", "2020"], INDUSTRIES)
+    found = {(a.at, a.of) for a in arithmetic.row_relations(t)}
+    # Manufacturing = Durable + Nondurable (15,571 against 15,570: within the rounding); the total then
+    # sums the top level, Manufacturing standing for its two parts
+    assert (3, (4, 5)) in found
+    assert (0, (1, 2, 3, 6)) in found
+    assert arithmetic.aggregate_rows(t) == {0, 3}
+
+
+def test_cleaning_leaves_aggregates_out_of_the_data_view() -> None:
+    from curate.curation.programs import data_view
+
+    cleaned, _ = apply_rules(table(["industry", "2019", "2020"], INDUSTRIES), CleaningConfig())
+    assert cleaned is not None and {0, 3} <= set(cleaned.summary_rows)
+    kept = data_view(cleaned).column("industry").to_pylist()
+    assert "Manufacturing" not in kept and "Durable goods" in kept  # the leaves: no part counted twice
+
+
+def test_small_counts_and_smooth_series_make_no_aggregate() -> None:
+    rng = np.random.default_rng(0)
+    counts = table(["a", "b", "c"], [tuple(int(x) for x in rng.integers(0, 6, 3)) for _ in range(40)])
+    series = table(["year", "gdp", "cpi"], [(1990 + i, round(100 * 1.03 ** i, 1), round(50 + 2.0 * i, 1))
+                                           for i in range(30)])
+    assert arithmetic.row_relations(counts) == [] and arithmetic.row_relations(series) == []
+
+
+def test_derived_columns_are_found_and_recorded_as_inputs() -> None:
+    rng = np.random.default_rng(1)
+    rows = []
+    for _ in range(30):
+        altitude, lateral = float(rng.integers(100, 900)), round(float(rng.uniform(1, 9)), 2)
+        d85, d90 = round(float(rng.uniform(5, 15)), 1), round(float(rng.uniform(5, 15)), 1)
+        rows.append((altitude, lateral, round(altitude * lateral, 2), d85, d90, round(d90 - d85, 1)))
+    t = table(["Altitude", "Lateral", "AltLat", "dthrte85", "dthrte90", "cdthrte"], rows)
+    found = {t.columns[j]: (how, tuple(t.columns[k] for k in of)) for j, (how, of) in arithmetic.column_inputs(t).items()}
+    assert found["AltLat"] == ("product", ("Altitude", "Lateral"))
+    assert found["cdthrte"][0] == "difference" and set(found["cdthrte"][1]) == {"dthrte85", "dthrte90"}
+    cleaned, _ = apply_rules(t, CleaningConfig())
+    info = {i.name: i for i in cleaned.semantics}
+    assert set(info["AltLat"].inputs) == {"Altitude", "Lateral"} and info["Altitude"].inputs == ()
+
+    from curate.generators.rules.profile import TableProfile
+
+    profile = TableProfile(cleaned)
+    at = profile.numeric.index
+    assert profile.related[at("AltLat"), at("Lateral")] and not profile.related[at("Altitude"), at("Lateral")]
+
+
+def test_report_numbers_rows_as_a_text_file_does() -> None:
+    out = arithmetic.report(table(["industry", "2019", "2020"], INDUSTRIES))
+    assert {"row": 5, "of": [6, 7], "kind": "sum", "columns_agreeing": 2} in out["aggregates"]  # header is line 1
