@@ -78,3 +78,19 @@ def test_derived_columns_are_found_and_recorded_as_inputs() -> None:
 def test_report_numbers_rows_as_a_text_file_does() -> None:
     out = arithmetic.report(table(["industry", "2019", "2020"], INDUSTRIES))
     assert {"row": 5, "of": [6, 7], "kind": "sum", "columns_agreeing": 2} in out["aggregates"]  # header is line 1
+
+
+def test_a_computed_cell_is_asked_and_answered_as_shown() -> None:
+    from curate.generators.rules.catalog import load_templates
+    from curate.generators.rules.emit import SampleColumns
+    from curate.generators.rules.engine import Stats, generate_for_table
+
+    rows = [(f"Set {i}", 1.0 + i / 7.0, float(10 * i)) for i in (1, 2, 3, 4, 5, 6, 8, 9)]  # 3.142857142857143
+    cleaned, _ = apply_rules(table(["set", "fold change", "count"], rows), CleaningConfig())
+    out = SampleColumns()
+    generate_for_table(cleaned, load_templates(only=["tu.cell_lookup"]), 0, out, [], Stats())
+    samples = out.to_arrow().to_pylist()
+    noisy = [s for s in samples if "fold change" in s["question"]]
+    assert noisy and all(s["question"].endswith("Round to 2 decimals.") and len(s["answer"].partition(".")[2]) <= 2
+                         for s in noisy)
+    assert all("Round" not in s["question"] for s in samples if "count" in s["question"])
