@@ -94,3 +94,23 @@ def test_a_computed_cell_is_asked_and_answered_as_shown() -> None:
     assert noisy and all(s["question"].endswith("Round to 2 decimals.") and len(s["answer"].partition(".")[2]) <= 2
                          for s in noisy)
     assert all("Round" not in s["question"] for s in samples if "count" in s["question"])
+
+
+def test_every_table_without_a_question_is_counted_with_its_reason(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    from curate.curation.arrow_io import tables_to_arrow
+    from curate.curation.pipeline.reports import CleanReport
+    from curate.generators.rules.stage import RulesReport, RulesStage
+
+    asked, _ = apply_rules(table(["industry", "2019", "2020"], INDUSTRIES), CleaningConfig())
+    silent, _ = apply_rules(table(["code", "label"], [(f"x{i}", f"item {i}") for i in range(6)], name="codes"),
+                            CleaningConfig())
+    path = tmp_path / "tables.parquet"
+    pq.write_table(tables_to_arrow([asked, silent]), path)
+    _, summary = RulesStage().run_part({"file": str(path), "start": 0, "stop": 2}, {}, {})
+    assert summary["samples"] > 0 and sum(summary["without_questions"].values()) == 1
+    line = RulesReport.from_json(summary).summary()
+    assert "1 tables gave no question (" in line
+    assert CleanReport.from_json({"tables_in": 3, "kept": 2, "dropped_by": {"header": 1}}).summary() \
+        == "kept 2 of 3 tables; dropped: header 1"
