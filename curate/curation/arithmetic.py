@@ -275,6 +275,8 @@ def ratio_rows(grid: Numbers, skip: set[int], axis: str = "R") -> list[Aggregate
                 q = A / B
                 base_tol = H[r + da] / np.abs(B) + np.abs(A) * H[r + db] / B ** 2
             checkable = P[r] & P[r + da] & P[r + db] & (B != 0) & (R != 0) & (R != A) & (A != B)
+            with np.errstate(divide="ignore", invalid="ignore"):  # a 1 or a 2 divides too coarsely to tell a ratio
+                checkable &= (H[r + db] <= 0.005 * np.abs(B)) & (H[r + da] <= 0.005 * np.abs(A))
             if checkable.sum(axis=1).max(initial=0) < 3:
                 continue
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -402,6 +404,9 @@ def _check(V, H, G, P, a: int, b: int, c: int, kind: str, factor: float, min_row
         hit = np.abs(z - target) <= tol + H[rows, c]
     if hit.sum() < max(min_rows, share * len(z)):
         return 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "ratio" and np.nanmedian(tol / np.abs(target)) > 0.01:
+            return 0  # a divisor written too coarsely (a 1, a 2) for the fit to say anything
     if float(digits(z[hit], (z - target)[hit], G[rows, c][hit]).sum()) < 2 * MIN_DIGITS:
         return 0
     return int(hit.sum())
