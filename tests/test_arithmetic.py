@@ -114,3 +114,14 @@ def test_every_table_without_a_question_is_counted_with_its_reason(tmp_path) -> 
     assert "1 tables gave no question (" in line
     assert CleanReport.from_json({"tables_in": 3, "kept": 2, "dropped_by": {"header": 1}}).summary() \
         == "kept 2 of 3 tables; dropped: header 1"
+
+
+def test_a_nested_parent_is_summed_before_its_own_parent() -> None:
+    # BLS hours of work: "41 hours and over" sums three rows and is itself a part of "35 hours and over"
+    rows = [("Total, persons at work", 155167, 2179), ("1 to 34 hours", 34869, 587), ("1 to 4 hours", 1613, 42),
+            ("5 to 14 hours", 5475, 134), ("15 to 29 hours", 17082, 269), ("30 to 34 hours", 10699, 142),
+            ("35 hours and over", 120298, 1592), ("35 to 39 hours", 9390, 97), ("40 hours", 76549, 737),
+            ("41 hours and over", 34359, 758), ("41 to 48 hours", 12184, 141), ("49 to 59 hours", 13453, 247),
+            ("60 hours and over", 8722, 370)]
+    found = {a.at: a.of for a in arithmetic.row_relations(table(["hours", "all", "agriculture"], rows))}
+    assert found == {9: (10, 11, 12), 6: (7, 8, 9), 1: (2, 3, 4, 5), 0: (1, 6)}

@@ -240,10 +240,14 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) 
                 candidates.append((k, -float(weight[i][match[i]].sum()),
                                    Aggregate(axis, units[int(heads[i])], block, "sum", int(match[i].sum()))))
     candidates.sort(key=lambda c: (c[0], c[1]))
+    # a block holding the head of another block waits for the next level: "41 hours and over" first sums
+    # its three parts, then stands as one part of "35 hours and over"
+    heads = {a.at for _, _, a in candidates}
+    ready = [c for c in candidates if not heads & set(c[2].of)] or candidates
     used: set[int] = set()
     parents: set[int] = set()
     out = []
-    for _, _, a in candidates:
+    for _, _, a in ready:
         if a.at in used or a.at in parents or any(c in used or c in parents for c in a.of):
             continue
         out.append(a)
