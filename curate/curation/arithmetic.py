@@ -67,7 +67,7 @@ def half_unit(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     column of whole numbers that are all multiples of 10 (100, 1000) was rounded to tens (hundreds, thousands).
     A value written with more than six decimals was computed, not rounded: its error and step are the float's."""
     half = np.full(values.shape, np.nan)
-    finite = np.isfinite(values)
+    finite = np.isfinite(values) & (np.abs(values) < 1e15)  # past 15 digits no decimal is written
     for d in range(7):
         step = 10.0 ** -d
         hit = finite & np.isnan(half) & (np.abs(np.round(values, d) - values) <= 1e-9 * np.maximum(np.abs(values), step))
