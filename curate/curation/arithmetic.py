@@ -319,10 +319,14 @@ def aggregate_rows(table: Any) -> set[int]:
 
 
 def column_sums(table: Any) -> list[Aggregate]:
-    """Columns summing blocks of columns (axis "C", body columns), confirmed by three rows or more."""
+    """Columns summing blocks of columns (axis "C", body columns), confirmed by three rows or more. Flags
+    and small codes are no parts: a count of 0/1 fingerprints can equal anything small."""
     if not 3 <= table.n_rows <= MAX_ROWS:
         return []
-    columns = numeric_columns(table)
+    columns = [j for j in numeric_columns(table)
+               if len({v for v in table.body.column(j).to_pylist() if v is not None and v == v}) > 4]
+    if len(columns) > MAX_COLUMNS:
+        return []
     grid = numbers(table, columns)
     return [Aggregate("C", columns[a.at], tuple(columns[c] for c in a.of), a.kind, a.confirmed_by)
             for a in row_aggregates(grid.T, "C") if a.confirmed_by >= 3]
