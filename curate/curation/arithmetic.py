@@ -70,7 +70,8 @@ def half_unit(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     finite = np.isfinite(values) & (np.abs(values) < 1e15)  # past 15 digits no decimal is written
     for d in range(7):
         step = 10.0 ** -d
-        hit = finite & np.isnan(half) & (np.abs(np.round(values, d) - values) <= 1e-9 * np.maximum(np.abs(values), step))
+        with np.errstate(invalid="ignore", over="ignore"):  # infinities and blanks are left out by `finite`
+            hit = finite & np.isnan(half) & (np.abs(np.round(values, d) - values) <= 1e-9 * np.maximum(np.abs(values), step))
         half[hit] = 0.5 * step
     computed = finite & np.isnan(half)
     half[computed] = 1e-9 * np.abs(values[computed])
