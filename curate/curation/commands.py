@@ -161,6 +161,7 @@ def inspect_file(path: str) -> dict[str, Any]:
             "summary_nodes": [n.as_dict() for n in summary_nodes(r.header)],
         })
     sheets = sorted({t["sheet"] for t in tables})
+    _add_arithmetic(path, unit.reader, [r for r in records if not isinstance(r, Database)], tables)
     structures = []
     if unit.reader == "xlsx":
         from curate.curation.sources.readers.xlsx import sheet_structures
@@ -168,6 +169,25 @@ def inspect_file(path: str) -> dict[str, Any]:
         structures = [{"sheet": s["sheet"], **found} for s in sheet_structures(path) for found in s["structures"]]
     return {"path": path, "reader": unit.reader, "sheets": sheets, "structures": structures, "tables": tables,
             "databases": databases, "skipped": skipped}
+
+
+def _add_arithmetic(path: str, reader: str, records: list, tables: list[dict[str, Any]]) -> None:
+    """Each table's rows and columns that aggregate or are computed from others (`curation.arithmetic`),
+    rows numbered as the sheet shows them."""
+    from curate.curation.arithmetic import report
+
+    sheet_rows: dict[tuple[str, str], list[int]] = {}
+    if reader == "xlsx":
+        from curate.curation.sources.readers.xlsx import sheet_tables
+        from curate.curation.sources.grid import NoGrid
+        from curate.curation.sources.structure import Part
+
+        for _, parts in sheet_tables(path):
+            for grid, table in parts:
+                if not isinstance(table, NoGrid):
+                    sheet_rows[(table.name, table.provenance.cell_range)] = Part(grid, table).body_sheet_rows()
+    for record, shown in zip(records, tables):
+        shown.update(report(record, sheet_rows.get((record.name, record.provenance.cell_range))))
 
 
 def run_generate_rules(workspace: Workspace, config_path: str | None = None, executor: Executor | None = None,

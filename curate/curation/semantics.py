@@ -87,17 +87,25 @@ class ColumnInfo:
     description: str = ""
     codes: tuple[tuple[str, str], ...] = ()
     evidence: str = ""
+    computed: str = ""  # how the values are computed from other columns' ("product", "difference", "sum" ...)
+    inputs: tuple[str, ...] = ()  # the columns they are computed from (`curation.arithmetic`)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["codes"] = [list(c) for c in self.codes]
+        for key in ("computed", "inputs"):  # written only where they say something
+            if not out[key]:
+                del out[key]
+            elif key == "inputs":
+                out[key] = list(out[key])
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ColumnInfo":
         return cls(name=d["name"], role=d.get("role", ""), label=d.get("label", ""), unit=d.get("unit", ""),
                    description=d.get("description", ""), codes=tuple(tuple(c) for c in d.get("codes", ())),
-                   evidence=d.get("evidence", ""))
+                   evidence=d.get("evidence", ""), computed=d.get("computed", ""),
+                   inputs=tuple(d.get("inputs", ())))
 
 
 def to_json(infos: Iterable[ColumnInfo]) -> str:
@@ -497,7 +505,24 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             done(MEASURE, f"ranks 1..{n}, one per row")
             continue
         done(MEASURE, "numbers")
-    return tuple(without_repeated_labels(out))
+    return tuple(with_inputs(table, without_repeated_labels(out)))
+
+
+def with_inputs(table: "Table", infos: list[ColumnInfo]) -> list[ColumnInfo]:
+    """Each column the numbers show to be computed from others (`AltLat` = `Altitude` x `Lateral`, a
+    "Total" of its siblings) says so: it is never correlated with, or filtered beside, its own inputs."""
+    from curate.curation.arithmetic import column_inputs
+
+    found = column_inputs(table)
+    if not found:
+        return infos
+    names = table.columns
+    out = list(infos)
+    for j, (how, of) in found.items():
+        inputs = tuple(names[k] for k in of)
+        out[j] = replace(out[j], computed=how, inputs=inputs,
+                         evidence=f"{out[j].evidence}; the {how} of {' and '.join(map(repr, inputs))}".lstrip("; "))
+    return out
 
 
 def balanced(values: list[Any], distinct: int) -> bool:

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from curate.curation.arithmetic import aggregate_rows
 from curate.curation.header_tree import PATH_SEPARATOR, STATISTIC_ROW, SUMMARY_WORDS, tree_rows
 from curate.curation.semantics import infer as infer_semantics
 from curate.curation.table import Table
@@ -185,6 +186,7 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
         if len(found) * 2 <= table.n_rows:  # statistics on most rows are the table's subject ("Mean", "SD", "Max")
             rows.update(i for i in found if labels[i] not in level)
     rows.update(tree_rows(table.header, table.n_rows))  # a group's own row, a Total node of the row tree
+    rows.update(aggregate_rows(table))  # a row the numbers show to be a sum, share or ratio of others
     numeric_cols, m = _numeric_matrix(table)
     complete = ~np.isnan(m).any(axis=0) if m.size else np.zeros(0, bool)
     if complete.sum() >= 2 and m.shape[0] >= 3:  # a row equal to the sum of the rows above/below it

@@ -111,6 +111,12 @@ def _render_inspect(result: dict[str, Any]) -> None:
         for node in t["header"]:
             console.print(f"  ({node['axis']}, {node['level']}, {node['start']}, {node['end']}) {node['text']}",
                           highlight=False)
+        for a in t.get("aggregates", []):  # read from the numbers (curation.arithmetic)
+            console.print(f"  row {a['row']} is the {a['kind']} of rows {', '.join(map(str, a['of']))} "
+                          f"({a['columns_agreeing']} columns agree)", highlight=False)
+        for d in t.get("derived", []):
+            console.print(f"  column {d['column']!r} is the {d['kind']} of {', '.join(map(repr, d['of']))}",
+                          highlight=False)
     for s in result.get("structures", []):
         console.print(f"[bold]{s['type']}[/]{' (' + s['kind'] + ')' if s.get('kind') else ''} "
                       f"-> {s['realhitbench_category']} sheet={s['sheet']!r}: {s.get('detail', '')}; "

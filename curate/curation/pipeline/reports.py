@@ -58,9 +58,11 @@ class CleanReport(Report):
     tables_in: int = 0
     kept: int = 0
     dropped_tables: list[dict[str, Any]] = field(default_factory=list)  # {table, rule, reason}, each one
+    dropped_by: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
-        return f"kept {self.kept:,} of {self.tables_in:,} tables"
+        why = ", ".join(f"{rule} {n:,}" for rule, n in sorted(self.dropped_by.items(), key=lambda kv: -kv[1]) if n)
+        return f"kept {self.kept:,} of {self.tables_in:,} tables" + (f"; dropped: {why}" if why else "")
 
 
 @dataclass

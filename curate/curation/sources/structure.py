@@ -172,6 +172,40 @@ class Part:
         return first, bottom, cols[0], cols[-1]
 
 
+    def body_sheet_rows(self) -> list[int]:
+        """Each body row's row number on the sheet, as Excel shows it (1-based): the table's last
+        used rows, less the label-only rows the reader took out of the body as row-tree nodes."""
+        values = self.grid.values
+        rng = self.table.provenance.cell_range
+        top = int("".join(ch for ch in rng.split(":")[0] if ch.isdigit())) - 1 - self.grid.origin[0]
+        bottom = int("".join(ch for ch in rng.split(":")[1] if ch.isdigit())) - 1 - self.grid.origin[0]
+        used = [r for r in range(top, min(bottom, len(values) - 1) + 1) if any(filled(v) for v in values[r])]
+        headings: dict[int, int] = {}
+        for n in heading_nodes(self.table):
+            headings[n.start] = headings.get(n.start, 0) + 1
+        sequence = used[len(used) - (self.table.n_rows + sum(headings.values())):] if used else []
+        out: list[int] = []
+        for r in sequence:
+            if headings.get(len(out), 0):
+                headings[len(out)] -= 1  # a label-only row heading the rows below it
+                continue
+            out.append(self.grid.origin[0] + r + 1)
+        return out if len(out) == self.table.n_rows else []
+
+
+def heading_nodes(table: Any) -> list[Any]:
+    """Row nodes whose label their first body row does not show: label-only rows of the sheet."""
+    from curate.curation.body import cell_text
+
+    out = []
+    for n in table.header:
+        if n.axis == "R" and 0 <= n.start < table.n_rows:
+            shown = {" ".join(cell_text(v).split()) for v in table.body.slice(n.start, 1).to_pylist()[0].values()}
+            if " ".join(n.text.split()) not in shown:
+                out.append(n)
+    return out
+
+
 def heading_rows(table: Any) -> int:
     """How many label-only rows of the sheet the reader took out of the body as row-tree nodes
     (`grid._heads_out_of_body`): row nodes whose label their first body row does not show."""

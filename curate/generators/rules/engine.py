@@ -127,10 +127,20 @@ class Context:
 
     def emit(self, slots: dict[str, Any], answer: Any, *, spec: dict[str, Any] | None = None,
              program: tuple[str, str] | None = None, answer_type: str | None = None,
-             table_ids: tuple[str, ...] | None = None, provenance: dict[str, str] | None = None) -> None:
+             table_ids: tuple[str, ...] | None = None, provenance: dict[str, str] | None = None,
+             decimals: int | None = None) -> None:
         """One sample. This runs a million times per corpus: it only formats and appends.
-        `provenance` adds to the table's (a derived table's origin)."""
+        `provenance` adds to the table's (a derived table's origin); `decimals` rounds this one answer
+        (a computed cell shown rounded) where the template's answer is exact."""
         t = self.template
+        if decimals is not None and self._decimals is None and isinstance(answer, float):
+            self._decimals = decimals  # for this sample only (restored below)
+            provenance = {**(provenance or {}), "format": f"round:{decimals}"}
+            try:
+                return self.emit(slots, answer, spec=spec, program=program, answer_type=answer_type,
+                                 table_ids=table_ids, provenance=provenance)
+            finally:
+                self._decimals = None
         rounds = isinstance(answer, float) and self._decimals is not None
         if rounds and answer != 0 and round_number(float(answer), self._decimals) == 0:
             return self.reject("rounds_to_zero")  # 0.0 for a small ratio: a relative tolerance cannot score it

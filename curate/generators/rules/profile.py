@@ -377,7 +377,8 @@ class TableProfile:
     @cached_property
     def related(self) -> np.ndarray:
         """(numeric x numeric): True where one column is a function of the other (`awake` = 24 -
-        `sleep_total`, `lrd` = ln(`rd`), hours and minutes of one runtime), so that filtering one
+        `sleep_total`, `lrd` = ln(`rd`), hours and minutes of one runtime, a product or a difference
+        of two columns and each of them), so that filtering one
         and asking about the other, or correlating them, restates a definition."""
         import pandas as pd
 
@@ -388,6 +389,11 @@ class TableProfile:
         if n > 1:  # Spearman over the rows where both are present (pandas' pairwise rank correlation)
             rho = pd.DataFrame(self.matrix).corr(method="spearman", min_periods=5).to_numpy()
             out |= np.abs(np.nan_to_num(rho)) >= 0.98
+        index = {c: j for j, c in enumerate(self.numeric)}
+        for c, j in index.items():  # `AltLat` = `Altitude` x `Lateral`: computed from its inputs (curation.arithmetic)
+            for source in self.info[c].inputs if c in self.info else ():
+                if source in index:
+                    out[j, index[source]] = out[index[source], j] = True
         np.fill_diagonal(out, True)
         return out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,32 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@dataclass
+class RulesReport(SamplesReport):
+    """The rules stage: samples, and every table that yielded none, counted by why."""
+
+    without_questions: dict[str, int] = field(default_factory=dict)
+
+    def summary(self, detail: str = "") -> str:
+        out = super().summary(detail)
+        if self.without_questions:
+            n = sum(self.without_questions.values())
+            out += (f"; {n:,} tables gave no question (" + ", ".join(
+                f"{why} {k:,}" for why, k in sorted(self.without_questions.items(), key=lambda kv: -kv[1])) + ")")
+        return out
+
+
+def why_nothing(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> str:
+    """The reason most templates gave for rejecting one table's candidates (the counts it added)."""
+    added: dict[str, int] = {}
+    for task, reasons in after.items():
+        for reason, n in reasons.items():
+            extra = n - before.get(task, {}).get(reason, 0)
+            if extra > 0:
+                added[reason] = added.get(reason, 0) + extra
+    return max(added, key=lambda r: (added[r], r)) if added else "no_candidate"
+
+
 @stage("rules", outputs=("samples", "tables"), inputs={"tables": ("clean",)}, kind="generator",
        section=("generate", "rules"), settings="curate.generators.rules.stage:settings")
 class RulesStage(Stage):
@@ -49,7 +76,7 @@ class RulesStage(Stage):
     # rows without a key are "observations", no lookups by a number; shares only of parts of a whole,
     # per-unit figures per head or area, coordinates and trial sites never measured
 
-    report_type = SamplesReport
+    report_type = RulesReport
 
     def fingerprint(self, config: dict[str, Any]) -> Any:
         """The data the code reads: the templates and the taxonomy (the code itself is in every
@@ -100,11 +127,14 @@ class RulesStage(Stage):
         failed: list[dict[str, str]] = []
         started = time.perf_counter()
         n_tables = too_large = 0
+        nothing: dict[str, int] = {}
         for table in tables_from_arrow(data):
             if "too_long" in table.flags:
+                nothing["too_long"] = nothing.get("too_long", 0) + 1
                 continue  # kept for SQL over its database; too long to put in a prompt
             if s["max_table_chars"] and shown_chars(table) > s["max_table_chars"]:
                 too_large += 1  # the model would not see all of it
+                nothing["too_large_to_show"] = nothing.get("too_large_to_show", 0) + 1
                 continue
             n_tables += 1
             before = (len(out), len(derived), copy.deepcopy(stats))
@@ -116,11 +146,15 @@ class RulesStage(Stage):
                 del derived[before[1]:]
                 stats = before[2]
                 failed.append({"table": table.name, "error": f"{type(e).__name__}: {e}"})
+                continue
+            if len(out) == before[0]:  # every table accounted for: why this one yielded nothing
+                why = why_nothing(before[2].rejected, stats.rejected)
+                nothing[why] = nothing.get(why, 0) + 1
         samples = out.to_arrow() if len(out) else SAMPLE_SCHEMA.empty_table()
         tables = tables_to_arrow(_unique(derived)) if derived else TABLE_SCHEMA.empty_table()
         summary = {"tables": n_tables, "too_large_to_show": too_large, "samples": len(out), "derived_tables": tables.num_rows,
                    "by_task": stats.emitted, "candidates": stats.candidates, "rejected": stats.rejected,
-                   "failed": failed, "generate_seconds": time.perf_counter() - started}
+                   "failed": failed, "without_questions": nothing, "generate_seconds": time.perf_counter() - started}
         return {"samples": samples, "tables": tables}, summary
 
     def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:

@@ -33,9 +33,21 @@ def op_lookup(ctx: Context) -> None:
         r, j = divmod(idx, len(cols))
         column, key = cols[j], p.keys[r]
         spec = {"kind": "cell", "key": p.key, "key_value": key, "column": column}
+        value = p.cell(r, column)
         ctx.emit({"key_column": p.key, "key": show(key), "row": p.row_name(key), "column": column},
-                 p.cell(r, column), spec=spec,
-                 answer_type=value_type(p, column))
+                 value, spec=spec, answer_type=value_type(p, column), decimals=shown_decimals(value))
+
+
+def shown_decimals(value: object) -> int | None:
+    """2 for a computed value a sheet shows rounded (3.91052122067465, stored with its float's noise;
+    more below 0.1, so three figures stay): the gold is stated as a reader sees it and the question says
+    so; None for a value written as it is."""
+    if not isinstance(value, float) or not np.isfinite(value) or value == 0:
+        return None
+    text = repr(value)
+    if "e" in text or len(text.partition(".")[2]) <= 6:
+        return None
+    return max(2, 2 - int(np.floor(np.log10(abs(value)))))
 
 
 @op("reverse_lookup", params=())

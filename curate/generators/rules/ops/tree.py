@@ -1278,6 +1278,15 @@ def _related(a: str, b: str) -> bool:
     return parent_a == parent_b or last_a.casefold() == last_b.casefold()
 
 
+def computed_from(table: Table, a: int, b: int) -> bool:
+    """Whether one column is computed from the other (a product, a difference, a total of its
+    siblings: `curation.arithmetic`): set against each other they restate a definition."""
+    if len(table.semantics) != table.n_cols:
+        return False
+    x, y = table.semantics[a], table.semantics[b]
+    return y.name in x.inputs or x.name in y.inputs
+
+
 @op("tree_chart2", params=("chart",), tree=True)
 def op_tree_chart2(ctx: "Context") -> None:
     """Charts of two series: a scatter of two columns over a row group's members (`chart =
@@ -1297,7 +1306,7 @@ def op_tree_chart2(ctx: "Context") -> None:
                           if parts[k].pos in measured and parts[k + 1].pos in measured]  # never a value beside its margin
         else:
             pairs = [(a, b) for k, a in enumerate(measured) for b in measured[k + 1:]
-                     if _related(view.column_label(a), view.column_label(b))]
+                     if _related(view.column_label(a), view.column_label(b)) and not computed_from(view.table, a, b)]
         for group in _labelled_groups(view):
             if not 3 <= len(group.parts) <= MAX_CHART_PARTS:
                 continue

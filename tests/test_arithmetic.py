@@ -1,0 +1,127 @@
+"""Structure read from the numbers (curation.arithmetic): aggregate rows with no label to say so, derived
+columns, and the coincidences that must not count as either."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from curate.curation import arithmetic
+from curate.curation.body import from_rows
+from curate.curation.cleaning.rules import CleaningConfig, apply_rules
+from curate.curation.table import Table, flat_header
+
+# A BLS-like table: parents with no bold, indent or "Total" in the label, figures rounded to thousands
+INDUSTRIES = [
+    ("All industries", 40771, 41808),
+    ("Mining", 736, 758),
+    ("Construction", 7801, 8094),
+    ("Manufacturing", 15570, 15791),
+    ("Durable goods", 10065, 10222),
+    ("Nondurable goods", 5506, 5568),
+    ("Trade", 16664, 17165),
+]
+
+
+def table(columns: list[str], rows: list[tuple], name: str = "t") -> Table:
+    return Table(name=name, body=from_rows(columns, [list(r) for r in rows]), header=flat_header(columns))
+
+
+def test_parents_without_labels_are_read_from_their_sums() -> None:
+    t = table(["industry", "2019", "2020"], INDUSTRIES)
+    found = {(a.at, a.of) for a in arithmetic.row_relations(t)}
+    # Manufacturing = Durable + Nondurable (15,571 against 15,570: within the rounding); the total then
+    # sums the top level, Manufacturing standing for its two parts
+    assert (3, (4, 5)) in found
+    assert (0, (1, 2, 3, 6)) in found
+    assert arithmetic.aggregate_rows(t) == {0, 3}
+
+
+def test_cleaning_leaves_aggregates_out_of_the_data_view() -> None:
+    from curate.curation.programs import data_view
+
+    cleaned, _ = apply_rules(table(["industry", "2019", "2020"], INDUSTRIES), CleaningConfig())
+    assert cleaned is not None and {0, 3} <= set(cleaned.summary_rows)
+    kept = data_view(cleaned).column("industry").to_pylist()
+    assert "Manufacturing" not in kept and "Durable goods" in kept  # the leaves: no part counted twice
+
+
+def test_small_counts_and_smooth_series_make_no_aggregate() -> None:
+    rng = np.random.default_rng(0)
+    counts = table(["a", "b", "c"], [tuple(int(x) for x in rng.integers(0, 6, 3)) for _ in range(40)])
+    series = table(["year", "gdp", "cpi"], [(1990 + i, round(100 * 1.03 ** i, 1), round(50 + 2.0 * i, 1))
+                                           for i in range(30)])
+    assert arithmetic.row_relations(counts) == [] and arithmetic.row_relations(series) == []
+
+
+def test_derived_columns_are_found_and_recorded_as_inputs() -> None:
+    rng = np.random.default_rng(1)
+    rows = []
+    for _ in range(30):
+        altitude, lateral = float(rng.integers(100, 900)), round(float(rng.uniform(1, 9)), 2)
+        d85, d90 = round(float(rng.uniform(5, 15)), 1), round(float(rng.uniform(5, 15)), 1)
+        rows.append((altitude, lateral, round(altitude * lateral, 2), d85, d90, round(d90 - d85, 1)))
+    t = table(["Altitude", "Lateral", "AltLat", "dthrte85", "dthrte90", "cdthrte"], rows)
+    found = {t.columns[j]: (how, tuple(t.columns[k] for k in of)) for j, (how, of) in arithmetic.column_inputs(t).items()}
+    assert found["AltLat"] == ("product", ("Altitude", "Lateral"))
+    assert found["cdthrte"][0] == "difference" and set(found["cdthrte"][1]) == {"dthrte85", "dthrte90"}
+    cleaned, _ = apply_rules(t, CleaningConfig())
+    info = {i.name: i for i in cleaned.semantics}
+    assert set(info["AltLat"].inputs) == {"Altitude", "Lateral"} and info["Altitude"].inputs == ()
+
+    from curate.generators.rules.profile import TableProfile
+
+    profile = TableProfile(cleaned)
+    at = profile.numeric.index
+    assert profile.related[at("AltLat"), at("Lateral")] and not profile.related[at("Altitude"), at("Lateral")]
+
+
+def test_report_numbers_rows_as_a_text_file_does() -> None:
+    out = arithmetic.report(table(["industry", "2019", "2020"], INDUSTRIES))
+    assert {"row": 5, "of": [6, 7], "kind": "sum", "columns_agreeing": 2} in out["aggregates"]  # header is line 1
+
+
+def test_a_computed_cell_is_asked_and_answered_as_shown() -> None:
+    from curate.generators.rules.catalog import load_templates
+    from curate.generators.rules.emit import SampleColumns
+    from curate.generators.rules.engine import Stats, generate_for_table
+
+    rows = [(f"Set {i}", 1.0 + i / 7.0, float(10 * i)) for i in (1, 2, 3, 4, 5, 6, 8, 9)]  # 3.142857142857143
+    cleaned, _ = apply_rules(table(["set", "fold change", "count"], rows), CleaningConfig())
+    out = SampleColumns()
+    generate_for_table(cleaned, load_templates(only=["tu.cell_lookup"]), 0, out, [], Stats())
+    samples = out.to_arrow().to_pylist()
+    noisy = [s for s in samples if "fold change" in s["question"]]
+    assert noisy and all(s["question"].endswith("Round to 2 decimals.") and len(s["answer"].partition(".")[2]) <= 2
+                         for s in noisy)
+    assert all("Round" not in s["question"] for s in samples if "count" in s["question"])
+
+
+def test_every_table_without_a_question_is_counted_with_its_reason(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    from curate.curation.arrow_io import tables_to_arrow
+    from curate.curation.pipeline.reports import CleanReport
+    from curate.generators.rules.stage import RulesReport, RulesStage
+
+    asked, _ = apply_rules(table(["industry", "2019", "2020"], INDUSTRIES), CleaningConfig())
+    silent, _ = apply_rules(table(["code", "label"], [(f"x{i}", f"item {i}") for i in range(6)], name="codes"),
+                            CleaningConfig())
+    path = tmp_path / "tables.parquet"
+    pq.write_table(tables_to_arrow([asked, silent]), path)
+    _, summary = RulesStage().run_part({"file": str(path), "start": 0, "stop": 2}, {}, {})
+    assert summary["samples"] > 0 and sum(summary["without_questions"].values()) == 1
+    line = RulesReport.from_json(summary).summary()
+    assert "1 tables gave no question (" in line
+    assert CleanReport.from_json({"tables_in": 3, "kept": 2, "dropped_by": {"header": 1}}).summary() \
+        == "kept 2 of 3 tables; dropped: header 1"
+
+
+def test_a_nested_parent_is_summed_before_its_own_parent() -> None:
+    # BLS hours of work: "41 hours and over" sums three rows and is itself a part of "35 hours and over"
+    rows = [("Total, persons at work", 155167, 2179), ("1 to 34 hours", 34869, 587), ("1 to 4 hours", 1613, 42),
+            ("5 to 14 hours", 5475, 134), ("15 to 29 hours", 17082, 269), ("30 to 34 hours", 10699, 142),
+            ("35 hours and over", 120298, 1592), ("35 to 39 hours", 9390, 97), ("40 hours", 76549, 737),
+            ("41 hours and over", 34359, 758), ("41 to 48 hours", 12184, 141), ("49 to 59 hours", 13453, 247),
+            ("60 hours and over", 8722, 370)]
+    found = {a.at: a.of for a in arithmetic.row_relations(table(["hours", "all", "agriculture"], rows))}
+    assert found == {9: (10, 11, 12), 6: (7, 8, 9), 1: (2, 3, 4, 5), 0: (1, 6)}
