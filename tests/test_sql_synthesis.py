@@ -309,7 +309,7 @@ def test_spider_sqlite_translations_agree_with_the_original_files(spider_workspa
         value = [r[0] for r in rows] if s.answer_type == "list" else rows[0][0]
         assert answers_match(s.answer, value, s.provenance["format"]), (s.provenance["sql_sqlite"], s.answer, rows)
         checked += 1
-    assert checked > 300
+    assert checked > 200  # fewer since issue 45: no sibling joins, no counts fixed by construction, no personal data
 
 
 def test_german_identifiers_reach_the_sql_and_the_questions_speak_english(spider_workspace):

@@ -383,11 +383,13 @@ def _unmatched(c: _Column, pk: _Column, named: bool) -> list | None:
 
 
 def _choose(viable: list[tuple[float, _Column, list, str]]) -> tuple[float, _Column, list, str] | None:
-    """The key a column references: the best named one; a reference found by values alone only
-    where no other table's key holds the values too (else which one it names is a guess)."""
+    """The key a column references: one whose name matches, else one its name mentions, else one
+    found by values alone, and that only where no other table's key holds the values too (else which
+    one it names is a guess)."""
     if not viable:
         return None
-    best = max(viable, key=lambda v: (v[3] != "values", v[0]))
+    strength = {"name": 2, "table": 1, "values": 0}  # names that match beat a name that mentions the table
+    best = max(viable, key=lambda v: (strength[v[3]], v[0]))
     if best[3] == "values" and len(viable) > 1:
         return None
     return best
