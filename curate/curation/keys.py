@@ -20,6 +20,13 @@ table that copies another's columns (`bakers_raw` and `bakers`, `complete` and `
 `COPIED_COLUMNS` shared columns besides the join column, most of them equal on `COPY_AGREEMENT`
 of the joined rows). A question joining them asks of one table twice, or across periods by name.
 
+Values decide, names are evidence (`_reference`, `_unmatched`, `_choose`): a placeholder for "none"
+(0, "") among at least `MIN_MATCHED_BESIDE_PLACEHOLDERS` found values is no miss; a name that names
+the referenced table in any language (`verursacht_durch_schiff_id` -> `schiff`) or ends with the key's
+long name (`gemeldet_von_mitarbeiter_id`) is enough even over a dense range; ids no name links are
+taken by values alone only from a sparse range and when no other table's key holds them all. A
+name that matches beats a name that mentions a table, which beats values alone.
+
 Two tables that each include the other's values (1:1) keep one direction: the referenced table is
 the one the column is named after, else the one with fewer unmatched values, else the larger one.
 Each inferred key carries its evidence and a confidence, so a user (and `curate keys`) sees why.
