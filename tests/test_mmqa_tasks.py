@@ -131,7 +131,8 @@ def test_when_two_keys_join_the_same_tables_the_question_names_the_one_it_uses()
     by_key = {q.orientation.edges[0][0]: q for q in kept}
     assert set(by_key) == {("origin",), ("dest",)}
     assert by_key[("origin",)].question.endswith("(flights are linked to airports by their origin)?")
-    assert by_key[("dest",)].question.endswith("(flights are linked to airports by their dest)?")
+    # `dest` says itself in no English word: the header the model sees, as it is
+    assert by_key[("dest",)].question.endswith("(flights are linked to airports by their `dest`)?")
 
 
 def test_one_key_between_two_tables_needs_no_words_for_the_join():
@@ -225,7 +226,10 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     assert column_words("Income", income) == "per capita income in the state"  # the label names the header
     grads = ColumnInfo("HS", label="percent high school grads")
     assert column_words("HS", grads) == "percent high school grads (`HS`)"
-    assert column_words("dep_delay", None) == "dep delay"
+    assert column_words("dep_delay", None) == "`dep_delay`"  # "dep" is no English word
+    assert column_words("arr_time", None) == "`arr_time`" and column_words("air_time", None) == "air time"
+    assert column_words("getötet", None, english=False) == "`getötet`"
+    assert column_words("alter", None, english=False) == "`alter`"  # German for age, in a German schema
 
     nouns = {"Election16": table_noun("Election16", ["State"], documented),
              "Election08": table_noun("Election08", ["State"], documented)}
@@ -234,7 +238,7 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
                       {"v": 1}, nouns, {"a.num": column_words("HS", grads)})
     # two tables whose rows are both states: the second keeps its name, so a reader tells them apart
     assert question == ("What is the average percent high school grads (`HS`) of the states whose "
-                        "election08 entry has obama win 1?")
+                        "`Election08` row has obama win 1?")
 
 
 def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_tables():
@@ -269,6 +273,9 @@ def test_an_unnamed_question_reads_as_entries_and_leaves_the_linking_table_for_t
     assert text == "What is the lowest {c.num} among the entries linked to students with {a.cat} {v}?"
     text = without_table_names("Which {B} entry (give its {b.label}) has the most recent {A} entry by {a.date}?")
     assert text == "Which entry (give its {b.label}) has the most recent entry by {a.date}?"
+    text = without_table_names("What is the average {a.num} of the {A} whose {B} entry has a {b.num2} above {v}?",
+                               {"A": Noun("country", "countries", from_key=True)})
+    assert text == "What is the average {a.num} of the countries with a {b.num2} above {v}?"  # not "whose entry has"
 
 
 def test_a_table_named_by_a_plural_phrase_is_counted_by_it_not_by_its_entries():

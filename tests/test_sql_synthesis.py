@@ -180,12 +180,12 @@ def test_kept_queries_carry_both_dialects_the_answer_and_an_english_question():
     with pytest.raises(ValueError, match="unknown slot a.amount"):  # slots name roles, not columns
         synthesize("SELECT SUM(a.amount) FROM A AS a JOIN B AS b ON :ab", "numerical")
     kept, stats = synthesize("SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v", "numerical",
-                             question="What is the total {a.num} of the {A} entries whose {B} has {b.cat} {v}?")
+                             question="What is the total {a.num} of the {A} entries whose {B} entry has {b.cat} {v}?")
     assert {q.values["v"] for q in kept} == {"x", "y"} and stats.kept == 2
     by_value = {q.values["v"]: q for q in kept}
     assert by_value["x"].answer == sum([1, 2, 3, 7, 8, 9]) and by_value["y"].answer == sum([4, 5, 6, 10, 11, 12])
     q = by_value["x"]
-    assert q.question == 'What is the total amount of the child entries whose parent has cat "x"?'
+    assert q.question == 'What is the total amount of the child rows whose parent row has cat "x"?'
     assert q.duckdb.startswith('SELECT SUM("a"."amount") FROM "child" AS a JOIN "parent" AS b')
     assert "'x'" in q.sqlite and q.sqlite_checked
 
@@ -309,7 +309,7 @@ def test_spider_sqlite_translations_agree_with_the_original_files(spider_workspa
         value = [r[0] for r in rows] if s.answer_type == "list" else rows[0][0]
         assert answers_match(s.answer, value, s.provenance["format"]), (s.provenance["sql_sqlite"], s.answer, rows)
         checked += 1
-    assert checked > 300
+    assert checked > 200  # fewer since issue 45: no sibling joins, no counts fixed by construction, no personal data
 
 
 def test_german_identifiers_reach_the_sql_and_the_questions_speak_english(spider_workspace):

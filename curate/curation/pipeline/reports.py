@@ -105,9 +105,17 @@ class SqlReport(SamplesReport):
     databases: int = 0
     queries_over_unserialized_tables: int = 0
     retrieval_pool: dict[str, Any] = field(default_factory=dict)  # database.table -> its columns
+    without_samples: dict[str, str] = field(default_factory=dict)  # database -> why it gave no sample
+    personal_data: dict[str, str] = field(default_factory=dict)  # database.table.column -> kind (never asked)
 
     def summary(self, detail: str = "") -> str:
-        return super().summary(f" from {self.queries:,} queries over {self.databases} databases{detail}")
+        lost = ""
+        if self.without_samples:
+            shown = "; ".join(f"{db}: {why}" for db, why in list(self.without_samples.items())[:3])
+            more = len(self.without_samples) - 3
+            lost = (f"; {len(self.without_samples)} databases gave nothing ({shown}"
+                    + (f"; {more} more in the report" if more > 0 else "") + ")")
+        return super().summary(f" from {self.queries:,} queries over {self.databases} databases{lost}{detail}")
 
 
 @dataclass
@@ -152,8 +160,11 @@ class SelectReport(SamplesReport):
         return sum(d.get(reason, 0) for d in self.dropped.values())
 
     def summary(self, detail: str = "") -> str:
+        share = self.settings.get("max_database_share")
+        over_share = (f", {self.dropped_for('over_database_share'):,} over a database's share of a multi-table task "
+                      f"([select] max_database_share = {share})" if share else "")
         return (f"{self.samples:,} samples kept; dropped: {self.dropped_for('near_duplicate'):,} near-duplicates, "
-                f"{self.dropped_for('over_cap'):,} over the per-task cap{detail}")
+                f"{self.dropped_for('over_cap'):,} over the per-task cap{over_share}{detail}")
 
 
 @dataclass

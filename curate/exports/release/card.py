@@ -276,9 +276,24 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         "a foreign key needs every value found in the key it references (a handful of exceptions at most, "
         "named in its evidence), no dates or row numbers join tables, and a generic column such as a country "
         "joins only one dataset's tables or a table about that entity. Inferred keys remain inferences.",
-        "- Gold answers are exact for the tables as released; they are not checked against the world.", "",
+        "- Gold answers are exact for the tables as released; they are not checked against the world.",
+        *_card_personal_data(SqlReport.from_json(reports.get("sql")).personal_data), "",
     ]
     return lines
+
+
+def _card_personal_data(found: dict[str, str]) -> list[str]:
+    """The personal data the databases' tables hold (never a question's label, filter or answer)."""
+    if not found:
+        return []
+    by_kind: dict[str, list[str]] = {}
+    for column, kind in found.items():
+        by_kind.setdefault(kind, []).append(f"`{column}`")
+    said = "; ".join(f"{kind}: {', '.join(columns[:6])}" + (f" and {len(columns) - 6} more" if len(columns) > 6 else "")
+                     for kind, columns in sorted(by_kind.items()))
+    return [f"- **Personal data is present** in {len(found):,} columns of the multi-table databases' tables ({said}). "
+            "No question names, filters by or answers with such a column, but the tables are shipped as they "
+            "were read: publish them only where that is allowed."]
 
 
 def _stage_line(stage: str, report: dict[str, Any]) -> str:
@@ -293,8 +308,10 @@ def _stage_line(stage: str, report: dict[str, Any]) -> str:
                 "gold answers by execution; ambiguous candidates rejected")
     if stage == "sql":
         sql = SqlReport.from_json(report)
+        lost = (f"; {len(sql.without_samples)} databases gave none: "
+                + "; ".join(f"{db} ({why})" for db, why in sql.without_samples.items())) if sql.without_samples else ""
         return (f"{sql.queries:,} multi-table SQL queries kept of {sql.candidates:,} candidates, "
-                f"{sql.samples:,} MMQA samples")
+                f"{sql.samples:,} MMQA samples{lost}")
     if stage == "select":
         selected = SelectReport.from_json(report)
         near, over = selected.dropped_for("near_duplicate"), selected.dropped_for("over_cap")

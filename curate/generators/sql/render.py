@@ -1,11 +1,19 @@
 """Deterministic English for SQL questions: template phrasings filled with readable words.
 
+Questions are English whatever the language of the schema, and a name that is not English is said
+as the identifier the model sees, in backticks: a German schema (`schiff`, `getötet`) gets "How
+many `schiff` rows ...", never "schiff entries" or "getotet" pasted into an English sentence. (A
+German template catalog would need each noun's gender and case, which identifiers do not tell;
+quoted identifiers are exact, and the values of such databases are English anyway.)
+
 A table is named by what its rows are, where that is clear: the entity its key names (`State` ->
-"states", `countries_and_areas` -> "countries") or its own plural name (`flights` -> "flights");
-otherwise by its name as words with "entries" (`MplsStops` -> "mpls stops entries"). A column is
-named by its documented label with the header the model sees ("per capita income (`Income`)"), or
-its header as words. String values are quoted, numbers written plainly. An LLM rephrasing step can
-replace this text later; this rendering is the default, and never shows SQL.
+"states", `countries_and_areas` -> "countries"), its own English plural name (`flights`), or its
+natural English name (Spider's tables.json: "students" for `schüler`); otherwise as its identifier's
+rows ("`MplsStops` rows"). A column is named by its documented label with the header the model sees
+("per capita income (`Income`)"), by its header as words where the schema is English and the header
+says itself (`dep_delay` -> "dep delay"), else by its identifier (`getötet`). String values are
+quoted, numbers written plainly. An LLM rephrasing step can replace this text later; this
+rendering is the default, and never shows SQL.
 """
 
 from __future__ import annotations
@@ -19,7 +27,25 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _PLACEHOLDER = re.compile(r"\{([^}]*)\}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
-_ARTICLE = re.compile(r"\b([Aa]n?) (?=(\"?)(\w))")
+_ARTICLE = re.compile(r"\b([Aa]n?) (?=([\"`]?)(\w))")
+ENGLISH_SHARE = 0.75  # share of a schema's identifiers that must say themselves in English words
+
+
+def quoted(name: str) -> str:
+    """An identifier as the model sees it in a table's header: `getötet`."""
+    return f"`{name}`"
+
+
+def english_schema(names: Iterable[str]) -> bool:
+    """Do a database's table and column names read as English? Most must say themselves in English
+    words, and none may hold a letter English does not write (`schüler`, `getötet`). One decision
+    for the whole schema: `alter` (German for age) is an English word too, but not in a German one."""
+    from curate.curation.semantics import says_itself
+
+    names = [n for n in names if n]
+    if not names or any(not ch.isascii() and ch.isalpha() for n in names for ch in n):
+        return False
+    return sum(says_itself(n) for n in names) >= ENGLISH_SHARE * len(names)
 
 
 def label(name: str) -> str:
@@ -104,14 +130,16 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
 _NOT_COUNTED = frozenset("staff data information equipment weather music software personnel".split())
 
 
-def column_words(column: str, info: "ColumnInfo | None") -> str:
+def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -> str:
     """How a question names a column: its documented label with the header the model sees, as the
     rule questions do ("per capita income in the state (`Income`)", "weight (`gewicht`)"), or the
-    header as words."""
+    header as words in an English schema where it says itself, else the header itself (`getötet`)."""
+    from curate.curation.semantics import says_itself
+
     if info is None or not info.label or len(info.label.split()) > 8:
-        return label(column)
+        return label(column) if english and says_itself(column) else quoted(column)
     if re.sub(r"[\W_]+", "", info.label.lower()) == re.sub(r"[\W_]+", "", column.lower()):
-        return label(column)  # "address id" for `address_id` says nothing more
+        return label(column) if english and says_itself(column) else quoted(column)  # "address id" says no more
     if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
         return info.label
     return f"{info.label} (`{column}`)"
@@ -122,7 +150,7 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
            names: Mapping[str, str] | None = None, meanings: Mapping[str, str] | None = None) -> str:
     """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value). `nouns` (by table)
     names a table by what its rows are; `words` (by column slot) names a column; `names` (by table)
-    a table without a noun ("has pet entries"); `meanings` (by value) what a code's value stands
+    how a table without a noun is said (default: its identifier, "`hat_haustier` rows"); `meanings` (by value) what a code's value stands
     for ("1 (yes)"). Two tables of one question that are rows of the same thing keep their names,
     so a reader tells them apart."""
     nouns = nouns or {}
@@ -139,11 +167,15 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
         if noun is not None:
             text = (text.replace(f"{{{ref}}} entries", noun.many).replace(f"{{{ref}}} entry", noun.one)
                     .replace(f"{{{ref}}}", noun.many))
+        elif ref in tables:  # its identifier's rows: "`schiff` rows", "linked through `hat_haustier`"
+            said = (names or {}).get(tables[ref]) or quoted(tables[ref])
+            text = (text.replace(f"{{{ref}}} entries", f"{said} rows").replace(f"{{{ref}}} entry", f"{said} row")
+                    .replace(f"through {{{ref}}}", f"through {said}").replace(f"{{{ref}}}", f"{said} rows"))
 
     def fill(match: re.Match) -> str:
         ref = match.group(1)
         if ref in tables:
-            return (names or {}).get(tables[ref]) or label(tables[ref])
+            return (names or {}).get(tables[ref]) or quoted(tables[ref])
         if ref in columns:
             return words.get(ref) or label(columns[ref])
         if ref in values:
@@ -168,6 +200,8 @@ def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = 
             text = (text.replace(f"{{{letter}}} entries", noun.many).replace(f"{{{letter}}} entry", noun.one)
                     .replace(f"{{{letter}}}", noun.many))
     text = re.sub(r" through \{B\}(?= to )", "", text)  # the linking table is what the reader must find
+    # "the countries whose {B} entry has a `c_section` above 28": the related table is the reader's to find
+    text = re.sub(r"\bwhose \{[ABC]\} entry has ", "with ", text)
     for letter in "ABC":
         text = text.replace(f"{{{letter}}} entries", "entries").replace(f"{{{letter}}} entry", "entry")
         text = text.replace(f"{{{letter}}}", "entries")

@@ -58,6 +58,31 @@ class SchemaGraph:
         return paths
 
 
+def siblings(tables: tuple[str, ...], edges: tuple[Edge, ...]) -> bool:
+    """Is a 3-table path two children joined through their shared parent (both end tables reference
+    the middle one: students and rentals by address)? Such a join pairs each child row with every
+    other child row of the same parent, a relation nobody means unless they say it. A middle table
+    that references both ends (`has_pet`: students and pets) is a link, and a chain (A -> B -> C) a
+    path people follow."""
+    return len(tables) == 3 and all(e.key.ref_table == tables[1] and e.key.table != tables[1] for e in edges)
+
+
+def second_routes(graph: "SchemaGraph", tables: tuple[str, ...]) -> bool:
+    """Does another minimal set of tables join the ends of a 3-table path: a key between the two
+    end tables, or a second middle table linking them? Then a retrieval gold of these three tables
+    is not the only answer."""
+    if len(tables) != 3:
+        return False
+    first, middle, last = tables
+    neighbours: dict[str, set[str]] = {}
+    for edge in graph.edges:
+        a, b = edge.tables
+        neighbours.setdefault(a, set()).add(b)
+        neighbours.setdefault(b, set()).add(a)
+    ends = neighbours.get(first, set())
+    return last in ends or bool((ends & neighbours.get(last, set())) - {middle})
+
+
 def _pk_set(keys: list[PrimaryKey]) -> set[tuple]:
     return {(k.table, tuple(k.columns)) for k in keys}
 
@@ -79,6 +104,7 @@ def key_report(database: Database, bodies: dict[str, "pa.Table"]) -> dict[str, A
     has_declared = any(k.origin == "declared" for k in declared_pk + declared_fk)
     report: dict[str, Any] = {
         "database": database.name, "tables": database.table_names,
+        "empty_tables": sorted(t for t, body in bodies.items() if body.num_rows == 0),
         "declared": {"primary_keys": [k.as_dict() for k in declared_pk if k.origin == "declared"],
                      "foreign_keys": [k.as_dict() for k in declared_fk if k.origin == "declared"]},
         "inferred": {"primary_keys": [k.as_dict() for k in pks], "foreign_keys": [k.as_dict() for k in fks]},
@@ -86,6 +112,10 @@ def key_report(database: Database, bodies: dict[str, "pa.Table"]) -> dict[str, A
     if has_declared:
         report["primary_keys"] = _score(_pk_set(pks), _pk_set([k for k in declared_pk if k.origin == "declared"]))
         report["foreign_keys"] = _score(_fk_set(fks), _fk_set([k for k in declared_fk if k.origin == "declared"]))
+        # a key between tables without rows leaves no value to infer it from
+        with_rows = [k for k in declared_fk if k.origin == "declared" and bodies.get(k.table) is not None
+                     and bodies[k.table].num_rows and bodies.get(k.ref_table) is not None and bodies[k.ref_table].num_rows]
+        report["foreign_keys_with_rows"] = _score(_fk_set(fks), _fk_set(with_rows))
     graph = SchemaGraph(database, bodies)
     paths = graph.join_paths()
     report["join_paths"] = {"2_tables": sum(1 for t, _ in paths if len(t) == 2),

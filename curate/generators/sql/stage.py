@@ -20,6 +20,28 @@ from curate.curation.pipeline.stage import Plan, Stage, merge_counts
 from curate.curation.pipeline.store import Dataset
 from curate.curation.table import shown_chars
 
+def _too_few_tables(tables: int, present: int) -> str:
+    """Why a database gives no multi-table question before any is tried."""
+    if tables < 2:
+        return "one table: no join to ask about"
+    lost = tables - present
+    return (f"{lost} of its {tables} tables were dropped by cleaning (empty, or too sparse to ask about), "
+            f"leaving {present}: no join to ask about")
+
+
+def why_nothing(graph: Any, stats: Any) -> str:
+    """Why a database whose synthesis ran gave no sample, in a reader's words."""
+    if graph is None:
+        return "not synthesized"
+    if not graph.edges:
+        return "no foreign keys (none declared, none inferred from the values): no join to ask about"
+    if not stats.candidates:
+        return (f"{len(graph.edges)} foreign keys, but no join path offers the columns a template needs "
+                "(a measure, a category or a name beside the keys), or every path is too large or a sibling join")
+    top = ", ".join(f"{reason} {n:,}" for reason, n in sorted(stats.rejected.items(), key=lambda kv: -kv[1])[:3])
+    return f"all {stats.candidates:,} candidate queries were rejected ({top})"
+
+
 BIG_DATABASE_ROWS = 50_000
 BIG_DATABASE_PARTS = 4
 
@@ -61,7 +83,10 @@ class SqlStage(Stage):
         for path, row, db in sorted(databases, key=lambda d: (d[2].name, d[2].id)):
             present = [(name, *where[table_id][:2]) for name, table_id in db.tables if table_id in where]
             missing = [name for name, table_id in db.tables if table_id not in where]  # e.g. dropped by cleaning
-            if len(present) < 2:
+            if len(present) < 2:  # said in the report, with why: no database is lost in silence
+                tasks.append({"database": [path, row], "name": db.name, "tables": present, "part": 0, "parts": 1,
+                              "missing": missing, "skip": _too_few_tables(len(db.tables), len(present))})
+                weights.append(0.1)
                 continue
             pool += [qualified(db.name, name) for name, *_ in present]
             rows = sum(where[table_id][2] for _, table_id in db.tables if table_id in where)
@@ -80,6 +105,10 @@ class SqlStage(Stage):
         from curate.generators.sql.tasks import key_samples, qualified, query_samples
         from curate.generators.sql.templates import load_sql_templates
 
+        if task.get("skip"):
+            return {"samples": SAMPLE_SCHEMA.empty_table()}, {
+                "by_database": {task["name"]: 0}, "without_samples": {task["name"]: task["skip"]},
+                "missing_tables": [f"{task['name']}.{n}" for n in task["missing"]]}
         started = time.perf_counter()
         s = settings(config)
         templates = load_sql_templates(only=s["templates"] or None, exclude=s["exclude"])
@@ -91,9 +120,9 @@ class SqlStage(Stage):
         samples = []
         failed: list[dict[str, str]] = []
         stats = Stats()
-        queries, hidden = [], frozenset()
+        queries, hidden, graph, personal = [], frozenset(), None, {}
         try:
-            queries, stats, graph, _ = synthesize_database(database, tables, templates, config)
+            queries, stats, graph, personal = synthesize_database(database, tables, templates, config)
             ids = {name: t.id for name, t in tables.items()}
             hidden = frozenset(name for name, t in tables.items()
                                if t.body.num_rows * t.body.num_columns > s["max_visible_cells"]
@@ -110,7 +139,12 @@ class SqlStage(Stage):
             by_task[sample.task] = by_task.get(sample.task, 0) + 1
         out = samples_to_arrow(samples) if samples else SAMPLE_SCHEMA.empty_table()
         schema_only = sum(1 for q in queries if any(t in hidden for t in q.orientation.tables)) if not failed else 0
+        nothing = {database.name: failed[0]["error"] if failed else why_nothing(graph, stats)} if not samples else {}
         summary = {"databases": 1 if task["part"] == 0 else 0, "queries": stats.kept, "samples": len(samples),
+                   "samples_by_database": {database.name: len(samples)}, "without_samples": nothing,
+                   # personal data found in the tables: never asked about, but present (the card lists it)
+                   "personal_data": {f"{database.name}.{t}.{c}": kind for t, found in personal.items()
+                                     for c, kind in found.items()} if task["part"] == 0 else {},
                    "queries_over_unserialized_tables": schema_only,
                    "by_task": by_task, **{k: v for k, v in stats.as_dict().items() if k != "kept"},
                    "by_database": {database.name: stats.kept}, "failed": failed,
@@ -132,6 +166,11 @@ class SqlStage(Stage):
         report["disagreements"] = report.get("disagreements", [])[:10]
         report["retrieval_pool"] = dict(sorted(report.get("retrieval_pool", {}).items()))  # what retrieval chooses from
         names = [t.id for t in load_sql_templates(only=s["templates"] or None, exclude=s["exclude"])]
+        # a database some part of which gave samples gave something: only the ones that gave none are losses
+        given = report.pop("samples_by_database", {})
+        report["without_samples"] = {db: why for db, why in sorted(report.get("without_samples", {}).items())
+                                     if not given.get(db)}
+        report["personal_data"] = dict(sorted(report.get("personal_data", {}).items()))
         report["templates"] = len(names)
         report["templates_without_samples"] = [n for n in names if n not in report.get("by_template", {})]
         return report

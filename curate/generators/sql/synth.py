@@ -18,6 +18,8 @@ it survives every check, and each rejection is counted by its reason:
 - `join_adds_nothing`: dropping an end table of the path leaves the answer unchanged;
 - `counts_rows_twice`: a SUM, AVG or COUNT over a table whose rows the join repeats (a state's
   value summed once per murder record), or a grouping over a one-to-one join (groups of one);
+- `fixed_by_construction`: a count of the rows that one named row reaches through many-to-one
+  steps only ("how many catalogues hold the entry "51 kr"?" is 1 whatever the data);
 - `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer.
 
 When two tables are joined by more than one key (flights' origin and dest both name an airport),
@@ -27,16 +29,17 @@ the question says which: "... (flights are linked to airports by their dest)?".
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from curate.curation.answers import answers_match, format_answer, plain
 from curate.curation.pipeline.rng import record_rng
-from curate.curation.semantics import QUANTITIES, opaque_code, value_meaning
-from curate.generators.sql.render import Noun, column_words, label, natural_name, render, table_noun, without_table_names
+from curate.curation.semantics import QUANTITIES, opaque_code, says_itself, value_meaning
+from curate.generators.sql.personal import personal_columns
+from curate.generators.sql.render import (Noun, column_words, english_schema, label, natural_name, quoted, render, table_noun,
+                                   without_table_names)
 from curate.generators.sql.roles import column_roles
-from curate.generators.sql.schema import SchemaGraph
+from curate.generators.sql.schema import SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from curate.curation.table import Table
 
 REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
-              "join_adds_nothing", "counts_rows_twice", "dialects_disagree")
+              "join_adds_nothing", "counts_rows_twice", "fixed_by_construction", "dialects_disagree")
 NUMBER_FORMAT = "round:4"
 MAX_VALUES = 5000  # distinct values fetched per column to draw from
 DEFAULTS: dict[str, Any] = {
@@ -129,12 +132,15 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
 
 def orientations(graph: SchemaGraph) -> list[Orientation]:
     """Every join path in each direction a template can read it: a 2-table path as
-    (referencing table, referenced table); a 3-table path from either end."""
+    (referencing table, referenced table); a 3-table path from either end, unless it pairs two
+    children through their shared parent (`schema.siblings`)."""
     def sides(key: Any, first: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (key.columns, key.ref_columns) if key.table == first else (key.ref_columns, key.columns)
 
     out = []
     for tables, edges in graph.join_paths():
+        if siblings(tables, edges):
+            continue  # two children paired through their parent: a join nobody means
         if len(tables) == 2:
             key = edges[0].key
             out.append(Orientation((key.table, key.ref_table), ((key.columns, key.ref_columns),)))
@@ -189,8 +195,19 @@ class Synthesizer:
             # "with firm 1", "whose y is 0": a number standing for a category nobody names
             self.roles[name]["cat"] = [c for c in self.roles[name]["cat"]
                                        if not opaque_code(infos.get(c), self.views[name].column(c).to_pylist())]
+        # personal data (passwords, hashes, e-mail, phone, login, national ids) is never a label, a filter or an answer
+        self.personal = {name: personal_columns(view) for name, view in self.views.items()}
+        for name, found in self.personal.items():
+            for role, columns in self.roles[name].items():
+                self.roles[name][role] = [c for c in columns if c not in found]
+        self.english = english_schema([*self.views, *(c for v in self.views.values() for c in v.column_names)])
         primary = {pk.table: pk.columns for pk in self.graph.primary_keys}
         self.names = {name: natural_name(name, t.caption) for name, t in tables.items()}
+        # how a table without a noun is said: its name as words in an English schema ("child rows"), else its identifier
+        # (a natural name the source gives, tables.json's "singer in concert", wins)
+        self.said = {name: (self.names[name] if self.names[name] != label(name)
+                            else label(name) if self.english and says_itself(name) else quoted(name))
+                     for name in self.views}
         self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name],
                                        self.names[name] if self.names[name] != label(name) else "")
                       for name in self.views}
@@ -238,6 +255,21 @@ class Synthesizer:
         one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
         return template.groups and one_to_one
 
+    def fixed_by_construction(self, template: SqlTemplate, orientation: Orientation) -> bool:
+        """Does the count reach its counted rows from the one named row through many-to-one steps
+        only (each step arrives at a unique key), so that the answer is 1 whatever the data?"""
+        if not template.counted or not template.pinned or template.counted == template.pinned:
+            return False
+        start, end = "abc".index(template.pinned), "abc".index(template.counted)
+        step = 1 if end > start else -1
+        for i in range(start, end, step):
+            edge = min(i, i + step)
+            arriving = orientation.tables[i + step]
+            columns = orientation.edges[edge][1] if step == 1 else orientation.edges[edge][0]
+            if not self.unique(arriving, columns):
+                return False
+        return True
+
     def step_key(self, orientation: Orientation, index: int) -> Any:
         """The key (a ForeignKey) that joins step `index` of the path (0: A-B, 1: B-C)."""
         left, right = orientation.edges[index]
@@ -261,14 +293,14 @@ class Synthesizer:
             if self.keys_between.get(frozenset((first, second)), 0) < 2:
                 continue
             key = self.step_key(orientation, i)
-            columns = " and ".join(column_words(c, self.infos[key.table].get(c)) for c in key.columns)
+            columns = " and ".join(column_words(c, self.infos[key.table].get(c), self.english) for c in key.columns)
             parts.append(f"{self._many(key.table)} are linked to {self._many(key.ref_table)} by their {columns}")
         return f" ({'; '.join(parts)})" if parts else ""
 
     def _many(self, table: str) -> str:
-        """A table's rows in a sentence: "flights", else "mpls stops entries"."""
+        """A table's rows in a sentence: "flights", else "child rows" or "`MplsStops` rows"."""
         noun = self.nouns.get(table)
-        return noun.many if noun is not None else f"{self.names.get(table) or label(table)} entries"
+        return noun.many if noun is not None else f"{self.said[table]} rows"
 
     # ------------------------------------------------------------------ binding
 
@@ -517,6 +549,10 @@ class Synthesizer:
                         stats.candidates += 1
                         stats.reject("counts_rows_twice")
                         break  # the path's shape, not the draw: no attempt can do better
+                    if self.fixed_by_construction(template, orientation):
+                        stats.candidates += 1
+                        stats.reject("fixed_by_construction")
+                        break
                     if orientation.key not in too_large:
                         too_large[orientation.key] = self.join_too_large(orientation)
                         stats.paths += 1
@@ -551,10 +587,10 @@ class Synthesizer:
                                                     "duckdb": duck, "sqlite": lite, "duckdb_answer": gold,
                                                     "sqlite_answer": checked})
                     names = dict(zip("ABC", orientation.tables))
-                    words = {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column))
+                    words = {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column), self.english)
                              for slot, column in columns.items() if slot[:1].upper() in names}
                     meanings = self._meanings(template, names, columns, values)
-                    question = (render(template.question, names, columns, values, self.nouns, words, self.names,
+                    question = (render(template.question, names, columns, values, self.nouns, words, self.said,
                                        meanings) if not reason else "")
                     if question:
                         question = _with_join_words(question, self.join_words(orientation))
@@ -573,7 +609,8 @@ class Synthesizer:
                     kept.append(SqlQuery(
                         template=template, orientation=orientation, columns=columns, values=values,
                         duckdb=duck, sqlite=lite, answer=gold, question=question,
-                        short=render(template.short, names, columns, values) if template.short else "",
+                        short=(render(template.short, names, columns, values, words=words, names=self.said)
+                               if template.short else ""),
                         sqlite_checked=in_sqlite,
                         unnamed=render(without_table_names(template.question,
                                                            {r: self._unrevealing(t) for r, t in names.items()}),
@@ -631,13 +668,12 @@ def _sql_type(kind: Any) -> str:
 
 
 def synthesize_database(database: "Database", tables: dict[str, "Table"], templates: list[SqlTemplate],
-                        config: dict[str, Any]) -> tuple[list[SqlQuery], Stats, Any, float]:
-    """(kept queries, stats, schema graph, seconds) for one database."""
-    started = time.perf_counter()
+                        config: dict[str, Any]) -> tuple[list[SqlQuery], Stats, Any, dict[str, dict[str, str]]]:
+    """(kept queries, stats, schema graph, personal data by table: column -> kind) for one database."""
     synth = Synthesizer(database, tables, config)
     stats = Stats()
     try:
         kept = synth.synthesize(templates, stats)
     finally:
         synth.close()
-    return kept, stats, synth.graph, time.perf_counter() - started
+    return kept, stats, synth.graph, {t: found for t, found in synth.personal.items() if found}

@@ -16,7 +16,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from curate.curation.sample import Program, Sample
-from curate.generators.sql.render import label
+from curate.generators.sql.render import quoted
+from curate.generators.sql.schema import second_routes
 
 if TYPE_CHECKING:  # pragma: no cover
     from curate.curation.database import Database
@@ -83,7 +84,7 @@ def query_samples(database: "Database", graph: "SchemaGraph", query: "SqlQuery",
         Sample(task=TEXT_TO_SQL, answer=query.answer, answer_type="table", program=program,
                provenance=provenance, **common),
     ]
-    if columns_point_to(graph, query):
+    if columns_point_to(graph, query) and not second_routes(graph, tables):
         samples.append(Sample(task=RETRIEVAL, answer=sorted(qualified(database.name, t) for t in tables),
                               answer_type="list", provenance=retrieval,
                               **{**common, **retrieval_question(database, query)}))
@@ -121,7 +122,7 @@ def retrieval_question(database: "Database", query: "SqlQuery") -> dict[str, str
     """MMQA's retrieval asks which tables a question needs without naming them: the question with
     its tables unnamed, among the tables of its database (the distractors)."""
     asked = query.unnamed or query.question
-    return {"question": f"Which tables of the {label(database.name)} database are needed to answer this question: "
+    return {"question": f"Which tables of the {quoted(database.name)} database are needed to answer this question: "
                         f"{asked}",
             "question_short": f"tables for: {asked}"}
 
@@ -163,7 +164,7 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                 provenance={**provenance, "tables": json.dumps(list(asked), ensure_ascii=False),
                             "keys": json.dumps({"primary_keys": asked_keys, "foreign_keys": []}, ensure_ascii=False,
                                                sort_keys=True)},
-                question=f"In the {label(database.name)} database, which columns form the primary key of "
+                question=f"In the {quoted(database.name)} database, which columns form the primary key of "
                          f"{tables_word} {named}? A key may be one column or several together; answer with "
                          "table.column for every key column.",
                 question_short=f"primary keys of {named}?"))
@@ -172,7 +173,7 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
             samples.append(Sample(
                 task=FK_SELECTION, answer=foreign, answer_type="list", table_ids=ids, origin="sql",
                 template="sql.keys.foreign", quality=quality, provenance=provenance,
-                question=f"In the {label(database.name)} database, which foreign keys link the tables {listed}? "
+                question=f"In the {quoted(database.name)} database, which foreign keys link the tables {listed}? "
                          "Answer each as table.column -> referenced_table.column.",
                 question_short=f"foreign keys between {listed}?"))
     return samples

