@@ -93,7 +93,8 @@ def test_text_to_sql_is_scored_by_executing_both_queries():
     broken = score("execution_match", "SELECT town FROM WHERE", None, context)
     assert score("execution_match", "Oslo", None, context).details["error"] == "the answer is not a query"
     assert broken.value == 0.0 and broken.details["error"].startswith("unreadable SQL")
-    ordered = {**context, "program": "SELECT town FROM towns ORDER BY people"}
+    ordered = {**context, "program": "SELECT town FROM towns ORDER BY people", "question": "List the towns sorted "
+               "by population, smallest first."}
     assert score("execution_match", "SELECT town FROM towns ORDER BY people DESC", None, ordered).value == 0.0
 
 
