@@ -261,7 +261,7 @@ def test_curate_report_compares_models_with_rankings_intervals_and_kendalls_w(sm
         folders.append(str(out))
     done = CliRunner().invoke(main, ["report", *folders, "--out", str(tmp_path / "report"), "--json"])
     assert done.exit_code == 0, done.output
-    summary = json.loads(done.output)
+    summary = json.loads(done.stdout)
     assert summary["ranking"] == ["replay:good.jsonl", "replay:weak.jsonl"]
     good, weak = summary["models"]["replay:good.jsonl"], summary["models"]["replay:weak.jsonl"]
     assert good["score"] > weak["score"] and good["interval"][0] > weak["interval"][1]

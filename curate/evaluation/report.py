@@ -358,7 +358,7 @@ def _markdown(blocks: list[Block]) -> str:
             header, rows = content[0], content[1]
             lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
             lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def _html(blocks: list[Block], plots: list[tuple[str, str]], viewer: str = "") -> str:

@@ -248,10 +248,13 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
 @main.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out_dir", default="report", show_default=True, help="Folder for report.md and report.html.")
+@click.option("--allow-mismatch", is_flag=True, help="Compare runs of different releases anyway (on the samples "
+              "they share, with a warning); refused otherwise.")
 @json_option
-def report(results: tuple[str, ...], out_dir: str, as_json: bool) -> None:
+def report(results: tuple[str, ...], out_dir: str, as_json: bool, allow_mismatch: bool) -> None:
     """Compare models: several results folders of `curate evaluate` in one report (rankings with
-    bootstrap intervals, separability, Kendall's W across table configurations)."""
+    bootstrap intervals, separability, Kendall's W across table configurations), on the predictions
+    every run scored; runs of different releases are refused unless --allow-mismatch."""
     from pathlib import Path
 
     from curate.curation.registry import resolve
@@ -259,9 +262,14 @@ def report(results: tuple[str, ...], out_dir: str, as_json: bool) -> None:
     write_report = resolve("curate.evaluation.report:write_report")
 
     try:
-        summary = write_report([Path(r) for r in results], Path(out_dir))
-    except FileNotFoundError as e:
+        summary = write_report([Path(r) for r in results], Path(out_dir), allow_mismatch)
+    except (FileNotFoundError, resolve("curate.evaluation.report:Incomparable")) as e:
         raise click.ClickException(str(e)) from None
+    comparison = summary.get("comparison") or {}
+    for warning in comparison.get("warnings", []):  # said loudly, before the report
+        click.echo(f"WARNING: {warning}", err=True)
+    if comparison:
+        click.echo(comparison["note"], err=True)
     _emit({"out": out_dir, **summary}, as_json, lambda s: click.echo((Path(out_dir) / "report.md").read_text()))
 
 
