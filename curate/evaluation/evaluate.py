@@ -1,13 +1,15 @@
 """`curate evaluate`: every sample x mode x table configuration, predicted, scored, reported.
 
-Predictions are stored as they finish in `<out>/predictions.sqlite`, keyed by (model, sample,
-mode, configuration), where "model" is the backend's identity and the generation settings: an
-interrupted run resumes with the rest, and two models or two settings never share a prediction.
-The model's requests also go through the LLM layer's response cache (`<out>/llm-cache.sqlite`).
-Free-text answers of `llm_judge` tasks are graded by the judge model, if one is given, and its
-verdicts stored beside the predictions (judge.py). Scores are computed from the stored
-predictions and verdicts at the end of every run (cheap, deterministic), into
-`<out>/results.parquet`, and the report is written from them.
+Predictions are stored as they finish in `predictions.sqlite` (in `<out>`; beside the run folders
+of one model where the CLI chose the folder), keyed by (model, sample, mode, configuration), where
+"model" is the backend's identity and the generation settings: an interrupted run resumes with the
+rest, and two models or two settings never share a prediction. The model's requests also go
+through the LLM layer's response cache (`llm-cache.sqlite`, beside it). Free-text answers of
+`llm_judge` tasks are graded by the judge model, if one is given, and its verdicts stored beside
+the predictions (judge.py). Scores are computed from the stored predictions and verdicts at the
+end of every run (cheap, deterministic), into `<out>/results.parquet` and the per-sample log
+`<out>/samples.jsonl` (sample_log.py), and the report is written from the log. `run.json` states
+the coverage: predictions scored of those selected.
 """
 
 from __future__ import annotations
@@ -186,11 +188,12 @@ class Item:
 class Evaluator:
     def __init__(self, release: str | Path, out: str | Path, settings: Settings, client: Any = None,
                  params: dict[str, Any] | None = None, replay: str | Path | None = None,
-                 progress: Callable[[int, int], None] | None = None, judge: Any = None, run_id: str | None = None
-                 ) -> None:
+                 progress: Callable[[int, int], None] | None = None, judge: Any = None, run_id: str | None = None,
+                 store: str | Path | None = None) -> None:
         """`judge`: an AnswerJudge for the tasks scored by `llm_judge` (without one they stay unscored).
         `run_id`: the run's id (runs.run_id; the CLI names the folder by it); RunConflict if `out`
-        holds another run."""
+        holds another run. `store`: the prediction store (default `<out>/predictions.sqlite`; the
+        CLI's default folders share one per model, so runs of other settings reuse its predictions)."""
         self.data = ReleaseData(release)
         self.judge = judge
         self.out = Path(out)
@@ -223,7 +226,7 @@ class Evaluator:
         self.model = model_key(self.client, self.params, self.settings.prompt)
         self.run_id = run_id or run_id_of(self.data, self.model, settings)
         check_folder(self.out, self.run_id, self.data.name)
-        self.store = PredictionStore(self.out / "predictions.sqlite")
+        self.store = PredictionStore(Path(store) if store else self.out / "predictions.sqlite")
         self._streak: tuple[str, int] = ("", 0)  # the kind of the last failures in a row, and how many
         self._csv_dir = tempfile.TemporaryDirectory(prefix="curate-eval-tables-")
         self._csv: dict[tuple[str, str], str] = {}

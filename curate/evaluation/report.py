@@ -286,8 +286,8 @@ def _blocks(summary: dict[str, Any], runs: list[dict[str, Any]],
     blocks.append(("p", text))
     models = sorted(summary["models"])
     blocks += [("h2", "Models"), ("table", (
-        ["model", "score", "95% interval", "performance", "robustness", "unextracted"],
-        [[m, _fmt(s["score"]), f"{_fmt(s['interval'][0])}-{_fmt(s['interval'][1])}", _fmt(s["performance"]),
+        ["model", "score", "n", "95% interval", "performance", "robustness", "unextracted"],
+        [[m, _fmt(s["score"]), f"{s['n']:,}", f"{_fmt(s['interval'][0])}-{_fmt(s['interval'][1])}", _fmt(s["performance"]),
           _fmt(s["robustness"]), str(s["unextracted"])] for m, s in sorted(summary["models"].items())]))]
     if "ranking" in summary:
         text = f"Ranking: {' > '.join(summary['ranking'])}. Separability: {_fmt(summary['separability'])}."

@@ -134,21 +134,26 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
     import importlib
 
     runs = importlib.import_module("curate.evaluation.runs")  # run ids and folders (evaluation/runs.py)
-    try:
-        data = resolve("curate.evaluation.dataset:ReleaseData")(release_path)
-        chosen = resolve("curate.evaluation.selection:select")(data, split, split_list(tasks), limit)
-    except resolve("curate.evaluation.selection:EmptySelection") as e:
-        raise click.UsageError(str(e)) from None
-    except ReleaseError as e:
-        raise click.ClickException(str(e)) from None
+
+    def selection() -> tuple[Any, list[Any]]:
+        """The release and its selected samples, before any model is loaded or file written."""
+        try:
+            data = resolve("curate.evaluation.dataset:ReleaseData")(release_path)
+            return data, resolve("curate.evaluation.selection:select")(data, split, split_list(tasks), limit)
+        except resolve("curate.evaluation.selection:EmptySelection") as e:
+            raise click.UsageError(str(e)) from None
+        except ReleaseError as e:
+            raise click.ClickException(str(e)) from None
 
     def folder(model_name: str, model_key: str) -> Path:
         """--out, else this run's own folder (results/<release>/<version>/<model>/run-<id>)."""
         return Path(out_dir) if out_dir else runs.default_folder(data, model_name, runs.run_id(data, model_key, settings))
+
     if isolation == "none":
         click.echo(f"warning: {resolve('curate.evaluation.evaluate:NO_ISOLATION')}", err=True)
     client, params = None, {}
     if backend == "gold":  # the gold replies are written as a replay file, then scored like any other
+        data, chosen = selection()
         run_id = runs.run_id(data, "gold", settings)
         out = gold_out = folder("gold", "gold")
         try:
@@ -171,6 +176,7 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
         if missing:
             raise click.UsageError(f"--backend {backend} needs "
                                    + ", ".join(f"--{k.replace('_', '-')}" for k in missing))
+        data, _ = selection()
         try:
             client, params = client_from_config(section, None, "model")
         except ValueError as e:
@@ -188,7 +194,8 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
             except ReleaseError as e:
                 raise click.UsageError(str(e)) from None
             out.mkdir(parents=True, exist_ok=True)
-            client.cache = ResponseCache(out / "llm-cache.sqlite")
+            # a default run folder shares its model's cache and prediction store with the model's other runs
+            client.cache = ResponseCache((out if out_dir else out.parent) / "llm-cache.sqlite")
     judge = None
     if judge_model:
         from curate.curation.llm.client import client_from_config
@@ -206,7 +213,8 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
         judge_section.update(extra)
         out.mkdir(parents=True, exist_ok=True)
         try:
-            judge_client, judge_params = client_from_config(judge_section, out / "llm-cache.sqlite", "judge")
+            cache_at = (out if out_dir else out.parent) / "llm-cache.sqlite"
+            judge_client, judge_params = client_from_config(judge_section, cache_at, "judge")
         except ValueError as e:
             raise click.UsageError(f"judge: {e}") from None
         judge = resolve("curate.evaluation.judge:AnswerJudge")(judge_client, judge_params)
@@ -224,7 +232,7 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
                     seen[0] = fraction
 
             result = Evaluator(release_path, out, settings, client, params, predictions if backend == "gold" else None,
-                               progress, judge, run_id).run()
+                               progress, judge, run_id, None if out_dir else out.parent / "predictions.sqlite").run()
     except (resolve("curate.evaluation.selection:EmptySelection"), resolve("curate.evaluation.runs:RunConflict")) as e:
         raise click.UsageError(str(e)) from None
     except (ReleaseError, ValueError) as e:
@@ -287,5 +295,8 @@ def _render_evaluate(result: dict[str, Any]) -> None:
                       + f"; unextracted {s['unextracted']:,}", highlight=False)
     if result.get("truncated"):
         console.print(f"{result['truncated']:,} replies were cut at max_tokens (marked truncated)", highlight=False)
-    console.print(f"results: {result['out']}/results.parquet; report: {result['out']}/report.md, report.html",
-                  highlight=False)
+    coverage = result["coverage"]
+    console.print(f"coverage: {coverage['scored']:,} of {coverage['selected']:,} scored"
+                  + ("" if coverage["complete"] else " (PARTIAL)"), highlight=False)
+    console.print(f"results: {result['out']}/samples.jsonl (every sample), results.parquet; report: "
+                  f"{result['out']}/report.md, report.html (open a sample from any score)", highlight=False)
