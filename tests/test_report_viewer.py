@@ -63,9 +63,12 @@ def test_two_runs_side_by_side_keep_the_samples_on_which_they_differ(tmp_path):
     release = towns_release(tmp_path)
     samples = ReleaseData(release).samples()
     folders = []
+    hostile = "Final Answer: </script><img src=x onerror=\"document.title='run'\"> <!-- nothing"
     for name, right in (("first", lambda n: True), ("second", lambda n: n != 4)):
         out = tmp_path / name
         file = replay_file(tmp_path / f"{name}.jsonl", samples, right=right)
+        if name == "second":  # a reply that tries to leave the page's data and run: shown as text
+            file.write_text(file.read_text().replace('"Final Answer: nothing"', json.dumps(hostile)))
         assert evaluate(release, "--backend", "replay", "--predictions", file, "--out", out).exit_code == 0
         folders.append(str(out))
     assert CliRunner().invoke(main, ["report", *folders, "--out", str(tmp_path / "cmp")]).exit_code == 0
@@ -77,7 +80,8 @@ def test_two_runs_side_by_side_keep_the_samples_on_which_they_differ(tmp_path):
         browser.click("#sample-list tbody tr")
         browser.wait_for("document.querySelectorAll('#sample-detail .reply').length === 2")
         replies = browser.evaluate("[...document.querySelectorAll('#sample-detail .reply')].map(e => e.textContent)")
-        assert replies == [f"Final Answer: {samples[4].answer}", "Final Answer: nothing"]
+        assert replies == [f"Final Answer: {samples[4].answer}", hostile]
+        assert browser.evaluate("document.title") == "curate evaluation report"
         assert browser.evaluate("document.querySelector('#sample-detail .question').textContent") == samples[4].question
     finally:
         browser.close()
