@@ -52,11 +52,15 @@ class Browser:
         os.close(from_browser)
         self._buffer = b""
         self._next = 0
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        self.send("Page.enable", session=True)
-        self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
-                                                         "mobile": False}, session=True)
+        try:
+            target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            self.send("Page.enable", session=True)
+            self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
+                                                             "mobile": False}, session=True)
+        except BrowserError:
+            self.close()  # a browser that did not start as expected is not left behind
+            raise
 
     def send(self, method: str, params: dict[str, Any] | None = None, session: bool = False) -> dict[str, Any]:
         self._next += 1

@@ -290,8 +290,10 @@ def _render_evaluate(result: dict[str, Any]) -> None:
                   f"{', '.join(result['modes'])}, configurations {', '.join(result['configs'])}; "
                   f"{result['predicted_now']:,} predictions made now, in {result['seconds']:.1f}s", highlight=False)
     for model, s in summary["models"].items():
-        console.print(f"score {s['score']:.3f} (95% {s['interval'][0]:.3f}-{s['interval'][1]:.3f}); by mode: "
-                      + ", ".join(f"{k} {v:.3f}" for k, v in s["by_mode"].items())
+        modes = s.get("cells", {}).get("by_mode", {})
+        console.print(f"score {s['score']:.3f} (n={s['n']:,}; 95% {s['interval'][0]:.3f}-{s['interval'][1]:.3f}); "
+                      "by mode: " + ", ".join(f"{k} {v:.3f}" + (f" (n={modes[k]['n']:,})" if k in modes else "")
+                                              for k, v in s["by_mode"].items())
                       + f"; unextracted {s['unextracted']:,}", highlight=False)
     if result.get("truncated"):
         console.print(f"{result['truncated']:,} replies were cut at max_tokens (marked truncated)", highlight=False)
