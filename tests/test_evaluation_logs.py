@@ -183,3 +183,10 @@ def test_runs_are_never_overwritten_and_different_releases_are_not_compared(tmp_
     assert all(m["n"] == 8 for m in summary["models"].values())
     text = (tmp_path / "cmp" / "report.md").read_text()
     assert "WARNING: these runs differ" in text and "Compared on the 8 predictions" in text
+
+
+def test_an_empty_replay_file_scores_none_of_the_selection(tmp_path):
+    release = towns_release(tmp_path)
+    done = evaluate(release, "--backend", "replay", "--predictions", replay_file(tmp_path / "none.jsonl", []),
+                    "--out", tmp_path / "out", "--tasks", "TBO/")
+    assert done.exit_code == 1 and "PARTIAL RUN: 0 of 3 scored (3 without a prediction)" in done.stderr, done.output

@@ -247,6 +247,8 @@ class Evaluator:
         if self.recorded:
             sent, pairs = self._run_replay(samples)
             todo_count = sent
+            # a file without a line still selected the samples, in the modes and configurations asked
+            pairs = pairs or {(m, c.name) for m in self.settings.modes for c in self.configs}
             selected = len(samples) * len(pairs)
             replayed = (sorted({m for m, _ in pairs}), sorted({c for _, c in pairs}))
         else:

@@ -56,6 +56,11 @@ def load_results(folders: list[Path]) -> tuple[Any, list[dict[str, Any]]]:
         else:
             raise FileNotFoundError(f"{folder}: no samples.jsonl or results.parquet (run `curate evaluate` into it "
                                     "first)")
+        if frame.empty:  # a run that scored nothing still has the columns every step reads
+            from curate.evaluation.scoring import RESULT_COLUMNS
+
+            frame = pd.DataFrame({c: pd.Series(dtype=float if c == "score" else object)
+                                  for c in (*RESULT_COLUMNS, "failure")})
         if "failure" not in frame:
             frame["failure"] = ""
         frames.append(frame)
