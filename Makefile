@@ -18,6 +18,13 @@ system:
 	     (apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null)); \
 	  else echo "make: bubblewrap (bwrap) is missing; install it (Debian/Ubuntu: sudo apt-get install bubblewrap," \
 	    "Fedora: sudo dnf install bubblewrap) so that model-written code runs isolated" >&2; fi; }
+	@# report.html's viewer is tested in a real headless browser (tests/browser.py); skipped without one
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	     (apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null)); \
+	  else echo "make: chromium is missing; the report viewer's browser test will skip (Debian/Ubuntu:" \
+	    "sudo apt-get install chromium)" >&2; fi; }
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -86,7 +86,7 @@ def main() -> None:
         out = Path(tmp) / "replay"
         command = [sys.executable, "-m", "curate.curation.cli", "evaluate", str(release), "--backend", "replay",
                    "--predictions", str(predictions), "--configs", ",".join(c.name for c in configs),
-                   "--out", str(out), "-q", "--json"]
+                   "--out", str(out), "-q", "--json", "--allow-partial"]  # --predictions N may be fewer than all
         stop, peak = threading.Event(), []
         started = time.perf_counter()
         process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

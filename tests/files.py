@@ -110,11 +110,11 @@ def voting_inputs(stages: Path):
     return finished_dataset(stages, "select", [*imported, executed], [table]), imported, executed
 
 
-def release_of(root: Path, samples, tables, name: str = "handmade") -> Path:
+def release_of(root: Path, samples, tables, name: str = "handmade", version: str = "1.0.0") -> Path:
     """A real release (written by the release writer) holding exactly these samples and tables."""
     from curate.exports.release import ReleaseInputs, write_release
 
     dataset = finished_dataset(root / "stages", "select", samples, tables)
     inputs = ReleaseInputs(sample_files=[str(p) for p in dataset.files("samples")],
                            table_files=[str(p) for p in dataset.files("tables")], build={"signature": name})
-    return Path(write_release(inputs, root / "releases", {"name": name, "version": "1.0.0"})["path"])
+    return Path(write_release(inputs, root / "releases", {"name": name, "version": version})["path"])

@@ -93,7 +93,8 @@ def test_text_to_sql_is_scored_by_executing_both_queries():
     broken = score("execution_match", "SELECT town FROM WHERE", None, context)
     assert score("execution_match", "Oslo", None, context).details["error"] == "the answer is not a query"
     assert broken.value == 0.0 and broken.details["error"].startswith("unreadable SQL")
-    ordered = {**context, "program": "SELECT town FROM towns ORDER BY people"}
+    ordered = {**context, "program": "SELECT town FROM towns ORDER BY people", "question": "List the towns sorted "
+               "by population, smallest first."}
     assert score("execution_match", "SELECT town FROM towns ORDER BY people DESC", None, ordered).value == 0.0
 
 
@@ -213,8 +214,10 @@ def test_replay_scores_predictions_made_elsewhere_and_names_a_bad_line(small_rel
     file.write_text("\n".join(lines))
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "replay", "--predictions",
-                                       str(file), "--out", str(out), "--json", "--tasks", "TCO/general_operations"])
+                                       str(file), "--out", str(out), "--json", "--tasks", "TCO/general_operations",
+                                       "--allow-partial"])
     assert result.exit_code == 0, result.output
+    assert "PARTIAL RUN: 5 of 12 scored (7 without a prediction): accepted with --allow-partial" in result.output
     import pandas as pd
 
     r = pd.read_parquet(out / "results.parquet")
@@ -253,12 +256,12 @@ def test_curate_report_compares_models_with_rankings_intervals_and_kendalls_w(sm
         file.write_text("\n".join(lines))
         out = tmp_path / name
         done = CliRunner().invoke(main, ["evaluate", str(small_release), "--backend", "replay", "--predictions",
-                                         str(file), "--out", str(out), "-q"])
+                                         str(file), "--out", str(out), "-q", "--tasks", "TCO/,TBO/"])
         assert done.exit_code == 0, done.output
         folders.append(str(out))
     done = CliRunner().invoke(main, ["report", *folders, "--out", str(tmp_path / "report"), "--json"])
     assert done.exit_code == 0, done.output
-    summary = json.loads(done.output)
+    summary = json.loads(done.stdout)
     assert summary["ranking"] == ["replay:good.jsonl", "replay:weak.jsonl"]
     good, weak = summary["models"]["replay:good.jsonl"], summary["models"]["replay:weak.jsonl"]
     assert good["score"] > weak["score"] and good["interval"][0] > weak["interval"][1]

@@ -200,7 +200,7 @@ def _gold_and_replay(tmp_path, fmt, source, name, replies, limit=None):
     replay = tmp_path / "replay.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in replies))
     run = runner.invoke(main, ["evaluate", release["path"], "--backend", "replay", "--predictions", str(replay),
-                               "--out", str(tmp_path / "replay"), "--json"])
+                               "--out", str(tmp_path / "replay"), "--json", "--allow-partial"])  # a few replies
     assert run.exit_code == 0, run.output
     read = lambda folder, file: json.loads((tmp_path / folder / file).read_text())  # noqa: E731
     return release, read("gold", "summary.json"), read("gold", "official.json"), read("replay", "official.json")
@@ -288,7 +288,7 @@ def test_realhitbench_reads_its_spreadsheets_with_header_trees_and_lists_what_ha
     assert skipped and all(s["reason"] == "the published gold answer is empty" for s in skipped)
     replay = tmp_path / "replay.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in replies))
-    for backend in (["--backend", "gold"], ["--backend", "replay", "--predictions", str(replay)]):
+    for backend in (["--backend", "gold"], ["--backend", "replay", "--predictions", str(replay), "--allow-partial"]):
         out = tmp_path / backend[1]
         run = CliRunner().invoke(main, ["evaluate", str(path), *backend, "--out", str(out), "--sandbox", "none", "--json"])
         assert run.exit_code == 0, run.output

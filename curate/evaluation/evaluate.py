@@ -1,13 +1,15 @@
 """`curate evaluate`: every sample x mode x table configuration, predicted, scored, reported.
 
-Predictions are stored as they finish in `<out>/predictions.sqlite`, keyed by (model, sample,
-mode, configuration), where "model" is the backend's identity and the generation settings: an
-interrupted run resumes with the rest, and two models or two settings never share a prediction.
-The model's requests also go through the LLM layer's response cache (`<out>/llm-cache.sqlite`).
-Free-text answers of `llm_judge` tasks are graded by the judge model, if one is given, and its
-verdicts stored beside the predictions (judge.py). Scores are computed from the stored
-predictions and verdicts at the end of every run (cheap, deterministic), into
-`<out>/results.parquet`, and the report is written from them.
+Predictions are stored as they finish in `predictions.sqlite` (in `<out>`; beside the run folders
+of one model where the CLI chose the folder), keyed by (model, sample, mode, configuration), where
+"model" is the backend's identity and the generation settings: an interrupted run resumes with the
+rest, and two models or two settings never share a prediction. The model's requests also go
+through the LLM layer's response cache (`llm-cache.sqlite`, beside it). Free-text answers of
+`llm_judge` tasks are graded by the judge model, if one is given, and its verdicts stored beside
+the predictions (judge.py). Scores are computed from the stored predictions and verdicts at the
+end of every run (cheap, deterministic), into `<out>/results.parquet` and the per-sample log
+`<out>/samples.jsonl` (sample_log.py), and the report is written from the log. `run.json` states
+the coverage: predictions scored of those selected.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ NO_ISOLATION = ("model-written code ran WITHOUT isolation (--sandbox none): prog
 class Settings:
     modes: list[str] = field(default_factory=lambda: ["tcot"])
     configs: list[str] = field(default_factory=list)  # empty: the release's default configuration
-    limit: int | None = None  # samples (the first N in content-hash order)
+    limit: int | None = None  # samples, drawn per task (selection.stratified)
     split: str | None = None
     tasks: list[str] = field(default_factory=list)  # task prefixes
     max_turns: int = 3  # ICoT
@@ -64,6 +66,7 @@ class Settings:
     rel_tol: float = 0.01
     profile: str | None = None  # an official metric profile (evaluation.official); None: the release's, "none": off
     prompt: str = "curate"  # "official": an imported sample's own instruction (TableBench's), where it has one
+    allow_partial: bool = False  # scoring fewer than selected is accepted (the report says so)
 
 
 # which of a published benchmark's prompt variants a mode sends with --prompt official
@@ -185,8 +188,12 @@ class Item:
 class Evaluator:
     def __init__(self, release: str | Path, out: str | Path, settings: Settings, client: Any = None,
                  params: dict[str, Any] | None = None, replay: str | Path | None = None,
-                 progress: Callable[[int, int], None] | None = None, judge: Any = None) -> None:
-        """`judge`: an AnswerJudge for the tasks scored by `llm_judge` (without one they stay unscored)."""
+                 progress: Callable[[int, int], None] | None = None, judge: Any = None, run_id: str | None = None,
+                 store: str | Path | None = None) -> None:
+        """`judge`: an AnswerJudge for the tasks scored by `llm_judge` (without one they stay unscored).
+        `run_id`: the run's id (runs.run_id; the CLI names the folder by it); RunConflict if `out`
+        holds another run. `store`: the prediction store (default `<out>/predictions.sqlite`; the
+        CLI's default folders share one per model, so runs of other settings reuse its predictions)."""
         self.data = ReleaseData(release)
         self.judge = judge
         self.out = Path(out)
@@ -213,39 +220,43 @@ class Evaluator:
         profile = settings.profile or self.data.imported.get("profile")
         if profile and profile != "none" and profile not in PROFILES:  # before any work, not after it
             raise ReleaseError(f"unknown metric profile {profile!r}; known: {', '.join(PROFILES.names())}, none")
-        self.store = PredictionStore(self.out / "predictions.sqlite")
-        self.model = self._model_key()
+        from curate.evaluation.runs import check_folder, model_key
+        from curate.evaluation.runs import run_id as run_id_of
+
+        self.model = model_key(self.client, self.params, self.settings.prompt)
+        self.run_id = run_id or run_id_of(self.data, self.model, settings)
+        check_folder(self.out, self.run_id, self.data.name)
+        self.store = PredictionStore(Path(store) if store else self.out / "predictions.sqlite")
         self._streak: tuple[str, int] = ("", 0)  # the kind of the last failures in a row, and how many
         self._csv_dir = tempfile.TemporaryDirectory(prefix="curate-eval-tables-")
         self._csv: dict[tuple[str, str], str] = {}
-
-    def _model_key(self) -> str:
-        if self.recorded:  # the file's content names the model
-            return f"{self.recorded.kind}:" + content_hash(self.recorded.kind, self.recorded.path.read_bytes())[:16]
-        identity = self.client.identity
-        asked = (identity, self.params) if self.settings.prompt == "curate" else (identity, self.params,
-                                                                                   self.settings.prompt)
-        return f"{identity['backend']}:{identity['model']}:" + content_hash(*asked)[:12]
 
     @property
     def model_name(self) -> str:
         return f"{self.client.identity['backend']}:{self.client.identity['model']}"
 
     def samples(self) -> list[EvalSample]:
-        samples = self.data.samples(self.settings.split, self.settings.tasks or None)
-        return samples[:self.settings.limit] if self.settings.limit else samples
+        from curate.evaluation.selection import select
+
+        return select(self.data, self.settings.split, self.settings.tasks, self.settings.limit)
 
     def run(self) -> dict[str, Any]:
         started = time.perf_counter()
         samples = self.samples()
         keys: set[str] = set()
         if self.recorded:
-            sent = self._run_replay(samples)
+            sent, pairs = self._run_replay(samples)
             todo_count = sent
+            # a file without a line still selected the samples, in the modes and configurations asked
+            pairs = pairs or {(m, c.name) for m in self.settings.modes for c in self.configs}
+            selected = len(samples) * len(pairs)
+            replayed = (sorted({m for m, _ in pairs}), sorted({c for _, c in pairs}))
         else:
             items = [Item(s, mode, c, self.store.key(self.model, s.id, mode, c.name))
                      for s in samples for mode in self.settings.modes for c in self.configs]
             keys = {i.key for i in items}
+            selected = len(items)
+            replayed = None
             done = self.store.done([i.key for i in items])
             # grouped by configuration and table: a perturbed table is made once for all its questions
             todo = sorted((i for i in items if i.key not in done),
@@ -293,18 +304,21 @@ class Evaluator:
         run = {"release": self.data.name, "release_path": str(self.data.path),
                "fingerprint": self.data.manifest.get("fingerprint"), "model": self.model_name, "model_key": self.model,
                "backend": self.client.identity,
-               "generation": self.params, "modes": self.settings.modes, "configs": [c.name for c in self.configs],
+               "generation": self.params, "modes": replayed[0] if replayed else self.settings.modes,
+               "configs": replayed[1] if replayed else [c.name for c in self.configs],
                "samples": len(samples), "predicted_now": todo_count, "seconds": round(time.perf_counter() - started, 2),
                "settings": {k: v for k, v in self.settings.__dict__.items()},
                "usage": {} if self.recorded else self.client.usage.as_dict(),
                "judge": self.judge.record() if self.judge else None, "sandbox": self._sandbox_record(),
                "failures": self._failure_summary(keys),
                "truncated": sum(1 for r in rows if r.get("finish_reason") == "length"),
-               "warnings": [NO_ISOLATION] if self.settings.sandbox == "none" else []}
+               "warnings": [NO_ISOLATION] if self.settings.sandbox == "none" else [],
+               "run_id": self.run_id, "coverage": self._coverage(selected, results, keys)}
         official = self._official(samples, rows, results)
         if official:
             (self.out / "official.json").write_text(json.dumps(official, indent=2, ensure_ascii=False))
             run["official"] = official
+        self._write_log(results, rows, samples, keys)
         (self.out / "run.json").write_text(json.dumps(run, indent=2, default=str))
         from curate.evaluation.report import write_report
 
@@ -339,6 +353,26 @@ class Evaluator:
                 sandbox.close()
 
         return apply(name, self.data, samples, rows, results, self.data.seed, rerun)
+
+    def _coverage(self, selected: int, results: list[dict[str, Any]], keys: set[str]) -> dict[str, Any]:
+        """Predictions scored of those selected (samples x modes x configurations; a replay's modes
+        and configurations are those its file holds), and why the others were not."""
+        scored = sum(1 for r in results if r["score"] is not None)
+        failed = len(self.store.failures(self.model, keys)) if keys else 0
+        return {"selected": selected, "scored": scored, "unscored": len(results) - scored, "failed": failed,
+                "missing": max(0, selected - len(results) - failed), "complete": scored >= selected > 0,
+                "allow_partial": self.settings.allow_partial}
+
+    def _write_log(self, results: list[dict[str, Any]], rows: list[dict[str, Any]], samples: list[EvalSample],
+                   keys: set[str]) -> None:
+        from curate.evaluation.sample_log import log_rows, write_log
+
+        def messages(sample: EvalSample, mode: str, config: str) -> Any:
+            return self._messages(Item(sample, mode, self.data.configuration(config), ""))
+
+        failures = self.store.failures(self.model, keys) if keys else []
+        lines, prompts = log_rows(results, rows, failures, samples, self.model_name, self.run_id, messages)
+        write_log(self.out, lines, prompts)
 
     def _failure_summary(self, keys: set[str]) -> dict[str, Any]:
         """This run's requests still without a usable reply (not scored; the next run asks again)."""
@@ -608,7 +642,8 @@ class Evaluator:
 
     # ---------------------------------------------------------------- replay
 
-    def _run_replay(self, samples: list[EvalSample]) -> int:
+    def _run_replay(self, samples: list[EvalSample]) -> tuple[int, set[tuple[str, str]]]:
+        """(predictions made now, the (mode, configuration) pairs the file holds)."""
         by_id = {s.id: s for s in samples}
         every = self.data.samples()
         known = {s.id for s in every}
@@ -617,6 +652,7 @@ class Evaluator:
             if s.provenance.get("source_id"):
                 by_source.setdefault(s.provenance["source_id"], []).append(s.id)
         rows, seen = [], set()
+        pairs: set[tuple[str, str]] = set()
         to_run: list[tuple[Item, str]] = []
         for number, record in self.recorded.records():  # each line's shape checked by the backend
             if "sample_id" not in record:  # a benchmark's own id (imported releases)
@@ -633,6 +669,7 @@ class Evaluator:
             mode = record.get("mode", "tcot")
             if mode not in MODES:
                 raise ReleaseError(f"{self.recorded.path}:{number}: unknown mode {mode!r}; known: {', '.join(MODES)}")
+            pairs.add((mode, config.name))
             if sample_id not in by_id:
                 continue  # outside --limit / --tasks / --split
             item = Item(by_id[sample_id], mode, config, self.store.key(self.model, sample_id, mode, config.name))
@@ -652,7 +689,7 @@ class Evaluator:
         for start in range(0, len(rows), 5000):
             self.store.put(rows[start:start + 5000])
         self._run_replayed_programs(to_run)
-        return len(rows) + len(to_run)
+        return len(rows) + len(to_run), pairs
 
     def _sample_of_source(self, source_id: Any, by_source: dict[str, list[str]], number: int,
                           task: Any = None) -> str:

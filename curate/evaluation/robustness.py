@@ -67,3 +67,25 @@ def separability(intervals: dict[str, tuple[float, float, float]]) -> float:
         return float("nan")
     apart = sum(1 for a, b in pairs if intervals[a][2] < intervals[b][1] or intervals[b][2] < intervals[a][1])
     return apart / len(pairs)
+
+
+def score_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high) of one cell of a report (a task, a mode, a configuration): Wilson's interval
+    where every score is 0 or 1 (honest at n = 1: one right answer is 0.21-1.00, not 1.00-1.00),
+    else the bootstrap's, a normal one past 2,000 values (the bootstrap's cost grows with n)."""
+    from statistics import NormalDist  # not scipy.stats: its import alone takes seconds
+
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    mean = float(data.mean())
+    if np.isin(data, (0.0, 1.0)).all():
+        n = data.size
+        centre = (mean + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(mean * (1 - mean) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return mean, float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    if data.size > 2000:
+        half = z * float(data.std(ddof=1)) / np.sqrt(data.size)
+        return mean, mean - half, mean + half
+    return bootstrap_interval(data, level=level)

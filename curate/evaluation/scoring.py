@@ -19,7 +19,7 @@ def _execution_context(data: ReleaseData, sample: EvalSample, config_name: str) 
         tables["t"] = next(iter(tables.values()))
     program = sample.program["text"] if sample.program and sample.program.get("kind") == "sql" else None
     dialect = (sample.program or {}).get("dialect") or "duckdb"
-    return {"tables": tables, "program": program, "dialect": dialect}
+    return {"tables": tables, "program": program, "dialect": dialect, "question": sample.question}
 
 
 def _executed(row: dict[str, Any], task: str) -> bool | None:

@@ -53,10 +53,14 @@ def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str 
               help='replay: a JSONL file, one {"sample_id", "reply"} per line (optional "config", "mode").')
 @click.option("--modes", default="tcot", show_default=True, help="Comma-separated: tcot, pot, icot, treethinker.")
 @click.option("--configs", default="", help="Comma-separated serialization:perturbation (default: the release's).")
-@click.option("--limit", type=int, default=None, help="At most N samples (the first in content-hash order).")
+@click.option("--limit", type=int, default=None, help="At most N samples, drawn per task (tasks take turns, each in "
+              "content-hash order: the same N draws the same samples).")
 @click.option("--split", default=None, help="Only this split.")
 @click.option("--tasks", default="", help="Comma-separated task prefixes (e.g. TCO/,MMQA/).")
-@click.option("--out", "out_dir", default=None, help="Results folder (default: results/<release>/<model>).")
+@click.option("--out", "out_dir", default=None, help="Results folder (default: results/<release>/<version>/<model>/"
+              "run-<id>, the id a hash of the settings: the same settings resume their run, others get their own).")
+@click.option("--allow-partial", is_flag=True, help="Exit 0 when fewer predictions were scored than selected "
+              "(missing replies, failed requests); the report says the run is partial either way.")
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--max-tokens", type=int, default=1024, show_default=True)
 @click.option("--concurrency", type=int, default=16, show_default=True, help="Requests in flight (openai).")
@@ -98,7 +102,7 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
              retries: int, max_failures_in_a_row: int, engine_json: str, data_parallel_size: int | None,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
              max_turns: int, sandbox_workers: int, isolation: str, timeout: float, prompt_kind: str,
-             profile: str | None, as_json: bool, quiet: bool) -> None:
+             profile: str | None, as_json: bool, quiet: bool, allow_partial: bool) -> None:
     """Score a model on a release: every sample x mode x table configuration, predicted, extracted,
     scored by its task's metric; results.parquet, report.md and report.html in the results folder.
 
@@ -127,18 +131,40 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
     settings = Settings(modes=split_list(modes), configs=split_list(configs), limit=limit, split=split,
                         tasks=split_list(tasks), max_turns=max_turns, sandbox_workers=sandbox_workers,
                         sandbox=isolation, timeout=timeout, max_failures_in_a_row=max_failures_in_a_row,
-                        profile=profile, prompt=prompt_kind)
+                        profile=profile, prompt=prompt_kind, allow_partial=allow_partial)
+    # issue 46: what matched nothing, or an option the backend would ignore, is a usage error (exit 2)
+    if backend == "gold" and predictions:
+        raise click.UsageError("--backend gold answers every sample with its own gold: --predictions would be "
+                               "ignored (replay a file with --backend replay)")
+    import importlib
+
+    runs = importlib.import_module("curate.evaluation.runs")  # run ids and folders (evaluation/runs.py)
+
+    def selection() -> tuple[Any, list[Any]]:
+        """The release and its selected samples, before any model is loaded or file written."""
+        try:
+            data = resolve("curate.evaluation.dataset:ReleaseData")(release_path)
+            return data, resolve("curate.evaluation.selection:select")(data, split, split_list(tasks), limit)
+        except resolve("curate.evaluation.selection:EmptySelection") as e:
+            raise click.UsageError(str(e)) from None
+        except ReleaseError as e:
+            raise click.ClickException(str(e)) from None
+
+    def folder(model_name: str, model_key: str) -> Path:
+        """--out, else this run's own folder (results/<release>/<version>/<model>/run-<id>)."""
+        return Path(out_dir) if out_dir else runs.default_folder(data, model_name, runs.run_id(data, model_key, settings))
+
     if isolation == "none":
         click.echo(f"warning: {resolve('curate.evaluation.evaluate:NO_ISOLATION')}", err=True)
     client, params = None, {}
     if backend == "gold":  # the gold replies are written as a replay file, then scored like any other
-        name = "gold"
-        gold_out = Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name
+        data, chosen = selection()
+        run_id = runs.run_id(data, "gold", settings)
+        out = gold_out = folder("gold", "gold")
         try:
-            data = resolve("curate.evaluation.dataset:ReleaseData")(release_path)
+            runs.check_folder(out, run_id, data.name)
         except ReleaseError as e:
-            raise click.ClickException(str(e)) from None
-        chosen = [s for s in data.samples(split=split, tasks=split_list(tasks) or None)][:limit]
+            raise click.UsageError(str(e)) from None
         predictions = str(resolve("curate.evaluation.gold:write_gold_replies")(settings.modes, gold_out / "gold-replies.jsonl",
                                                                         chosen))
     else:
@@ -155,20 +181,26 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
         if missing:
             raise click.UsageError(f"--backend {backend} needs "
                                    + ", ".join(f"--{k.replace('_', '-')}" for k in missing))
+        data, _ = selection()
         try:
             client, params = client_from_config(section, None, "model")
         except ValueError as e:
             raise click.UsageError(str(e)) from None
+        key = runs.model_key(client, params, prompt_kind)
+        run_id = runs.run_id(data, key, settings)
         if BACKENDS.meta(backend).get("recorded"):  # replies made elsewhere (a file): nothing to cache
-            name = f"{backend}-{Path(client.identity['model']).stem}"
+            out = folder(f"{backend}-{Path(client.identity['model']).stem}", key)
         else:
             from curate.curation.llm.cache import ResponseCache
 
-            name = str(model).rstrip("/").split("/")[-1]
-            cache = (Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name)
-            cache.mkdir(parents=True, exist_ok=True)
-            client.cache = ResponseCache(cache / "llm-cache.sqlite")
-    out = Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name
+            out = folder(str(model).rstrip("/").split("/")[-1], key)
+            try:
+                runs.check_folder(out, run_id, data.name)
+            except ReleaseError as e:
+                raise click.UsageError(str(e)) from None
+            out.mkdir(parents=True, exist_ok=True)
+            # a default run folder shares its model's cache and prediction store with the model's other runs
+            client.cache = ResponseCache((out if out_dir else out.parent) / "llm-cache.sqlite")
     judge = None
     if judge_model:
         from curate.curation.llm.client import client_from_config
@@ -186,7 +218,8 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
         judge_section.update(extra)
         out.mkdir(parents=True, exist_ok=True)
         try:
-            judge_client, judge_params = client_from_config(judge_section, out / "llm-cache.sqlite", "judge")
+            cache_at = (out if out_dir else out.parent) / "llm-cache.sqlite"
+            judge_client, judge_params = client_from_config(judge_section, cache_at, "judge")
         except ValueError as e:
             raise click.UsageError(f"judge: {e}") from None
         judge = resolve("curate.evaluation.judge:AnswerJudge")(judge_client, judge_params)
@@ -204,28 +237,37 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
                     seen[0] = fraction
 
             result = Evaluator(release_path, out, settings, client, params, predictions if backend == "gold" else None,
-                               progress, judge).run()
+                               progress, judge, run_id, None if out_dir else out.parent / "predictions.sqlite").run()
+    except (resolve("curate.evaluation.selection:EmptySelection"), resolve("curate.evaluation.runs:RunConflict")) as e:
+        raise click.UsageError(str(e)) from None
     except (ReleaseError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     except RuntimeError as e:  # a dead server (ModelUnavailable), a missing vLLM
         raise click.ClickException(f"{e}") from None
     result["out"] = str(out)
+    coverage = result["coverage"]
+    if not coverage["complete"]:  # said first, before any score
+        click.echo(resolve("curate.evaluation.report:coverage_line")(coverage), err=True)
     _emit(result, as_json, _render_evaluate)
     failed = result.get("failures") or {}
-    if failed.get("count"):  # a failure is never a score: the run says so, and exits 1
+    if failed.get("count"):  # a failure is never a score: the run says so
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(failed["by_kind"].items()))
         click.echo(f"{failed['count']} requests got no usable reply ({kinds}), e.g. {failed['example']}; they are not "
                    "scored: rerun to ask them again", err=True)
+    if not coverage["complete"] and not allow_partial:
         sys.exit(1)
 
 
 @main.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out_dir", default="report", show_default=True, help="Folder for report.md and report.html.")
+@click.option("--allow-mismatch", is_flag=True, help="Compare runs of different releases anyway (on the samples "
+              "they share, with a warning); refused otherwise.")
 @json_option
-def report(results: tuple[str, ...], out_dir: str, as_json: bool) -> None:
+def report(results: tuple[str, ...], out_dir: str, as_json: bool, allow_mismatch: bool) -> None:
     """Compare models: several results folders of `curate evaluate` in one report (rankings with
-    bootstrap intervals, separability, Kendall's W across table configurations)."""
+    bootstrap intervals, separability, Kendall's W across table configurations), on the predictions
+    every run scored; runs of different releases are refused unless --allow-mismatch."""
     from pathlib import Path
 
     from curate.curation.registry import resolve
@@ -233,9 +275,14 @@ def report(results: tuple[str, ...], out_dir: str, as_json: bool) -> None:
     write_report = resolve("curate.evaluation.report:write_report")
 
     try:
-        summary = write_report([Path(r) for r in results], Path(out_dir))
-    except FileNotFoundError as e:
+        summary = write_report([Path(r) for r in results], Path(out_dir), allow_mismatch)
+    except (FileNotFoundError, resolve("curate.evaluation.report:Incomparable")) as e:
         raise click.ClickException(str(e)) from None
+    comparison = summary.get("comparison") or {}
+    for warning in comparison.get("warnings", []):  # said loudly, before the report
+        click.echo(f"WARNING: {warning}", err=True)
+    if comparison:
+        click.echo(comparison["note"], err=True)
     _emit({"out": out_dir, **summary}, as_json, lambda s: click.echo((Path(out_dir) / "report.md").read_text()))
 
 
@@ -248,10 +295,15 @@ def _render_evaluate(result: dict[str, Any]) -> None:
                   f"{', '.join(result['modes'])}, configurations {', '.join(result['configs'])}; "
                   f"{result['predicted_now']:,} predictions made now, in {result['seconds']:.1f}s", highlight=False)
     for model, s in summary["models"].items():
-        console.print(f"score {s['score']:.3f} (95% {s['interval'][0]:.3f}-{s['interval'][1]:.3f}); by mode: "
-                      + ", ".join(f"{k} {v:.3f}" for k, v in s["by_mode"].items())
+        modes = s.get("cells", {}).get("by_mode", {})
+        console.print(f"score {s['score']:.3f} (n={s['n']:,}; 95% {s['interval'][0]:.3f}-{s['interval'][1]:.3f}); "
+                      "by mode: " + ", ".join(f"{k} {v:.3f}" + (f" (n={modes[k]['n']:,})" if k in modes else "")
+                                              for k, v in s["by_mode"].items())
                       + f"; unextracted {s['unextracted']:,}", highlight=False)
     if result.get("truncated"):
         console.print(f"{result['truncated']:,} replies were cut at max_tokens (marked truncated)", highlight=False)
-    console.print(f"results: {result['out']}/results.parquet; report: {result['out']}/report.md, report.html",
-                  highlight=False)
+    coverage = result["coverage"]
+    console.print(f"coverage: {coverage['scored']:,} of {coverage['selected']:,} scored"
+                  + ("" if coverage["complete"] else " (PARTIAL)"), highlight=False)
+    console.print(f"results: {result['out']}/samples.jsonl (every sample), results.parquet; report: "
+                  f"{result['out']}/report.md, report.html (open a sample from any score)", highlight=False)

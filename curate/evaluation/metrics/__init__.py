@@ -26,7 +26,8 @@ program and tables (execution accuracy), the tolerance, K for retrieval.
 |                    | quoting and spacing ignored); precision, recall and F1 in the details   |
 | chart_pass         | PASS@1 of a drawn chart: same chart type and values (`chart.py`)       |
 | execution_match    | predicted SQL run in DuckDB over the sample's tables: same result set   |
-|                    | as the gold program (as multisets; ordered when the gold has ORDER BY)  |
+|                    | as the gold program (as multisets; in order only when the gold has      |
+|                    | ORDER BY and the question asks for an order: "sorted", "top 5", ...)    |
 """
 
 from __future__ import annotations

@@ -10,6 +10,19 @@ from curate.curation.answers import normalize_answer
 from curate.evaluation.metrics import Score, answer_text, metric
 
 _QUERY = re.compile(r"^\s*(\(\s*)*(select|with|from)\b", re.I)
+# what a question says when it asks for its rows in an order: "in order", "sorted", "ranked",
+# "ascending", "from highest to lowest", "top 5", "first three", "alphabetically", ...
+_ASKS_ORDER = re.compile(
+    r"\b(in (\w+ )?order|ordered|order(ed)? by|sort(ed)?|rank(ed|ing)?|ascending|descending|alphabetical(ly)?|"
+    r"chronological(ly)?|(highest|largest|biggest|most|greatest|lowest|smallest|least|fewest|oldest|newest|earliest|"
+    r"latest) (\w+ )?to (\w+ )?(highest|largest|biggest|most|greatest|lowest|smallest|least|fewest|oldest|newest|"
+    r"earliest|latest)|(top|first|last|bottom) (\d+|two|three|four|five|six|seven|eight|nine|ten))\b", re.I)
+
+
+def order_matters(question: str, program: str) -> bool:
+    """Rows are compared in order only where the question asks for an order and the gold program
+    gives one: a gold ORDER BY alone (often there to make a LIMIT pick its rows) is not enough."""
+    return bool(re.search(r"\border\s+by\b", program, re.I)) and bool(_ASKS_ORDER.search(question or ""))
 
 
 def _result_rows(rows: list[tuple]) -> list[tuple]:
@@ -41,9 +54,14 @@ def execution_match(prediction: Any, gold: Any, context: dict[str, Any]) -> Scor
         pred_rows = _result_rows(run_duckdb(duckdb_database(), predicted, tables))
     except QueryRefused as e:
         return Score(0.0, {"error": str(e)})
-    ordered = " order by " in program.lower()
+    return _compared(pred_rows, gold_rows, context.get("question", ""), program)
+
+
+def _compared(pred_rows: list[tuple], gold_rows: list[tuple], question: str, program: str) -> Score:
+    ordered = order_matters(question, program)
     same = pred_rows == gold_rows if ordered else Counter(pred_rows) == Counter(gold_rows)
-    return Score(float(same), {"rows": len(pred_rows)})
+    return Score(float(same), {"rows": len(pred_rows), "gold_rows": len(gold_rows),
+                               "compared": "in order (the question asks for one)" if ordered else "as a multiset"})
 
 
 def sqlite_rows(tables: dict[str, Any], *queries: str) -> list[list[tuple] | str]:
@@ -75,6 +93,4 @@ def _sqlite_execution_match(predicted: str, program: str, context: dict[str, Any
         return Score(0.0, {"error": f"the gold SQL fails: {gold_rows}"})
     if isinstance(pred_rows, str):
         return Score(0.0, {"error": pred_rows})
-    ordered = " order by " in program.lower()
-    same = pred_rows == gold_rows if ordered else Counter(pred_rows) == Counter(gold_rows)
-    return Score(float(same), {"rows": len(pred_rows)})
+    return _compared(pred_rows, gold_rows, context.get("question", ""), program)
