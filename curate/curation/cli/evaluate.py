@@ -51,6 +51,10 @@ def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str 
               help="The environment variable holding the API key (never the key itself).")
 @click.option("--predictions", type=click.Path(exists=True, dir_okay=False), default=None,
               help='replay: a JSONL file, one {"sample_id", "reply"} per line (optional "config", "mode").')
+@click.option("--export-requests", type=click.Path(dir_okay=False), default=None,
+              help="Ask nothing: write every request still without a reply to FILE as a batch (OpenAI Batch API "
+              "input, which `vllm run-batch` reads) and stop; score the batch output with --backend replay "
+              "--predictions OUTPUT and the same options (docs/batch.md).")
 @click.option("--modes", default="tcot", show_default=True, help="Comma-separated: tcot, pot, icot, treethinker.")
 @click.option("--configs", default="", help="Comma-separated serialization:perturbation (default: the release's).")
 @click.option("--limit", type=int, default=None, help="At most N samples (the first in content-hash order).")
@@ -93,7 +97,7 @@ def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str 
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model: str | None, base_url: str | None,
              api_key_env: str,
-             predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
+             predictions: str | None, export_requests: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
              retries: int, max_failures_in_a_row: int, engine_json: str, data_parallel_size: int | None,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
@@ -164,6 +168,7 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
             cache.mkdir(parents=True, exist_ok=True)
             client.cache = ResponseCache(cache / "llm-cache.sqlite")
     out = Path(out_dir) if out_dir else Path("results") / Path(release_path).parent.name / name
+    exporting = _export_requests(client, export_requests) if export_requests else None
     judge = None
     if judge_model:
         from curate.curation.llm.client import client_from_config
@@ -205,6 +210,9 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
     except RuntimeError as e:  # a dead server (ModelUnavailable), a missing vLLM
         raise click.ClickException(f"{e}") from None
     result["out"] = str(out)
+    if exporting is not None:
+        _report_export(result, exporting, release_path, as_json)
+        return
     _emit(result, as_json, _render_evaluate)
     failed = result.get("failures") or {}
     if failed.get("count"):  # a failure is never a score: the run says so, and exits 1
@@ -212,6 +220,45 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
         click.echo(f"{failed['count']} requests got no usable reply ({kinds}), e.g. {failed['example']}; they are not "
                    "scored: rerun to ask them again", err=True)
         sys.exit(1)
+
+
+def _export_requests(client: Any, path: str) -> Any:
+    """The client's backend turned into a BatchBackend writing to `path` (anew): a live model's requests,
+    or, replaying a batch output, those it holds no reply for (the next turn of a multi-turn mode)."""
+    from pathlib import Path
+
+    from curate.curation.llm.backend import RecordedBackend
+    from curate.curation.llm.batch import BatchBackend
+
+    if client is None or isinstance(client.backend, RecordedBackend):
+        raise click.UsageError("--export-requests writes a model's requests: name the model (--model, with --backend "
+                               "openai or vllm), or replay a batch output (--predictions) to write what it lacks")
+    Path(path).unlink(missing_ok=True)
+    if isinstance(client.backend, BatchBackend):
+        client.backend.requests = Path(path)
+    else:
+        live = client.backend
+        client.backend = BatchBackend(client.identity["model"], client.identity, path,
+                                      structured_output=getattr(live, "structured_output", "none"))
+    client.preflight = False
+    return client.backend
+
+
+def _report_export(result: dict[str, Any], backend: Any, release_path: str, as_json: bool) -> None:
+    """What was written, and the command that scores its output."""
+    written = {"requests": backend.written, "file": str(backend.requests), "model": backend.model,
+               "scored": result.get("results", 0)}
+    if as_json:
+        _emit({**result, "exported": written}, True, None)
+        return
+    if not backend.written:
+        click.echo(f"no request left to export: every one has a reply ({written['scored']:,} results in {result['out']})")
+        return
+    click.echo(f"{backend.written:,} requests written to {backend.requests} (model {backend.model}). Run them as a "
+               f"batch (OpenAI Batch API; or `vllm run-batch -i {backend.requests} -o OUTPUT --model {backend.model}`), "
+               f"then score the output with `curate evaluate {release_path} --backend replay --predictions OUTPUT` "
+               "and the same --modes, --configs, --temperature and --max-tokens (a multi-turn mode: add "
+               "--export-requests NEXT for the next turn)")
 
 
 @main.command()

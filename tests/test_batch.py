@@ -1,0 +1,161 @@
+"""Batch files: requests exported in the OpenAI Batch API's format, outputs (OpenAI's and vLLM's
+`run-batch`'s) read back, in evaluation and in a build's model stages; errors that name the server."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+
+import pytest
+from click.testing import CliRunner
+
+from curate.curation.cli import main
+from curate.curation.llm import BACKENDS
+from curate.curation.llm.batch import BatchError, read_outputs, request_id
+from curate.curation.llm.types import ChatRequest, user
+
+BACKENDS.register("canned", "tests.canned_backend:CannedBackend")
+
+
+def output_line(custom_id: str, reply: str, model: str, style: str = "vllm") -> dict:
+    """One line of a batch output as vLLM's `run-batch` writes it, or as OpenAI's Batch API does."""
+    body = {"id": f"chatcmpl-{custom_id[-8:]}", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}
+    if style == "vllm":
+        return {"id": f"vllm-{custom_id[-6:]}", "custom_id": custom_id,
+                "response": {"status_code": 200, "request_id": f"vllm-batch-{custom_id[-6:]}", "body": body},
+                "error": None}
+    return {"id": f"batch_req_{custom_id[-6:]}", "custom_id": custom_id,
+            "response": {"status_code": 200, "request_id": custom_id[-10:], "body": body}, "error": None}
+
+
+def run_batch(requests_file, out_file, reply, model_named=None, style="vllm"):
+    """A stand-in for the remote batch runner: every request line answered by `reply(body)`, in shuffled order."""
+    lines = [json.loads(line) for line in requests_file.read_text().splitlines() if line.strip()]
+    random.Random(7).shuffle(lines)
+    out_file.write_text("".join(json.dumps(output_line(r["custom_id"], reply(r["body"]),
+                                                       model_named or r["body"]["model"], style)) + "\n"
+                                for r in lines))
+    return lines
+
+
+def test_batch_outputs_are_read_in_either_shape_and_a_bad_line_is_named(tmp_path):
+    ok = request_id("m", ChatRequest(user("a")))
+    failed = request_id("m", ChatRequest(user("b")))
+    path = tmp_path / "out.jsonl"
+    path.write_text(json.dumps(output_line(ok, "Final Answer: 3", "m", "openai")) + "\n"
+                    + json.dumps({"id": "x", "custom_id": failed, "response": {"status_code": 400, "body": {
+                        "error": {"message": "too long"}}}, "error": None}) + "\n")
+    replies = read_outputs(path)
+    assert replies[ok].text == "Final Answer: 3" and replies[ok].completion_tokens == 3
+    assert replies[failed].failure == "HTTP 400" and "too long" in replies[failed].error
+    # the custom_id is the request: another model, parameter or message is another id
+    assert len({ok, request_id("n", ChatRequest(user("a"))), request_id("m", ChatRequest(user("a"), {"seed": 1}))}) == 3
+    path.write_text(path.read_text() + '{"sample_id": "s1", "reply": "x"}\n')
+    with pytest.raises(BatchError, match=r"out.jsonl:3: a batch output line"):
+        read_outputs(path)
+
+
+def gold_by_request(release, model, modes, params):
+    """{custom_id: gold reply} of every sample x mode of the release, as `curate evaluate` would ask it."""
+    from curate.curation.llm.client import ChatClient
+    from curate.curation.llm.backends.scripted import ScriptedBackend
+    from curate.evaluation.evaluate import Evaluator, Item, Settings
+    from curate.evaluation.gold import gold_reply
+    from curate.evaluation.modes import effective_mode, task_rules
+
+    ev = Evaluator(release, release.parent / "unused", Settings(modes=modes), ChatClient(ScriptedBackend(str)), params)
+    out = {}
+    for sample in ev.samples():
+        for mode in modes:
+            for config in ev.configs:
+                request = ChatRequest(ev._messages(Item(sample, mode, config, "")), params)
+                answers_with = "sql" if task_rules(sample.task).get("answer") == "sql" else effective_mode(mode, sample.task)
+                out[request_id(model, request)] = gold_reply(sample, mode, answers_with)
+    return out
+
+
+@pytest.mark.parametrize("style", ["vllm", "openai"])
+def test_exported_requests_answered_by_the_gold_replay_as_a_batch_output_and_score_one(small_release, tmp_path, style):
+    """`--export-requests` asks nothing (the server named does not exist); the gold replies, written as
+    a batch output in another order (vLLM's shape, or OpenAI's naming a dated model), replay to 1.000."""
+    requests = tmp_path / "requests.jsonl"
+    common = ["--modes", "tcot,pot", "--tasks", "TCO/,DA/", "-q"]
+    done = CliRunner().invoke(main, ["evaluate", str(small_release), "--model", "tiny", "--base-url",
+                                     "http://127.0.0.1:9/v1", "--export-requests", str(requests),
+                                     "--out", str(tmp_path / "export"), *common])
+    assert done.exit_code == 0, done.output
+    lines = [json.loads(line) for line in requests.read_text().splitlines()]
+    assert f"{len(lines):,} requests written to {requests}" in done.output and len(lines) >= 20
+    assert {(r["method"], r["url"], r["body"]["model"]) for r in lines} == {("POST", "/v1/chat/completions", "tiny")}
+    assert lines[0]["body"]["temperature"] == 0.0 and lines[0]["body"]["messages"][-1]["role"] == "user"
+    gold = gold_by_request(small_release, "tiny", ["tcot", "pot"], {"temperature": 0.0, "max_tokens": 1024})
+    assert {r["custom_id"] for r in lines} <= set(gold)
+    output = tmp_path / "output.jsonl"
+    run_batch(requests, output, lambda body: gold[request_id("tiny", ChatRequest(
+        tuple(body["messages"]), {k: v for k, v in body.items() if k not in ("model", "messages")}))],
+        model_named="tiny-2025-01-01" if style == "openai" else None, style=style)
+    replay = ["evaluate", str(small_release), "--backend", "replay", "--predictions", str(output),
+              "--out", str(tmp_path / "scored"), "--json", *common]
+    if style == "openai":  # the replies name a dated model: the one exported for is given
+        refused = CliRunner().invoke(main, replay)
+        assert refused.exit_code == 2 and "give the model the requests were exported for (--model)" in refused.output
+        replay += ["--model", "tiny"]
+    scored = CliRunner().invoke(main, replay)
+    assert scored.exit_code == 0, scored.output
+    import pandas as pd
+
+    results = pd.read_parquet(tmp_path / "scored" / "results.parquet")
+    assert len(results) == len(lines) and set(results["mode"]) == {"tcot", "pot"}
+    wrong = results[results["score"] != 1.0]
+    assert wrong.empty, wrong[["task", "mode", "gold", "answer", "error"]].head(10).to_string()
+
+
+def test_a_build_stage_stops_writing_a_batch_and_goes_on_with_its_replies_for_each_round(tmp_path):
+    """The phrase stage in batch mode: round 1 writes its requests and stops naming the file; the
+    replies brought back answer them; a reply that does not parse is asked again (round 2) with the
+    parse error; then the stage finishes, with no request sent to the model itself."""
+    from curate.curation.llm.batch import bring_back
+    from curate.curation.llm.types import ModelUnavailable
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.pipeline.runner import run_stage
+    from tests.canned_backend import CannedBackend
+    from tests.test_llm_writing import dataset, sql_sample
+
+    kept = sql_sample("SELECT town FROM towns WHERE people > 500", "Which town has people greater than 500?")
+    retried = sql_sample("SELECT town FROM towns WHERE people < 100", "Which town has people less than 100?")
+    sql = dataset(tmp_path, "sql", [kept, retried])
+    CannedBackend.calls_by_model.pop("writer", None)
+    config = {"generator": {"backend": "canned", "model": "writer", "batch": True}, "tasks": ["MMQA/"]}
+
+    def reply(body):
+        last = body["messages"][-1]["content"]
+        if "could not be read" in last:
+            return '{"question": "Which towns have under 100 people?"}'
+        return '{"question": "Which towns are home to over 500 people?"}' if "greater than 500" in last else "junk"
+
+    batches = tmp_path / "batches"
+    for round_ in (1, 2):
+        with pytest.raises(ModelUnavailable, match=r"wait for their batch replies in .*batches/generator.jsonl"):
+            run_stage("phrase", config, [sql, sql], tmp_path / "stages", LocalExecutor(1))
+        sent = run_batch(batches / "generator.jsonl", tmp_path / f"out{round_}.jsonl", reply)
+        assert len(sent) == (2 if round_ == 1 else 1)  # the second round asks again only the unreadable reply
+        counts = bring_back([tmp_path / f"out{round_}.jsonl"], tmp_path / "llm-cache.sqlite", batches)
+        assert counts == {"replies": len(sent), "kept": len(sent), "pending": 0}
+    run = run_stage("phrase", config, [sql, sql], tmp_path / "stages", LocalExecutor(1))
+    assert run.report["by_reason"] == {"kept": 2} and not CannedBackend.calls_by_model.get("writer")
+    assert not (batches / "generator.jsonl").exists()
+
+
+def test_a_dead_server_is_named_with_what_failed_and_how_long_after_one_preflight_request(small_release, tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    done = CliRunner().invoke(main, ["evaluate", str(small_release), "--model", "tiny", "--base-url", url,
+                                     "--retries", "1", "--tasks", "TCO/", "--out", str(tmp_path / "out"), "-q"])
+    assert done.exit_code == 1
+    message = " ".join(done.output.split())
+    assert "the first request failed, so the other" in message and "were not sent" in message
+    assert f"({url}; 2 tries in " in message and "APIConnectionError" in message
