@@ -58,7 +58,7 @@ def test_batch_outputs_are_read_in_either_shape_and_a_bad_line_is_named(tmp_path
         read_outputs(path)
 
 
-def gold_by_request(release, model, modes, params):
+def gold_by_request(release, model, modes, params, tasks):
     """{custom_id: gold reply} of every sample x mode of the release, as `curate evaluate` would ask it."""
     from curate.curation.llm.client import ChatClient
     from curate.curation.llm.backends.scripted import ScriptedBackend
@@ -66,7 +66,7 @@ def gold_by_request(release, model, modes, params):
     from curate.evaluation.gold import gold_reply
     from curate.evaluation.modes import effective_mode, task_rules
 
-    ev = Evaluator(release, release.parent / "unused", Settings(modes=modes), ChatClient(ScriptedBackend(str)), params)
+    ev = Evaluator(release, release.parent / "unused", Settings(modes=modes, tasks=tasks), ChatClient(ScriptedBackend(str)), params)
     out = {}
     for sample in ev.samples():
         for mode in modes:
@@ -82,16 +82,17 @@ def test_exported_requests_answered_by_the_gold_replay_as_a_batch_output_and_sco
     """`--export-requests` asks nothing (the server named does not exist); the gold replies, written as
     a batch output in another order (vLLM's shape, or OpenAI's naming a dated model), replay to 1.000."""
     requests = tmp_path / "requests.jsonl"
-    common = ["--modes", "tcot,pot", "--tasks", "TCO/,DA/", "-q"]
+    common = ["--modes", "tcot,pot", "--tasks", "TCO/,DA/", "--limit", "6", "-q"]
     done = CliRunner().invoke(main, ["evaluate", str(small_release), "--model", "tiny", "--base-url",
                                      "http://127.0.0.1:9/v1", "--export-requests", str(requests),
                                      "--out", str(tmp_path / "export"), *common])
     assert done.exit_code == 0, done.output
     lines = [json.loads(line) for line in requests.read_text().splitlines()]
-    assert f"{len(lines):,} requests written to {requests}" in done.output and len(lines) >= 20
+    assert f"{len(lines):,} requests written to {requests}" in done.output and len(lines) == 12
     assert {(r["method"], r["url"], r["body"]["model"]) for r in lines} == {("POST", "/v1/chat/completions", "tiny")}
     assert lines[0]["body"]["temperature"] == 0.0 and lines[0]["body"]["messages"][-1]["role"] == "user"
-    gold = gold_by_request(small_release, "tiny", ["tcot", "pot"], {"temperature": 0.0, "max_tokens": 1024})
+    gold = gold_by_request(small_release, "tiny", ["tcot", "pot"], {"temperature": 0.0, "max_tokens": 1024},
+                           ["TCO/", "DA/"])
     assert {r["custom_id"] for r in lines} <= set(gold)
     output = tmp_path / "output.jsonl"
     run_batch(requests, output, lambda body: gold[request_id("tiny", ChatRequest(
@@ -101,7 +102,7 @@ def test_exported_requests_answered_by_the_gold_replay_as_a_batch_output_and_sco
               "--out", str(tmp_path / "scored"), "--json", *common]
     if style == "openai":  # the replies name a dated model: the one exported for is given
         refused = CliRunner().invoke(main, replay)
-        assert refused.exit_code == 2 and "give the model the requests were exported for (--model)" in refused.output
+        assert refused.exit_code == 1 and "--model names the model they were" in refused.output
         replay += ["--model", "tiny"]
     scored = CliRunner().invoke(main, replay)
     assert scored.exit_code == 0, scored.output

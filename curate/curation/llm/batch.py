@@ -209,6 +209,7 @@ class BatchBackend:
         self.structured_output = structured_output
         self.source = source  # where the replies come from, for a message
         self.written = 0  # requests newly written to the file by this backend
+        self.matched = 0  # requests answered from `replies`
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
@@ -221,6 +222,11 @@ class BatchBackend:
         ids = [request_id(self.model, r) for r in requests]
         held = self._replies(ids)
         missing = [(i, r) for i, (key, r) in enumerate(zip(ids, requests)) if key not in held]
+        self.matched += len(requests) - len(missing)
+        if self.source and not self.requests and requests and not self.matched:
+            raise BatchError(f"{self.source}: none of {len(requests)} requests has a reply there: were they exported "
+                             f"for model {self.model!r} (--model names the model they were), with the same --modes, "
+                             "--configs, --temperature and --max-tokens?")
         if self.requests and missing:
             self.written += append_requests(self.requests, (request_line(self.model, r) for _, r in missing))
         out = []
