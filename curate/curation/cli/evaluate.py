@@ -223,25 +223,14 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
 
 
 def _export_requests(client: Any, path: str) -> Any:
-    """The client's backend turned into a BatchBackend writing to `path` (anew): a live model's requests,
-    or, replaying a batch output, those it holds no reply for (the next turn of a multi-turn mode)."""
-    from pathlib import Path
-
+    """The client turned into one that writes its requests to `path` (a BatchBackend)."""
     from curate.curation.llm.backend import RecordedBackend
-    from curate.curation.llm.batch import BatchBackend
+    from curate.curation.llm.batch import export_requests
 
     if client is None or isinstance(client.backend, RecordedBackend):
         raise click.UsageError("--export-requests writes a model's requests: name the model (--model, with --backend "
                                "openai or vllm), or replay a batch output (--predictions) to write what it lacks")
-    Path(path).unlink(missing_ok=True)
-    if isinstance(client.backend, BatchBackend):
-        client.backend.requests = Path(path)
-    else:
-        live = client.backend
-        client.backend = BatchBackend(client.identity["model"], client.identity, path,
-                                      structured_output=getattr(live, "structured_output", "none"))
-    client.preflight = False
-    return client.backend
+    return export_requests(client, path)
 
 
 def _report_export(result: dict[str, Any], backend: Any, release_path: str, as_json: bool) -> None:

@@ -243,3 +243,17 @@ class BatchBackend:
             if on_response:
                 on_response(i, response)
         return out
+
+
+def export_requests(client: Any, path: str | Path) -> BatchBackend:
+    """Turn `client` into one that asks nothing and writes each request still without a reply to
+    `path` (written anew): a live model's client, or one replaying a batch output (then what that
+    output lacks: the next turn of a multi-turn loop). Returns its BatchBackend (`.written` counts)."""
+    Path(path).unlink(missing_ok=True)
+    if isinstance(client.backend, BatchBackend):
+        client.backend.requests = Path(path)
+    else:
+        client.backend = BatchBackend(client.identity["model"], client.identity, path,
+                                      structured_output=getattr(client.backend, "structured_output", "none"))
+    client.preflight = False
+    return client.backend
