@@ -82,16 +82,17 @@ def test_exported_requests_answered_by_the_gold_replay_as_a_batch_output_and_sco
     """`--export-requests` asks nothing (the server named does not exist); the gold replies, written as
     a batch output in another order (vLLM's shape, or OpenAI's naming a dated model), replay to 1.000."""
     requests = tmp_path / "requests.jsonl"
-    common = ["--modes", "tcot,pot", "--tasks", "TCO/,DA/", "--limit", "6", "-q"]
+    modes = ["tcot", "pot"] if style == "vllm" else ["tcot"]  # pot's programs run in the sandbox: once is enough
+    common = ["--modes", ",".join(modes), "--tasks", "TCO/,DA/", "--limit", "6", "-q"]
     done = CliRunner().invoke(main, ["evaluate", str(small_release), "--model", "tiny", "--base-url",
                                      "http://127.0.0.1:9/v1", "--export-requests", str(requests),
                                      "--out", str(tmp_path / "export"), *common])
     assert done.exit_code == 0, done.output
     lines = [json.loads(line) for line in requests.read_text().splitlines()]
-    assert f"{len(lines):,} requests written to {requests}" in done.output and len(lines) == 12
+    assert f"{len(lines):,} requests written to {requests}" in done.output and len(lines) == 6 * len(modes)
     assert {(r["method"], r["url"], r["body"]["model"]) for r in lines} == {("POST", "/v1/chat/completions", "tiny")}
     assert lines[0]["body"]["temperature"] == 0.0 and lines[0]["body"]["messages"][-1]["role"] == "user"
-    gold = gold_by_request(small_release, "tiny", ["tcot", "pot"], {"temperature": 0.0, "max_tokens": 1024},
+    gold = gold_by_request(small_release, "tiny", modes, {"temperature": 0.0, "max_tokens": 1024},
                            ["TCO/", "DA/"])
     assert {r["custom_id"] for r in lines} <= set(gold)
     output = tmp_path / "output.jsonl"
@@ -109,7 +110,7 @@ def test_exported_requests_answered_by_the_gold_replay_as_a_batch_output_and_sco
     import pandas as pd
 
     results = pd.read_parquet(tmp_path / "scored" / "results.parquet")
-    assert len(results) == len(lines) and set(results["mode"]) == {"tcot", "pot"}
+    assert len(results) == len(lines) and set(results["mode"]) == set(modes)
     wrong = results[results["score"] != 1.0]
     assert wrong.empty, wrong[["task", "mode", "gold", "answer", "error"]].head(10).to_string()
 
@@ -160,3 +161,70 @@ def test_a_dead_server_is_named_with_what_failed_and_how_long_after_one_prefligh
     message = " ".join(done.output.split())
     assert "the first request failed, so the other" in message and "were not sent" in message
     assert f"({url}; 2 tries in " in message and "APIConnectionError" in message
+
+
+class GoldServer:
+    """A real OpenAI-compatible HTTP server on localhost that answers each request with the reply
+    `answers` holds for its custom_id, counting what it was asked."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # noqa: A002
+                pass
+
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.asked += 1
+                custom_id = request_id(body["model"], ChatRequest(tuple(body["messages"]), {
+                    k: v for k, v in body.items() if k not in ("model", "messages")}))
+                data = json.dumps(output_line(custom_id, answers.get(custom_id, "no idea"), body["model"])
+                                  ["response"]["body"]).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.asked = 0
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_audit_candidates_go_through_a_batch_file_or_a_live_server_and_are_cached(small_release, tmp_path):
+    """`curate audit --model M --export-requests` writes `curate evaluate --modes pot`'s requests for the
+    golds without SQL; a batch output answering three of them gives those three candidates, and so does
+    the same model asked live (a real HTTP server), whose replies the workspace caches. (Three, not all:
+    each candidate program runs in the sandbox.)"""
+    from curate.evaluation.candidates import replayed_answers
+
+    requests, output, workspace = tmp_path / "candidates.jsonl", tmp_path / "out.jsonl", tmp_path / "ws"
+    done = CliRunner().invoke(main, ["audit", str(small_release), "--model", "tiny", "--export-requests",
+                                     str(requests), "-w", str(workspace)])
+    assert done.exit_code == 0 and "candidate requests written to" in done.output, done.output
+    lines = [json.loads(line) for line in requests.read_text().splitlines()]
+    gold = gold_by_request(small_release, "tiny", ["pot"], {"temperature": 0.0, "max_tokens": 1024}, None)
+    assert len(lines) > 3 and {r["custom_id"] for r in lines} <= set(gold)
+    three = {r["custom_id"]: gold[r["custom_id"]] for r in lines[:3]}
+    output.write_text("".join(json.dumps(output_line(k, reply, "tiny")) + "\n" for k, reply in three.items()))
+    answers, programs = replayed_answers(str(small_release), str(output), "bwrap")
+    assert len(answers) == len(programs) == 3
+    server = GoldServer(three)  # the others get a reply without a program: no candidate
+    try:
+        live = CliRunner().invoke(main, ["audit", str(small_release), "--model", "tiny", "--base-url", server.url,
+                                         "--limit", "1", "-w", str(workspace)])
+    finally:
+        server.close()
+    assert live.exit_code in (0, 1) and isinstance(live.exception, (SystemExit, type(None))), live.output
+    from curate.curation.llm.cache import ResponseCache
+
+    assert server.asked == len(lines) == ResponseCache(workspace / "llm-cache.sqlite").count()  # each asked once, kept
