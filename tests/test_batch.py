@@ -228,3 +228,26 @@ def test_audit_candidates_go_through_a_batch_file_or_a_live_server_and_are_cache
     from curate.curation.llm.cache import ResponseCache
 
     assert server.asked == len(lines) == ResponseCache(workspace / "llm-cache.sqlite").count()  # each asked once, kept
+
+
+def test_curate_build_stops_naming_the_batch_file_and_goes_on_with_replies(tmp_path):
+    """`curate build` with a role in batch mode: exit 1 naming `<workspace>/batches/generator.jsonl`;
+    `--replies OUTPUT` brings the replies back and the build goes on past the stage."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "towns.csv").write_text("town,people\nOslo,700\nBergen,290\nBodo,52\n")
+    config = tmp_path / "build.toml"
+    config.write_text(f'[build]\nsources = ["{tmp_path / "in"}"]\nstages = ["questions"]\n'
+                      '[models.generator]\nbackend = "canned"\nmodel = "writer"\nbatch = true\n'
+                      '[generate.questions]\nmax_tables = 1\ntypes = ["RH/NR/counting"]\n')
+    build = ["build", str(config), "-w", str(tmp_path / "ws"), "--releases", str(tmp_path / "rel"),
+             "--until", "questions", "--workers", "1", "-q"]
+    stopped = CliRunner().invoke(main, build)
+    requests = tmp_path / "ws" / "batches" / "generator.jsonl"
+    message = " ".join(stopped.output.split())
+    assert stopped.exit_code == 1 and f"{requests} (1 requests)" in message and "--replies OUTPUT" in message
+    run_batch(requests, tmp_path / "out.jsonl", lambda body: '{"question": "How many towns have over 100 people?", '
+                                                             '"answer": "2"}')
+    went_on = CliRunner().invoke(main, [*build, "--replies", str(tmp_path / "out.jsonl"), "--json"])
+    assert went_on.exit_code == 0, went_on.output
+    steps = {s["stage"]: s for s in json.loads(went_on.output[went_on.output.index("{"):])["steps"]}
+    assert steps["questions"]["summary"] and not requests.exists()
