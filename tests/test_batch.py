@@ -160,7 +160,7 @@ def test_a_dead_server_is_named_with_what_failed_and_how_long_after_one_prefligh
     assert done.exit_code == 1
     message = " ".join(done.output.split())
     assert "the first request failed, so the other" in message and "were not sent" in message
-    assert f"({url}; 2 tries in " in message and "APIConnectionError" in message
+    assert f"{url}: APIConnectionError: Connection error. (2 tries in " in message
 
 
 class GoldServer:

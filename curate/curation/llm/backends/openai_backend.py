@@ -93,8 +93,8 @@ class OpenAIBackend:
         server = None
         started = time.monotonic()
 
-        def where(tries: int) -> str:  # an error names the server, and how long the request tried
-            return f" ({server.url}; {tries} {'try' if tries == 1 else 'tries'} in {time.monotonic() - started:.1f} s)"
+        def named(error: str, tries: int) -> str:  # the server first (a message cut short keeps it), then how long
+            return f"{server.url}: {error} ({tries} {'try' if tries == 1 else 'tries'} in {time.monotonic() - started:.1f} s)"
         while True:
             server = self.pool.acquire(avoid=server)
             try:
@@ -108,13 +108,13 @@ class OpenAIBackend:
                 tries = attempt + moved + 1
                 if not self.retryable(e):  # the request's own fault: the server is fine
                     self.pool.release(server, ok=True)
-                    return ChatResponse(error=last + where(tries), failure=kind, attempts=tries)
+                    return ChatResponse(error=named(last, tries), failure=kind, attempts=tries)
                 if self.pool.release(server, ok=False, dead=self.dead(e), failure=kind) \
                         and moved < len(self.pool.servers):
                     moved += 1  # its server was just taken out: another one takes it now
                     continue
                 if attempt == self.retries:
-                    return ChatResponse(error=last + where(tries), transient=True, failure=kind, attempts=tries)
+                    return ChatResponse(error=named(last, tries), transient=True, failure=kind, attempts=tries)
                 time.sleep(self._delay(e, attempt))
                 attempt += 1
                 continue
