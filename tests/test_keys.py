@@ -128,7 +128,9 @@ def test_key_inference_on_spider_and_mmqa_reaches_095_precision_and_recall():
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = str(Path(tmp) / "ws")
-        sources = [str(shared("spider")), str(shared("mmqa", "mmqa_samples.json"))]
+        # spider/database, not spider/more: the 40 databases added later are issue 45's unseen set, measured
+        # by benchmarks/key_inference.py on their own
+        sources = [str(shared("spider", "database")), str(shared("mmqa", "mmqa_samples.json"))]
         assert invoke("ingest", *sources, "-w", ws, "-q").exit_code == 0
         parts = summarize(run_keys(ws)["databases"])
     agree = sum(p["foreign_keys"]["agree"] for p in parts.values())

@@ -28,74 +28,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS = ("presentation", "wrong_value", "missing_or_extra_items", "question_sql_disagree", "sql_fails", "ambiguous")
+from curate.validators.findings import CORRECTING, KINDS, Finding, excerpt, proposed_answer  # noqa: F401
+
 _PLAIN_NUMBER = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?$")
 _ASKS_ORDER = re.compile(r"\b(order(ed)?|sort(ed)?|ascending|descending|rank(ed|ing)? (by|from)|from (the )?(highest|"
                          r"lowest|largest|smallest|most|least|oldest|youngest|first|last)|(highest|lowest) to)\b", re.I)
 _QUOTED = re.compile(r"(?<![A-Za-z])'([^']{2,})'(?![A-Za-z])")
-
-
-@dataclass
-class Finding:
-    sample_id: str
-    source_id: str
-    kind: str
-    gold: Any
-    recomputed: Any
-    wrong_gold: bool
-    confidence: float
-    engines: list[str]
-    programs: list[str]
-    detail: str
-    question: str = ""
-    evidence: dict[str, Any] = field(default_factory=dict)  # table excerpt: {table: {columns, rows}}
-
-    @property
-    def needs_review(self) -> bool:
-        """A person should look: the gold may be wrong, or the question may have no single answer, or
-        it names what its SQL does not. A gold that is only shaped differently needs nobody."""
-        return bool(self.sample_id) and (self.wrong_gold or self.kind in ("ambiguous", "question_sql_disagree"))
-
-    @property
-    def proposed(self) -> str | None:
-        """The recomputed answer written as the gold is (one value, or values separated by ", "), the
-        correction an annotator confirms; None where the finding proposes none."""
-        return proposed_answer(self.gold, self.recomputed) if self.kind in CORRECTING else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "needs_review": self.needs_review, "proposed": self.proposed}
-
-
-CORRECTING = ("wrong_value", "missing_or_extra_items")  # kinds whose recomputed answer is a correction
-
-
-def proposed_answer(gold: Any, recomputed: Any) -> str | None:
-    """`recomputed` (an SQL result as rows, or a candidate's answer) in the gold's shape: a gold in JSON
-    (a list, a table) gets JSON, a gold in text one value or values separated by ", " (rows repeated by
-    a SQL without DISTINCT once, whole floats as integers: 231794.0 is 231794)."""
-    from curate.curation.answers import plain
-
-    if recomputed is None or recomputed == [] or recomputed == "":
-        return None
-
-    def cell(v: Any) -> Any:
-        v = plain(v)
-        return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else v
-
-    if isinstance(recomputed, list) and all(isinstance(r, list) for r in recomputed):
-        rows = list(dict.fromkeys(tuple(cell(v) for v in r) for r in recomputed))
-        values: Any = [v for r in rows for v in r]
-    else:
-        values = [cell(v) for v in recomputed] if isinstance(recomputed, list) else cell(recomputed)
-    if not isinstance(gold, str):
-        return json.dumps(values, ensure_ascii=False)
-    if isinstance(values, list):
-        return ", ".join(str(v) for v in values)
-    return str(values)
 
 
 # --------------------------------------------------------------------------- engines
@@ -439,26 +380,6 @@ def _multiset(rows: list[tuple]) -> Any:
     return Counter(tuple(cell(v) for v in r) for r in rows)
 
 
-def excerpt(bodies: dict[str, Any], values: list[Any], limit: int = 8) -> dict[str, Any]:
-    """The rows of each table that hold a value of the gold or the recomputed answer (the evidence)."""
-    from curate.curation.answers import normalize_answer, plain
-
-    def flat(v: Any) -> list[Any]:
-        return [x for item in v for x in flat(item)] if isinstance(v, (list, tuple)) else [v]
-
-    wanted = {w for v in flat(values) if v not in (None, "") and not isinstance(w := normalize_answer(v), list)}
-    out = {}
-    for name, body in bodies.items():
-        rows = []
-        for x in body.slice(0, 5000).to_pylist():
-            r = list(x.values())
-            if any(isinstance(c, (str, int, float)) and normalize_answer(plain(c)) in wanted for c in r):
-                rows.append(r)
-        if rows:
-            out[name] = {"columns": body.column_names, "rows": plain(rows[:limit]), "matching_rows": len(rows)}
-    return out
-
-
 # --------------------------------------------------------------------------- a release
 
 
@@ -795,9 +716,12 @@ def vote_on_gold(gold: Any, candidates: list[tuple[str, Any]], min_votes: int = 
 
 def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None,
                   programs: dict[str, dict[str, str]] | None = None, min_votes: int = 2,
-                  limit: int | None = None) -> dict[str, Any]:
+                  limit: int | None = None, remarks: dict[str, dict[str, dict[str, Any]]] | None = None
+                  ) -> dict[str, Any]:
     """`candidates`: {candidate name: {sample_id: answer}} (replayed model outputs run by `curate
-    evaluate`'s replay, see the CLI); `programs` the programs behind them, the same way."""
+    evaluate`'s replay, see the CLI); `programs` the programs behind them, the same way; `remarks` what
+    each candidate's writer said beside it ({name: {source_id or sample_id: {ambiguous, note}}},
+    `audit_vote.replay_remarks`)."""
     import pyarrow.parquet as pq
 
     from curate.curation.arrow_io import table_at, table_index
@@ -821,7 +745,7 @@ def audit_release(path: str, candidates: dict[str, dict[str, Any]] | None = None
             if limit is not None and checked >= limit:
                 break
             if not sql:
-                found = _vote_sample(row, prov, index, candidates or {}, programs or {}, min_votes)
+                found = _vote_sample(row, prov, index, candidates or {}, programs or {}, remarks or {}, min_votes)
                 if found is not None:
                     checked += 1
                     if found is not True:
@@ -884,31 +808,26 @@ def _gold(row: dict[str, Any], prov: dict[str, Any]) -> Any:
 
 
 def _vote_sample(row: dict[str, Any], prov: dict[str, Any], index: dict[str, Any],
-                 candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]], min_votes: int = 2
-                 ) -> Any:
-    """A gold without a program: None when nothing could be said, True when checked and fine, else a Finding."""
+                 candidates: dict[str, dict[str, Any]], programs: dict[str, dict[str, str]],
+                 remarks: dict[str, dict[str, dict[str, Any]]], min_votes: int = 2) -> Any:
+    """A gold without a program: None when nothing could be said, True when checked and fine, else a Finding.
+    The candidates' vote is `validators.audit_vote`'s; with no candidate for the sample, the general rules
+    alone: one rule answer against the gold is a finding (confidence 0.6)."""
     from curate.curation.arrow_io import table_at
     from curate.curation.programs import data_view
+    from curate.validators.audit_vote import vote_sample
 
     gold = _gold(row, prov)
-    votes = [(name, answers[row["id"]]) for name, answers in candidates.items() if row["id"] in answers]
-    tables = [table_at(*index[t]) for t in row["table_ids"] if t in index]
-    bodies = {t.name: data_view(t) for t in tables}
+    bodies = {t.name: data_view(t) for t in (table_at(*index[t]) for t in row["table_ids"] if t in index)}
     rules = rule_answers(row["question"], next(iter(bodies.values()))) if len(bodies) == 1 else []
-    if not votes and not rules:
-        return None
-    # a rule's answer is a program executed over the table: with no model candidate for the sample it is
-    # a finding alone (confidence 0.6); beside candidates it is one vote among theirs
-    found = vote_on_gold(gold, votes + rules, min_votes=min_votes if votes else 1)
-    if found is None:
+    found = vote_sample(row, prov, gold, bodies, candidates, programs, remarks, rules, min_votes)
+    if found is not None or not rules:
+        return found
+    voted = vote_on_gold(gold, rules, min_votes=1)
+    if voted is None:
         return True
-    if not votes:
-        found["confidence"] = 0.6
-    used = [f"{w}: {programs.get(w, {}).get(row['id'], '')}".strip() for w in found["engines"]]
-    values = [gold, found["recomputed"]]
-    return Finding(row["id"], str(prov.get("source_id", "")), found["kind"], gold, found["recomputed"], True,
-                   found["confidence"], found["engines"], used, found["detail"], row["question"],
-                   excerpt(bodies, values))
+    return Finding(row["id"], str(prov.get("source_id", "")), voted["kind"], gold, voted["recomputed"], True, 0.6,
+                   voted["engines"], [], voted["detail"], row["question"], excerpt(bodies, [gold, voted["recomputed"]]))
 
 
 # --------------------------------------------------------------------------- question and SQL, by a judge
@@ -948,7 +867,8 @@ def judge_requests(path: str, rows_shown: int = 3) -> list[dict[str, Any]]:
                 shown.append(f"{t.name}:\n" + "\n".join(lines))
             prompt = template["audit_judge"]["prompt"].format(tables="\n\n".join(shown), question=row["question"],
                                                               sql=sql)
-            out[key] = {"sample_ids": [row["id"]], "source_id": str(prov.get("source_id", "")), "prompt": prompt,
+            out[key] = {"custom_id": f"sql:{row['id']}", "check": "sql", "sample_ids": [row["id"]],
+                        "source_id": str(prov.get("source_id", "")), "prompt": prompt,
                         "question": row["question"], "sql": sql, "gold": _gold(row, prov)}
     return list(out.values())
 
@@ -984,20 +904,47 @@ def judge_live(requests: list[dict[str, Any]], client: Any, params: dict[str, An
 
 
 def judge_replayed(requests: list[dict[str, Any]], path: str) -> dict[str, str]:
-    """A file of judge replies made elsewhere (JSON Lines of `{sample_id or source_id, reply}`, as
-    `--judge-prompts` wrote the prompts): the first sample id of each request -> the reply."""
-    by_source = {r["source_id"]: r["sample_ids"][0] for r in requests if r["source_id"]}
+    """A file of judge replies made elsewhere, as `--judge-prompts` wrote the prompts: JSON Lines of
+    `{custom_id or sample_id or source_id, reply}`, or OpenAI batch output lines (`{custom_id, response: {body:
+    <chat.completion>}}`). The first sample id of each request -> the reply. A reply to a vote this run did not
+    ask for (the candidates changed) is passed over; any other unknown id is an error."""
+    by_custom = {r["custom_id"]: r["sample_ids"][0] for r in requests if r.get("custom_id")}
     by_sample = {sid: r["sample_ids"][0] for r in requests for sid in r["sample_ids"]}
+    by_source: dict[tuple[str, str], str] = {}
+    for r in requests:
+        if r["source_id"]:
+            by_source.setdefault((r.get("check", "sql"), r["source_id"]), r["sample_ids"][0])
+            by_source.setdefault(("", r["source_id"]), r["sample_ids"][0])
     out = {}
     for n, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
             continue
-        record = json.loads(line)
-        target = by_sample.get(record.get("sample_id", "")) or by_source.get(str(record.get("source_id", "")))
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{n}: not a JSON line ({e.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}:{n}: not a JSON object")
+        custom = str(record.get("custom_id") or "")
+        check = record.get("check") or (custom.partition(":")[0] if ":" in custom else "")
+        target = (by_custom.get(custom) or by_sample.get(record.get("sample_id", ""))
+                  or by_source.get((check or "", str(record.get("source_id", "")))))
         if target is None:
-            raise ValueError(f"{path}:{n}: no question with SQL in this release has that sample_id or source_id")
-        out[target] = str(record.get("reply", ""))
+            if check == "vote":
+                continue
+            raise ValueError(f"{path}:{n}: no question asked of the judge in this release has that id")
+        reply = record["reply"] if "reply" in record else _batch_reply(record)
+        if reply is not None:
+            out[target] = str(reply)
     return out
+
+
+def _batch_reply(record: dict[str, Any]) -> str | None:
+    """The text of an OpenAI batch output line (vLLM's run-batch writes the same); None for an error line."""
+    try:
+        return record["response"]["body"]["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return None
 
 
 def apply_judge(report_: dict[str, Any], requests: list[dict[str, Any]], replies: dict[str, str],
@@ -1067,7 +1014,8 @@ def write_errata(report: dict[str, Any], out: str) -> list[str]:
             md.append(f"- proposed correction: `{f['proposed']}`")
         if f.get("needs_review"):
             md.append("- needs a person (`curate audit --queue`, then `curate review push --kind audit`)")
-        md += [f"- program: `{p}`" for p in f["programs"]]
+        md += [f"- program: `{p}`" for p in f["programs"] if not f.get("votes")]
+        md += _votes_md(f)
         page += [f"<h2>{html.escape(title)}</h2><ul>", f"<li>question: {html.escape(f['question'])}</li>",
                  f"<li>gold: <code>{html.escape(repr(f['gold']))}</code></li>",
                  f"<li>recomputed: <code>{html.escape(repr(f['recomputed']))}</code></li>",
@@ -1075,19 +1023,71 @@ def write_errata(report: dict[str, Any], out: str) -> list[str]:
                  f"<li>why: {html.escape(f['detail'])}</li>"]
         if f.get("proposed") is not None:
             page.append(f"<li>proposed correction: <code>{html.escape(f['proposed'])}</code></li>")
-        page += [f"<li>program: <code>{html.escape(p)}</code></li>" for p in f["programs"]]
+        page += [f"<li>program: <code>{html.escape(p)}</code></li>" for p in f["programs"] if not f.get("votes")]
         page.append("</ul>")
+        page += _votes_html(f)
         for name, part in (f.get("evidence") or {}).items():
-            md += ["", f"Table `{name}` ({part['matching_rows']} rows hold a value of the gold or the recomputed "
-                   "answer; the first shown):", "", "| " + " | ".join(map(str, part["columns"])) + " |",
+            what = part.get("what") or "rows hold a value of the gold or the recomputed answer"
+            md += ["", f"Table `{name}` ({part['matching_rows']} {what}; the first shown):", "",
+                   "| " + " | ".join(map(str, part["columns"])) + " |",
                    "|" + " --- |" * len(part["columns"])]
             md += ["| " + " | ".join(str(c) for c in row) + " |" for row in part["rows"]]
             page.append(f"<p>table <b>{html.escape(name)}</b></p><table><tr>"
                         + "".join(f"<th>{html.escape(str(c))}</th>" for c in part["columns"]) + "</tr>")
             page += ["<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in part["rows"]]
             page.append("</table>")
+    upheld = (report.get("vote_judge") or {}).get("upheld") or []
+    if upheld:
+        md += ["", f"## Golds the judge upheld ({len(upheld)})", ""]
+        md += [f"- {u['source_id'] or u['sample_id']}: gold upheld ({u['reason']})" for u in upheld]
+        page.append(f"<h2>Golds the judge upheld ({len(upheld)})</h2><ul>")
+        page += [f"<li>{html.escape(u['source_id'] or u['sample_id'])}: gold upheld ({html.escape(u['reason'])})</li>"
+                 for u in upheld]
+        page.append("</ul>")
     (folder / "audit.md").write_text("\n".join(md) + "\n")
     (folder / "audit.html").write_text("<!doctype html><meta charset='utf-8'><title>audit</title>"
                                        "<style>td,th{border:1px solid #ccc;padding:2px 6px}table{border-collapse:"
                                        "collapse}</style>\n" + "\n".join(page) + "\n")
     return [str(folder / n) for n in ("audit.json", "audit.md", "audit.html")]
+
+
+def _who_decided(f: dict[str, Any]) -> str:
+    judge = f.get("judge") or {}
+    if judge.get("by"):
+        rows = f" (rows {', '.join(map(str, judge['rows']))})" if judge.get("rows") else ""
+        return f"judge {judge['by']}: {str(judge.get('verdict', '')).replace('_', ' ')}{rows}: {judge.get('reason', '')}"
+    return str(judge.get("reason", ""))
+
+
+def _votes_md(f: dict[str, Any]) -> list[str]:
+    """The vote behind a finding: each candidate's answer (against the gold: same, format, items or value),
+    whether its writer called the question ambiguous and why, its program; then who decided, and why."""
+    if not f.get("votes"):
+        return []
+    out = []
+    if f.get("judge"):
+        out.append(f"- decided by: {_who_decided(f)}")
+    out += ["", "| candidate | answer | against the gold | ambiguous | note |", "| --- | --- | --- | --- | --- |"]
+    out += [f"| {v['name']} | `{v['answer']!r}` | {v['versus_gold']} | {'yes' if v['ambiguous'] else ''} | "
+            f"{str(v['note']).replace('|', '/')} |" for v in f["votes"]]
+    for v in f["votes"]:
+        program = str(v["program"]).strip()
+        if program and not program.startswith("rule "):
+            body = program if program.startswith("```") else f"```\n{program}\n```"
+            out += ["", f"{v['name']}'s program:", "", body]
+    return out
+
+
+def _votes_html(f: dict[str, Any]) -> list[str]:
+    import html
+
+    if not f.get("votes"):
+        return []
+    out = [f"<p>decided by: {html.escape(_who_decided(f))}</p>"] if f.get("judge") else []
+    out.append("<table><tr><th>candidate</th><th>answer</th><th>against the gold</th><th>ambiguous</th><th>note</th>"
+               "<th>program</th></tr>")
+    out += [f"<tr><td>{html.escape(v['name'])}</td><td>{html.escape(repr(v['answer']))}</td><td>{v['versus_gold']}"
+            f"</td><td>{'yes' if v['ambiguous'] else ''}</td><td>{html.escape(str(v['note']))}</td><td><pre>"
+            f"{html.escape(str(v['program']))}</pre></td></tr>" for v in f["votes"]]
+    out.append("</table>")
+    return out

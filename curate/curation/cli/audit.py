@@ -27,9 +27,10 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
 @main.command()
 @click.argument("release", type=click.Path(exists=True, file_okay=False))
 @click.option("--candidates", type=click.Path(exists=True, dir_okay=False), multiple=True,
-              help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply}, as "
-                   "`curate evaluate --backend replay` reads): PoT programs run in the sandbox, their answers "
-                   "voted with the rule judge against golds that have no program (repeatable)")
+              help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply, ambiguous, "
+                   "note}, as `curate evaluate --backend replay` reads; or the batch output of --export-requests): "
+                   "PoT programs run in the sandbox, their answers voted against golds that have no program "
+                   "(repeatable; docs/audit.md, docs/batch.md)")
 @click.option("--model", default=None, help="a model asked now for candidate programs (PoT, as `curate evaluate "
               "--modes pot` asks; OpenAI-compatible server at --base-url; replies cached in the workspace); with "
               "--export-requests, the model the requests are for; with a batch output in --candidates, the model "
@@ -50,16 +51,18 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
               help="write the errata here: audit.json, audit.md, audit.html")
 @click.option("--queue", is_flag=True, help="queue the findings that need a person in the workspace (-w) for "
                                             "`curate review push --kind audit`")
-@click.option("--judge-model", default=None, help="a model that checks each question against its SQL (OpenAI-"
-              "compatible server at --judge-base-url; replies cached in the workspace)")
+@click.option("--judge-model", default=None, help="a model that checks each question against its SQL and decides "
+              "where the candidates disagree with a gold (OpenAI-compatible server at --judge-base-url; replies "
+              "cached in the workspace)")
 @click.option("--judge-base-url", default="http://127.0.0.1:8000/v1", show_default=True)
 @click.option("--judge-settings", "judge_json", default="{}", help="more judge settings as JSON (backend, "
               "api_key_env, max_tokens, ...)")
 @click.option("--judge-prompts", type=click.Path(dir_okay=False), default=None,
-              help="write the question/SQL check's prompts here (JSONL of {sample_id, source_id, prompt}) to run "
-                   "elsewhere")
+              help="write the judge's prompts here (JSONL of {custom_id, check, sample_id, source_id, prompt}: the "
+                   "question/SQL checks and the vote's disagreements) to run elsewhere")
 @click.option("--judge-replies", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="replies to those prompts made elsewhere (JSONL of {sample_id or source_id, reply})")
+              help="replies to those prompts made elsewhere (JSONL of {custom_id or sample_id or source_id, reply}, "
+                   "or OpenAI batch output lines)")
 @workspace_option
 @json_option
 def audit(release: str, candidates: tuple[str, ...], model: str | None, base_url: str | None, model_json: str,
@@ -75,7 +78,7 @@ def audit(release: str, candidates: tuple[str, ...], model: str | None, base_url
 
     from curate.curation.registry import resolve
 
-    answers, programs = {}, {}
+    answers, programs, remarks = {}, {}, {}
     for path in candidates:
         name = Path(path).stem
         try:
@@ -83,6 +86,7 @@ def audit(release: str, candidates: tuple[str, ...], model: str | None, base_url
                 release, path, isolation, model)
         except ValueError as e:  # a batch output that answers none of the requests, a bad line
             raise click.ClickException(str(e)) from None
+        remarks[name] = resolve("curate.validators.audit_vote:replay_remarks")(path)
     if export_requests and not model:
         raise click.UsageError("--export-requests writes the requests of a model: name it (--model)")
     if model and (export_requests or not candidates):
@@ -91,25 +95,29 @@ def audit(release: str, candidates: tuple[str, ...], model: str | None, base_url
         if export_requests:
             return
     report = resolve("curate.validators.audit:audit_release")(release, candidates=answers, programs=programs,
-                                                       min_votes=min_votes, limit=limit)
+                                                       min_votes=min_votes, limit=limit, remarks=remarks)
     if judge_model or judge_prompts or judge_replies:
-        requests = resolve("curate.validators.audit:judge_requests")(release)
+        sql_requests = resolve("curate.validators.audit:judge_requests")(release)
+        vote_requests = resolve("curate.validators.audit_vote:vote_judge_requests")(release, report)
+        requests = sql_requests + vote_requests
         if judge_prompts:
-            Path(judge_prompts).write_text("".join(json.dumps({"sample_id": r["sample_ids"][0], "source_id":
+            Path(judge_prompts).write_text("".join(json.dumps({"custom_id": r["custom_id"], "check": r["check"],
+                                                               "sample_id": r["sample_ids"][0], "source_id":
                                                                r["source_id"], "prompt": r["prompt"]},
                                                               ensure_ascii=False) + "\n" for r in requests))
+        replies, judge = None, None
         if judge_replies:
             try:
                 replies = resolve("curate.validators.audit:judge_replayed")(requests, judge_replies)
             except (ValueError, json.JSONDecodeError) as e:
                 raise click.ClickException(str(e)) from None
-            report = resolve("curate.validators.audit:apply_judge")(report, requests, replies, Path(judge_replies).stem)
+            judge = Path(judge_replies).stem
         elif judge_model:
             from curate.curation.llm.client import client_from_config
 
             try:
                 section = {"backend": "openai", "model": judge_model, "base_url": judge_base_url,
-                           "temperature": 0.0, "max_tokens": 256, **json.loads(judge_json)}
+                           "temperature": 0.0, "max_tokens": 512, **json.loads(judge_json)}
                 Path(workspace).mkdir(parents=True, exist_ok=True)
                 client, params = client_from_config(section, Path(workspace) / "llm-cache.sqlite", "judge")
             except (ValueError, json.JSONDecodeError) as e:
@@ -120,7 +128,12 @@ def audit(release: str, candidates: tuple[str, ...], model: str | None, base_url
                 replies = resolve("curate.validators.audit:judge_live")(requests, client, params)
             except ModelUnavailable as e:
                 raise click.ClickException(str(e)) from None
-            report = resolve("curate.validators.audit:apply_judge")(report, requests, replies, judge_model)
+            judge = judge_model
+        if replies is not None:
+            if sql_requests:
+                report = resolve("curate.validators.audit:apply_judge")(report, sql_requests, replies, judge)
+            if vote_requests:
+                report = resolve("curate.validators.audit_vote:apply_vote_judge")(report, vote_requests, replies, judge)
     if out:
         resolve("curate.validators.audit:write_errata")(report, out)
     if queue:

@@ -1,0 +1,143 @@
+"""Why two answers differ: in writing only ("1,062" and "1062" are one number) or in value (11 and 12 are
+two). The audit's vote groups candidates and compares them with the gold under this one equivalence, so a
+gold that is only written differently is never called wrong.
+
+`difference(gold, answer, context)` -> (kind, reasons): `same` (equal up to trivial spelling: "2.0" and "2"),
+`format` (one answer written differently: a thousands separator, a percent sign, letter case, spacing, a
+full-width list comma, rounding stated on one side only, a sign where the table writes none, the column's name
+added to a cell value), `items` (some items in common, some missing or extra) or `value`. Built on
+`curation.answers` (normalize_answer, Equivalence), the rule every metric and judge applies.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from curate.curation.answers import Equivalence, normalize_answer, split_list
+
+SAME, FORMAT, ITEMS, VALUE = "same", "format", "items", "value"
+_DECIMALS = re.compile(r"\.(\d+)\s*%?\s*$")
+_WORD = re.compile(r"[^\W_]+")
+_EXACT = Equivalence()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the table says about writing: the words of its column names (a gold may add them to a cell
+    value: "Series Three" for the cell "three"), and whether any cell holds a negative number (where none
+    does, a sign is something the table never wrote: "-36.2" and "36.2" are one answer)."""
+
+    header_words: frozenset[str] = frozenset()
+    signed: bool = True
+
+
+def context_of(columns: list[str], rows: list[list[Any]] | list[dict[str, Any]]) -> Context:
+    words = frozenset(w for c in columns for w in _WORD.findall(str(c).lower()))
+    cells = (c for r in rows for c in (r.values() if isinstance(r, dict) else r))
+    signed = any(isinstance(v := normalize_answer(c), float) and v < 0 for c in cells
+                 if isinstance(c, (int, float, str)) and not isinstance(c, bool))
+    return Context(words, signed)
+
+
+def parts(answer: Any) -> list[Any]:
+    """An answer as its items: a list as it is (nested lists flattened), a text split at ", " (TableBench
+    writes some with a full-width comma), one value otherwise."""
+    if isinstance(answer, (list, tuple)):
+        return [p for a in answer for p in (parts(a) if isinstance(a, (list, tuple)) else [a])]
+    if isinstance(answer, str):
+        split = split_list(answer.replace("，", ", ").strip())
+        return split if isinstance(split, list) else [split]
+    return [answer]
+
+
+def _decimals(raw: Any) -> int:
+    """Decimals an answer states ("4.70": 1, its trailing zero says nothing; 3209008: 0)."""
+    if isinstance(raw, float):
+        return 0 if raw.is_integer() else len(repr(raw).split(".")[1].split("e")[0])
+    m = _DECIMALS.search(str(raw))
+    return len(m.group(1).rstrip("0")) if m else 0
+
+
+def _near(g: float, a: float, gold: Any, answer: Any) -> str | None:
+    """None when two numbers differ; "" when equal; why, when one is the other rounded (or cut) to the
+    coarser of the two writings (18.33 and 18.3; 3209008.86 and 3209008)."""
+    if _EXACT.same(a, g):
+        return ""
+    dg, da = _decimals(gold), _decimals(answer)
+    if dg != da and abs(a - g) < 10 ** -min(dg, da) - 1e-12:
+        return f"rounding (the gold states {dg} decimals, the answer {da})"
+    return None
+
+
+def item_difference(gold: Any, answer: Any, ctx: Context = Context()) -> tuple[str, str]:
+    """One item against one item: (same | format | value, why)."""
+    g, a = normalize_answer(gold), normalize_answer(answer)
+    written_g, written_a = str(gold).strip(), str(answer).strip()
+    if isinstance(g, float) and isinstance(a, float):
+        reasons = []
+        if ("," in written_g) != ("," in written_a):
+            reasons.append("thousands separator")
+        if written_g.endswith("%") != written_a.endswith("%"):
+            reasons.append("percent sign")
+        near = _near(g, a, gold, answer)
+        if near is None and g != 0 and (a < 0) != (g < 0):
+            near = _near(g, -a, gold, str(answer).replace("-", "", 1))
+            if near is not None:
+                if ctx.signed:
+                    return VALUE, f"{written_g} and {written_a} differ in sign, and the table writes signs"
+                reasons.append("sign (the table writes no negative number)")
+        if near is None:
+            return VALUE, f"{written_g} is not {written_a}"
+        reasons += [near] if near else []
+        return (FORMAT, ", ".join(reasons)) if reasons else (SAME, "")
+    if _EXACT.same(a, g):
+        if written_g != written_a and written_g.lower() == written_a.lower():
+            return FORMAT, "letter case"
+        return SAME, ""
+    if isinstance(g, str) and isinstance(a, str):
+        if re.sub(r"\s+", "", g) == re.sub(r"\s+", "", a):
+            return FORMAT, "spacing"
+        tg, ta = _WORD.findall(g), _WORD.findall(a)
+        for longer, shorter, who in ((tg, ta, "the gold"), (ta, tg, "the answer")):
+            extra = list(longer)
+            if shorter and all(w in extra and not extra.remove(w) for w in shorter) \
+                    and extra and all(w in ctx.header_words for w in extra):
+                return FORMAT, f"{who} adds the column's name ({' '.join(extra)})"
+    return VALUE, f"{written_g!r} is not {written_a!r}"
+
+
+def difference(gold: Any, answer: Any, ctx: Context = Context()) -> tuple[str, list[str]]:
+    """The gold against an answer, item by item in any order: (same | format | items | value, reasons)."""
+    if not isinstance(gold, (list, tuple)) and not isinstance(answer, (list, tuple)):
+        kind, why = item_difference(gold, answer, ctx)
+        if kind != VALUE:
+            return kind, [why] if why else []
+    gp, ap = parts(gold), parts(answer)
+    rest, reasons, unmatched = list(ap), [], []
+    for g in gp:
+        judged = [(i, item_difference(g, x, ctx)) for i, x in enumerate(rest)]
+        best = next((j for kind in (SAME, FORMAT) for j in judged if j[1][0] == kind), None)
+        if best is None:
+            unmatched.append(g)
+            continue
+        if best[1][0] == FORMAT:
+            reasons.append(best[1][1])
+        del rest[best[0]]
+    if not unmatched and not rest:
+        if len(gp) > 1 and isinstance(gold, str) and "，" in gold:
+            reasons.append("list separator")
+        reasons = list(dict.fromkeys(r for r in reasons if r))
+        return (FORMAT if reasons else SAME), reasons
+    if len(gp) != len(ap) and (not unmatched or not rest):
+        common = len(gp) - len(unmatched)
+        return ITEMS, [f"the gold has {len(gp)} items, the answer {len(ap)}, {common} in common"]
+    if rest:
+        return VALUE, [item_difference(unmatched[0], rest[0], ctx)[1]]
+    return VALUE, [f"{unmatched[0]!r} is not in the answer"]
+
+
+def same_answer(a: Any, b: Any, ctx: Context = Context()) -> bool:
+    """One answer, however written (`same` or `format`): how the vote groups candidates."""
+    return difference(a, b, ctx)[0] in (SAME, FORMAT)
