@@ -58,6 +58,20 @@ def test_batch_outputs_are_read_in_either_shape_and_a_bad_line_is_named(tmp_path
         read_outputs(path)
 
 
+def test_a_failed_batch_reply_stays_pending_and_a_kept_one_leaves_the_batch_file(tmp_path):
+    from curate.curation.llm.batch import ReplyStore, append_requests, bring_back, request_line
+
+    asked = [ChatRequest(user(q)) for q in ("a", "b", "a")]
+    batches = tmp_path / "batches"
+    assert append_requests(batches / "judge.jsonl", [request_line("m", r) for r in asked]) == 2  # "a" once
+    ok, failed = (request_id("m", r) for r in asked[:2])
+    (tmp_path / "out.jsonl").write_text(json.dumps(output_line(ok, "yes", "m")) + "\n" + json.dumps(
+        {"id": "x", "custom_id": failed, "response": None, "error": {"code": "server_error", "message": "boom"}}) + "\n")
+    assert bring_back([tmp_path / "out.jsonl"], tmp_path / "c.sqlite", batches) == {"replies": 2, "kept": 1, "pending": 1}
+    assert [json.loads(line)["custom_id"] for line in (batches / "judge.jsonl").read_text().splitlines()] == [failed]
+    assert ReplyStore(tmp_path / "c.sqlite").get([ok, failed])[ok].text == "yes"
+
+
 def gold_by_request(release, model, modes, params, tasks):
     """{custom_id: gold reply} of every sample x mode of the release, as `curate evaluate` would ask it."""
     from curate.curation.llm.client import ChatClient
