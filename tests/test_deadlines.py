@@ -109,7 +109,7 @@ def test_a_stalled_request_fails_at_its_deadline_and_its_connection_is_closed(st
     server = stalling(mode)
     [response] = backend(server).complete([ChatRequest(user("How many?"))])
     assert not response.ok and response.text == ""
-    assert response.failure == "deadline" and response.error == "deadline of 1 s passed"
+    assert response.failure == "deadline" and response.error.startswith(f"{server.url}: deadline of 1 s passed (1 try in")
     assert response.transient and not response.unreachable  # the server's fault, but the run goes on
     assert server.closed_by_client.wait(10)  # the client hung up: no connection left open on a stalled reply
 
@@ -136,7 +136,7 @@ def test_a_build_stage_gets_no_reply_past_the_deadline_and_its_rerun_asks_again(
     client, _ = client_from_config(settings, tmp_path / "cache.sqlite", role="extract")
     request = ChatRequest(user("Reply with JSON."))
     [reply] = client.structured([request], json.loads)
-    assert reply.unavailable and reply.error == "no reply: deadline of 1 s passed"
+    assert reply.unavailable and reply.error.startswith(f"no reply: {server.url}: deadline of 1 s passed (1 try in")
     with pytest.raises(ModelUnavailable, match="deadline of 1 s passed"):
         require_replies(client, [reply])
     assert client.cache.count() == 0
@@ -166,7 +166,7 @@ def test_curate_evaluate_against_a_trickling_server_records_the_samples_failed_a
 
     done = evaluate()
     assert done.exit_code == 1, done.output
-    assert "2 requests got no usable reply (deadline 2), e.g. deadline of 1 s passed" in done.output
+    assert f"2 requests got no usable reply (deadline 2), e.g. {server.url}: deadline of 1 s passed" in done.output
     assert pd.read_parquet(out / "results.parquet").empty  # failed, never scored
     run = json.loads((out / "run.json").read_text())
     assert run["failures"]["by_kind"] == {"deadline": 2}

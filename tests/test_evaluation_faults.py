@@ -159,7 +159,8 @@ def test_a_server_that_never_answers_fails_after_the_timeout_the_user_set(releas
     out = tmp_path / "out"
     done = evaluate(release, server, out, "--request-timeout", "1")
     assert done.exit_code == 1
-    assert f"{SAMPLES} requests got no usable reply (deadline {SAMPLES}), e.g. deadline of 1 s passed" in done.output
+    assert (f"{SAMPLES} requests got no usable reply (deadline {SAMPLES}), e.g. {server.url}: deadline of 1 s passed"
+            in done.output)
     assert pd.read_parquet(out / "results.parquet").empty
 
 

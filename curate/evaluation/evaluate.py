@@ -483,9 +483,14 @@ class Evaluator:
 
     def _stop_on_a_streak(self, rows: list[dict[str, Any]]) -> None:
         """Stop when `max_failures_in_a_row` requests failed the same way in a row (a bad key, an
-        unknown model): going on would only burn through the release."""
+        unknown model): going on would only burn through the release. A request waiting in a batch
+        file (`pending`) burns nothing: it never counts."""
+        from curate.curation.llm.types import PENDING
+
         for row in rows:
             kind = row.get("failure")
+            if kind == PENDING:
+                continue
             self._streak = (kind, self._streak[1] + 1 if kind and kind == self._streak[0] else 1) if kind else ("", 0)
             if kind and self._streak[1] >= self.settings.max_failures_in_a_row:
                 raise RequestsFailing(

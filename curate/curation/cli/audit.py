@@ -33,8 +33,20 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
 @click.argument("release", type=click.Path(exists=True, file_okay=False))
 @click.option("--candidates", type=click.Path(exists=True, dir_okay=False), multiple=True,
               help="replayed model outputs, one file per model (JSONL of {source_id or sample_id, reply, ambiguous, "
-                   "note}, as `curate evaluate --backend replay` reads): PoT programs run in the sandbox, their "
-                   "answers voted against golds that have no program (repeatable; docs/audit.md)")
+                   "note}, as `curate evaluate --backend replay` reads; or the batch output of --export-requests): "
+                   "PoT programs run in the sandbox, their answers voted against golds that have no program "
+                   "(repeatable; docs/audit.md, docs/batch.md)")
+@click.option("--model", default=None, help="a model asked now for candidate programs (PoT, as `curate evaluate "
+              "--modes pot` asks; OpenAI-compatible server at --base-url; replies cached in the workspace); with "
+              "--export-requests, the model the requests are for; with a batch output in --candidates, the model "
+              "its requests were exported for")
+@click.option("--base-url", default=None, envvar="CURATE_BASE_URL", help="the --model's server")
+@click.option("--model-settings", "model_json", default="{}", help="more settings of --model as JSON (backend, "
+              "api_key_env, concurrency, timeout, structured_output, ...)")
+@click.option("--export-requests", type=click.Path(dir_okay=False), default=None,
+              help="ask nothing: write --model's candidate requests still without a reply to FILE as a batch "
+                   "(OpenAI Batch API input, which `vllm run-batch` reads) and stop; bring the output back with "
+                   "--candidates OUTPUT (docs/batch.md)")
 @click.option("--sandbox", "isolation", type=click.Choice(["bwrap", "none"]), default="bwrap", show_default=True,
               help="how candidate programs are isolated: bubblewrap namespaces, or none (as `curate evaluate`)")
 @click.option("--isolation", "isolation_alias", type=click.Choice(["bwrap", "none"]), default=None, hidden=True,
@@ -60,7 +72,8 @@ def keys(database: str | None, workspace: str, as_json: bool) -> None:
                    "or OpenAI batch output lines)")
 @workspace_option
 @json_option
-def audit(release: str, candidates: tuple[str, ...], isolation: str, isolation_alias: str | None, limit: int | None,
+def audit(release: str, candidates: tuple[str, ...], model: str | None, base_url: str | None, model_json: str,
+          export_requests: str | None, isolation: str, isolation_alias: str | None, limit: int | None,
           min_votes: int, out: str | None, queue: bool, judge_model: str | None, judge_base_url: str, judge_json: str,
           judge_prompts: str | None, judge_replies: str | None, workspace: str, as_json: bool) -> None:
     """Find the wrong gold answers of a release (imported or built): its SQL re-run in its own
@@ -76,8 +89,19 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, isolation_a
     answers, programs, remarks = {}, {}, {}
     for path in candidates:
         name = Path(path).stem
-        answers[name], programs[name] = resolve("curate.evaluation.candidates:replayed_answers")(release, path, isolation)
+        try:
+            answers[name], programs[name] = resolve("curate.evaluation.candidates:replayed_answers")(
+                release, path, isolation, model)
+        except ValueError as e:  # a batch output that answers none of the requests, a bad line
+            raise click.ClickException(str(e)) from None
         remarks[name] = resolve("curate.validators.audit_vote:replay_remarks")(path)
+    if export_requests and not model:
+        raise click.UsageError("--export-requests writes the requests of a model: name it (--model)")
+    if model and (export_requests or not candidates):
+        answers[model], programs[model] = _model_candidates(release, model, base_url, model_json, export_requests,
+                                                            isolation, workspace)
+        if export_requests:
+            return
     report = resolve("curate.validators.audit:audit_release")(release, candidates=answers, programs=programs,
                                                        min_votes=min_votes, limit=limit, remarks=remarks)
     if judge_model or judge_prompts or judge_replies:
@@ -127,6 +151,37 @@ def audit(release: str, candidates: tuple[str, ...], isolation: str, isolation_a
     _emit(report["findings"] if as_json else report, as_json, _render_audit)
     if report["wrong_gold"]:
         sys.exit(1)
+
+
+def _model_candidates(release: str, model: str, base_url: str | None, model_json: str, export: str | None,
+                      isolation: str, workspace: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """Candidates asked of `model` now (cached in the workspace), or, with `export`, its requests written there."""
+    from pathlib import Path
+
+    from curate.curation.llm.batch import export_requests
+    from curate.curation.llm.client import client_from_config
+    from curate.curation.llm.types import ModelUnavailable
+    from curate.curation.registry import resolve
+
+    try:
+        section = {"backend": "openai", "model": model, **({"base_url": base_url} if base_url else {}),
+                   **json.loads(model_json)}
+        Path(workspace).mkdir(parents=True, exist_ok=True)
+        client, params = client_from_config(section, Path(workspace) / "llm-cache.sqlite", "candidate")
+    except (ValueError, json.JSONDecodeError) as e:
+        raise click.UsageError(f"--model: {e}") from None
+    batch = export_requests(client, export) if export else None
+    try:
+        found = resolve("curate.evaluation.candidates:model_answers")(
+            release, client, {**resolve("curate.evaluation.candidates:PARAMS"), **params}, isolation)
+    except ModelUnavailable as e:
+        raise click.ClickException(str(e)) from None
+    if batch is not None:
+        click.echo(f"{batch.written:,} candidate requests written to {export} (model {model}): run them as a batch "
+                   f"(OpenAI Batch API; or `vllm run-batch -i {export} -o OUTPUT --model {model}`), then audit with "
+                   f"`curate audit {release} --candidates OUTPUT`" if batch.written else
+                   "no candidate request left to export: every one has a reply")
+    return found
 
 
 @main.command()

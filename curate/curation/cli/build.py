@@ -29,11 +29,15 @@ class StepsOption(click.Option):
 @click.option("--releases", default="releases", show_default=True, envvar="CURATE_RELEASES",
               help="Folder that holds the releases (<name>/<version>/).")
 @click.option("--until", default=None, cls=StepsOption, help="Stop after this step")
+@click.option("--replies", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A batch output (OpenAI Batch API, `vllm run-batch`) of the requests a role with `batch = true` "
+                   "wrote to <workspace>/batches/; kept in the workspace, the build goes on with them "
+                   "(repeatable; docs/batch.md).")
 @executor_options
 @json_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def build(config: str | None, workspace: str, releases: str, until: str | None, workers: int | None, as_json: bool,
-          quiet: bool) -> None:
+def build(config: str | None, workspace: str, releases: str, until: str | None, replies: tuple[str, ...],
+          workers: int | None, as_json: bool, quiet: bool) -> None:
     """Build a benchmark release from CONFIG (TOML; see examples/build.toml), from a folder of your own
     tables, or the default release from the built-in corpus: ingest, clean, rule-based QA and chains,
     SQL synthesis, selection, execution checks, data contracts, release.
@@ -72,6 +76,8 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
             settings = folder_config(config)
         else:
             settings = load_build_config(config)
+        if replies:
+            _bring_back(replies, workspace, console)
         result = run_build(_workspace(workspace), settings, releases, executor=_executor(workers),
                            show_progress=not (quiet or as_json), until=until, on_step=on_step)
     except ContractsFailed as e:
@@ -79,8 +85,33 @@ def build(config: str | None, workspace: str, releases: str, until: str | None, 
               lambda r: _render_contracts(r["contracts"]))
         sys.exit(1)
     except (BuildError, ValueError) as e:
-        raise click.ClickException(str(e)) from None
+        raise click.ClickException(str(e) + _batches_waiting(workspace)) from None
     _emit(result, as_json, _render_build)
+
+
+def _bring_back(replies: tuple[str, ...], workspace: str, console: Any) -> None:
+    from pathlib import Path
+
+    from curate.curation.llm.batch import bring_back
+    from curate.curation.llm.cache import CACHE_FILE
+
+    root = _workspace(workspace).root
+    counts = bring_back(list(replies), root / CACHE_FILE, root / "batches")
+    if console is not None:
+        console.print(f"batch replies: {counts['kept']:,} of {counts['replies']:,} kept "
+                      f"({counts['replies'] - counts['kept']:,} failed: asked again); "
+                      f"{counts['pending']:,} requests still wait in {Path(root) / 'batches'}", highlight=False)
+
+
+def _batches_waiting(workspace: str) -> str:
+    """The batch files whose requests wait for replies, for the message of a build that stopped."""
+    from curate.curation.llm.batch import pending_files
+
+    waiting = pending_files(_workspace(workspace).root / "batches")
+    if not waiting:
+        return ""
+    return ("\nbatch files waiting for replies: " + ", ".join(f"{f} ({n:,} requests)" for f, n in waiting.items())
+            + "\nrun each as a batch and rerun with --replies OUTPUT (one per file)")
 
 
 def _render_build(result: dict[str, Any]) -> None:

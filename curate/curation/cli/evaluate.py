@@ -51,6 +51,10 @@ def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str 
               help="The environment variable holding the API key (never the key itself).")
 @click.option("--predictions", type=click.Path(exists=True, dir_okay=False), default=None,
               help='replay: a JSONL file, one {"sample_id", "reply"} per line (optional "config", "mode").')
+@click.option("--export-requests", type=click.Path(dir_okay=False), default=None,
+              help="Ask nothing: write every request still without a reply to FILE as a batch (OpenAI Batch API "
+              "input, which `vllm run-batch` reads) and stop; score the batch output with --backend replay "
+              "--predictions OUTPUT and the same options (docs/batch.md).")
 @click.option("--modes", default="tcot", show_default=True, help="Comma-separated: tcot, pot, icot, treethinker.")
 @click.option("--configs", default="", help="Comma-separated serialization:perturbation (default: the release's).")
 @click.option("--limit", type=int, default=None, help="At most N samples, drawn per task (tasks take turns, each in "
@@ -97,7 +101,7 @@ def _backend_settings(backend: str, offered: dict[str, Any], settings_json: str 
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model: str | None, base_url: str | None,
              api_key_env: str,
-             predictions: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
+             predictions: str | None, export_requests: str | None, modes: str, configs: str, limit: int | None, split: str | None, tasks: str,
              out_dir: str | None, temperature: float, max_tokens: int, concurrency: int, request_timeout: float,
              retries: int, max_failures_in_a_row: int, engine_json: str, data_parallel_size: int | None,
              judge_model: str | None, judge_backend: str | None, judge_base_url: str | None, judge_json: str,
@@ -201,6 +205,7 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
             out.mkdir(parents=True, exist_ok=True)
             # a default run folder shares its model's cache and prediction store with the model's other runs
             client.cache = ResponseCache((out if out_dir else out.parent) / "llm-cache.sqlite")
+    exporting = _export_requests(client, export_requests) if export_requests and client is not None else None
     judge = None
     if judge_model:
         from curate.curation.llm.client import client_from_config
@@ -245,6 +250,9 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
     except RuntimeError as e:  # a dead server (ModelUnavailable), a missing vLLM
         raise click.ClickException(f"{e}") from None
     result["out"] = str(out)
+    if exporting is not None:
+        _report_export(result, exporting, release_path, as_json)
+        return
     coverage = result["coverage"]
     if not coverage["complete"]:  # said first, before any score
         click.echo(resolve("curate.evaluation.report:coverage_line")(coverage), err=True)
@@ -256,6 +264,34 @@ def evaluate(release_path: str, backend: str, model_args: tuple[str, ...], model
                    "scored: rerun to ask them again", err=True)
     if not coverage["complete"] and not allow_partial:
         sys.exit(1)
+
+
+def _export_requests(client: Any, path: str) -> Any:
+    """The client turned into one that writes its requests to `path` (a BatchBackend)."""
+    from curate.curation.llm.backend import RecordedBackend
+    from curate.curation.llm.batch import export_requests
+
+    if client is None or isinstance(client.backend, RecordedBackend):
+        raise click.UsageError("--export-requests writes a model's requests: name the model (--model, with --backend "
+                               "openai or vllm), or replay a batch output (--predictions) to write what it lacks")
+    return export_requests(client, path)
+
+
+def _report_export(result: dict[str, Any], backend: Any, release_path: str, as_json: bool) -> None:
+    """What was written, and the command that scores its output."""
+    written = {"requests": backend.written, "file": str(backend.requests), "model": backend.model,
+               "scored": result.get("results", 0)}
+    if as_json:
+        _emit({**result, "exported": written}, True, None)
+        return
+    if not backend.written:
+        click.echo(f"no request left to export: every one has a reply ({written['scored']:,} results in {result['out']})")
+        return
+    click.echo(f"{backend.written:,} requests written to {backend.requests} (model {backend.model}). Run them as a "
+               f"batch (OpenAI Batch API; or `vllm run-batch -i {backend.requests} -o OUTPUT --model {backend.model}`), "
+               f"then score the output with `curate evaluate {release_path} --backend replay --predictions OUTPUT` "
+               "and the same --modes, --configs, --temperature and --max-tokens (a multi-turn mode: add "
+               "--export-requests NEXT for the next turn)")
 
 
 @main.command()

@@ -5,6 +5,8 @@ model under test). A batch of requests goes in, one response per request comes o
 - `cache.py`: the response cache (SQLite, WAL), keyed by everything that changes an answer.
 - `backend.py`: the `Backend` protocol (identity, complete, structured_output, server_report).
 - `client.py`: ChatClient = backend + cache + token counts + structured (JSON) replies.
+- `batch.py`: batch files (OpenAI Batch API input, OpenAI's and vLLM's outputs) and `BatchBackend`,
+  for any role run where the GPUs are (docs/batch.md).
 - `backends/`: the backends, by name (`BACKENDS`; listed from their source, imported on first use):
   `openai` (any OpenAI-compatible server, vLLM's included), `vllm` (vLLM in-process: `vllm.LLM`),
   `scripted` (replies a test writes).

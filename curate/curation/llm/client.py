@@ -57,6 +57,9 @@ class ChatClient:
         self.identity = backend.identity()
         self._by_tag = isinstance(backend, RecordedBackend)  # a replay answers by tag, not by the messages
         self.usage = Usage()
+        # ask one request alone before the others (`client_from_config` turns it on for servers): a dead or
+        # misconfigured server fails once, naming itself, instead of once per request of a long run
+        self.preflight = False
 
     @property
     def model(self) -> str:
@@ -77,7 +80,19 @@ class ChatClient:
             if self.cache:
                 self.cache.put(todo[j][0], self.model, response)
 
-        fresh = self.backend.complete([requests[i] for _, i in todo], on_response=store) if todo else []
+        asked = [requests[i] for _, i in todo]
+        fresh: list[ChatResponse] = []
+        if self.preflight and len(asked) > 1:
+            self.preflight = False
+            fresh = self.backend.complete(asked[:1], on_response=store)
+            if fresh[0].unreachable:
+                from curate.curation.llm.types import ModelUnavailable
+
+                raise ModelUnavailable(f"{self.role or 'model'} ({self.model}): the first request failed, so the "
+                                       f"other {len(asked) - 1} were not sent: {fresh[0].error}")
+        if len(asked) > len(fresh):
+            start = len(fresh)
+            fresh += self.backend.complete(asked[start:], on_response=lambda j, r: store(start + j, r))
         answered = dict(hits)
         for (key, _), response in zip(todo, fresh):
             answered[key] = response
@@ -190,10 +205,16 @@ def require_replies(client: "ChatClient", replies: list[Any]) -> None:
     """Raise ModelUnavailable when a server gave no reply to some requests (ChatResponses that
     failed transiently, or StructuredReplies marked unavailable): the stage's part stays unfinished,
     and the rerun asks only those again, the finished ones coming from the cache."""
+    from curate.curation.llm.batch import HOW_TO_RUN, BatchBackend
     from curate.curation.llm.types import ModelUnavailable
 
     down = [r for r in replies if getattr(r, "unavailable", False)
             or (isinstance(r, ChatResponse) and not r.ok and r.transient)]
+    waiting = getattr(client.backend, "requests", None) if isinstance(client.backend, BatchBackend) else None
+    if down and waiting:
+        raise ModelUnavailable(f"{client.role or 'model'} ({client.model}): {len(down)} requests wait for their batch "
+                               f"replies in {waiting}: {HOW_TO_RUN} with `curate build --replies OUTPUT`; "
+                               "the build goes on from there")
     if down:
         raise ModelUnavailable(f"{client.role or 'model'} ({client.model}): {len(down)} requests got no reply "
                                f"({down[0].error}); rerun when it answers: finished requests are cached")
@@ -208,10 +229,33 @@ def client_from_config(section: dict[str, Any], cache_path: str | Path | None, r
 
     settings = dict(section)
     backend_name = settings.pop("backend", "openai")
+    batch = settings.pop("batch", False)
     params = {k: settings.pop(k) for k in list(settings) if k in OUTPUT_PARAMETERS}
     try:
         backend = BACKENDS.get(backend_name)(**settings)
     except TypeError as e:
         raise ValueError(f"[models.{role}]: {e}") from None
+    if batch:
+        backend = batch_backend(backend, batch, cache_path, role)
     cache = ResponseCache(cache_path) if cache_path else None
-    return ChatClient(backend, cache, role), params
+    client = ChatClient(backend, cache, role)
+    client.preflight = bool(getattr(backend, "preflight", False))
+    return client, params
+
+
+def batch_backend(live: Backend, batch: Any, cache_path: str | Path | None, role: str) -> Backend:
+    """`[models.<role>] batch = true` (or a file name): the role's requests go to a batch file
+    (`<workspace>/batches/<role>.jsonl`) and its replies come from those `curate build --replies` brought
+    back, cached as the live model's answers (docs/batch.md)."""
+    from curate.curation.llm.batch import BatchBackend, ReplyStore
+
+    if not cache_path:
+        raise ValueError(f"[models.{role}] batch: needs a workspace (its replies are kept there)")
+    if not isinstance(batch, (bool, str)):
+        raise ValueError(f"[models.{role}] batch: true, or the file to write the requests to; got {batch!r}")
+    workspace = Path(cache_path).parent
+    requests = workspace / "batches" / f"{role or 'model'}.jsonl" if batch is True else workspace / batch
+    identity = live.identity()
+    store = ReplyStore(cache_path)
+    return BatchBackend(identity["model"], identity, requests, store.get,
+                        getattr(live, "structured_output", "none"))

@@ -10,6 +10,7 @@ OUTPUT_PARAMETERS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "sto
                      "presence_penalty", "response_format", "logit_bias", "n")
 
 DEADLINE = "deadline"  # the failure kind of a request that passed its deadline (`deadline.py`)
+PENDING = "pending"  # the failure kind of a request written to a batch file, its reply not back yet (`batch.py`)
 
 
 class ModelUnavailable(RuntimeError):
@@ -64,8 +65,9 @@ class ChatResponse:
         """The server gave no reply at all (down, refusing, overloaded): an evaluation stops, and its
         rerun asks again. A request past its deadline is not that: the server answers, too slowly for
         this request, which is recorded failed while the run goes on (a build stage still treats it as
-        `transient`: its part stays unfinished, and the rerun asks again)."""
-        return not self.ok and self.transient and self.failure != DEADLINE
+        `transient`: its part stays unfinished, and the rerun asks again). Nor is a request waiting in a
+        batch file (`PENDING`): the run goes on writing the others."""
+        return not self.ok and self.transient and self.failure not in (DEADLINE, PENDING)
 
     @property
     def truncated(self) -> bool:

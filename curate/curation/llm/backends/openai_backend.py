@@ -29,6 +29,7 @@ from curate.curation.llm.types import DEADLINE, ChatRequest, ChatResponse
 @backend("openai")
 class OpenAIBackend:
     kind = "openai"
+    preflight = True  # a remote server: the client asks one request before a long run (`ChatClient.preflight`)
 
     def __init__(self, model: str, base_url: str | list[str] | None = None, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", revision: str = "", concurrency: int = 8,
@@ -90,6 +91,10 @@ class OpenAIBackend:
     def _one(self, request: ChatRequest) -> ChatResponse:
         attempt = moved = 0  # tries under the retry policy; tries moved off a server just taken out
         server = None
+        started = time.monotonic()
+
+        def named(error: str, tries: int) -> str:  # the server first (a message cut short keeps it), then how long
+            return f"{server.url}: {error} ({tries} {'try' if tries == 1 else 'tries'} in {time.monotonic() - started:.1f} s)"
         while True:
             server = self.pool.acquire(avoid=server)
             try:
@@ -103,13 +108,13 @@ class OpenAIBackend:
                 tries = attempt + moved + 1
                 if not self.retryable(e):  # the request's own fault: the server is fine
                     self.pool.release(server, ok=True)
-                    return ChatResponse(error=last, failure=kind, attempts=tries)
+                    return ChatResponse(error=named(last, tries), failure=kind, attempts=tries)
                 if self.pool.release(server, ok=False, dead=self.dead(e), failure=kind) \
                         and moved < len(self.pool.servers):
                     moved += 1  # its server was just taken out: another one takes it now
                     continue
                 if attempt == self.retries:
-                    return ChatResponse(error=last, transient=True, failure=kind, attempts=tries)
+                    return ChatResponse(error=named(last, tries), transient=True, failure=kind, attempts=tries)
                 time.sleep(self._delay(e, attempt))
                 attempt += 1
                 continue

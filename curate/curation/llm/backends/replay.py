@@ -6,6 +6,11 @@ One JSON object per line: `{"sample_id" or "source_id", "reply"}`, optionally `m
 `task` and `program_output`. A line that is not that stops the run, naming the file, the line and
 why. The file decides what is answered: the evaluator scores its lines (`records`) rather than
 asking about every sample; a role's request is answered by the line whose id is its `tag`.
+
+A batch output (`{"custom_id", "response": {...}}` per line, OpenAI's or vLLM's `run-batch`'s: the
+replies to a `--export-requests` file) is read as such instead: each request is answered by the line
+whose custom_id is its own (`curate.curation.llm.batch`), so it is asked as a live model would be
+(every selected sample, multi-turn modes included) and a request without a line is not scored.
 """
 
 from __future__ import annotations
@@ -32,6 +37,22 @@ class ReplayError(ValueError):
 class ReplayBackend:
     kind = "replay"
     structured_output = "none"
+
+    def __new__(cls, predictions: str, model: str | None = None) -> Any:
+        """A batch output makes a `BatchBackend` answering from it; any other file, a ReplayBackend."""
+        if not _first_is_batch_output(Path(predictions)):
+            return super().__new__(cls)
+        from curate.curation.llm.batch import BatchBackend, models_named, read_outputs
+
+        path = Path(predictions)
+        named = sorted(models_named(path))
+        if model is None and len(named) != 1:
+            raise ReplayError(f"{path}: a batch output whose replies name {len(named)} models ({', '.join(named)}): "
+                              "give the model the requests were exported for (--model)")
+        asked = model or named[0]
+        identity = {"backend": cls.kind, "model": asked, "file": str(path),
+                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
+        return BatchBackend(asked, identity, replies=read_outputs(path), source=str(path))
 
     def __init__(self, predictions: str, model: str | None = None) -> None:
         self.path = Path(predictions)
@@ -97,3 +118,16 @@ class ReplayBackend:
 
     def server_report(self) -> None:
         return None
+
+
+def _first_is_batch_output(path: Path) -> bool:
+    from curate.curation.llm.batch import is_batch_output
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    return is_batch_output(json.loads(line))
+                except json.JSONDecodeError:
+                    return False
+    return False
