@@ -32,8 +32,14 @@ HERE = Path(__file__).resolve().parents[1]
 
 
 def measure(options: argparse.Namespace) -> dict:
+    import importlib
+
     sys.path.insert(0, str(options.root))
-    from curate.evaluation.sandbox import Limits, Sandbox
+    # a checkout from before the one namespace (issue 42) keeps `evaluation` at its top
+    module = "curate.evaluation.sandbox" if (options.root / "curate").is_dir() else "evaluation.sandbox"
+    sandbox = importlib.import_module(module)
+    assert Path(sandbox.__file__).resolve().is_relative_to(options.root.resolve()), sandbox.__file__
+    Limits, Sandbox = sandbox.Limits, sandbox.Sandbox
 
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "t.csv"
