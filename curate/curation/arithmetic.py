@@ -90,7 +90,7 @@ def numeric_columns(table: Any) -> list[int]:
     """The body's numeric columns that hold quantities: not years, not a column numbering the rows, not constant."""
     import pyarrow as pa
 
-    from curate.curation.semantics import numbers_the_rows
+    from curate.curation.row_numbers import numbers_the_rows
 
     out = []
     for j, field in enumerate(table.body.schema):

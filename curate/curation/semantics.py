@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
+from curate.curation.row_numbers import numbers_the_rows  # noqa: F401 (one of the roles' signs)
+
 if TYPE_CHECKING:  # pragma: no cover
     from curate.curation.table import Table
 
@@ -286,14 +288,6 @@ def numbered_labels(values: Iterable[Any]) -> bool:
         return False
     numbers = sorted(int(m.group(2)) for m in found)
     return numbers == list(range(numbers[0], numbers[0] + len(numbers))) and numbers[0] in (0, 1)
-
-
-def numbers_the_rows(values: list[Any]) -> bool:
-    """A column whose values run 1, 2, 3 ... down the rows in order (blank rows skipped, at most
-    one in ten): it numbers the rows (pump 1 to pump 13, a form's line numbers), it measures nothing."""
-    present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
-    return len(present) >= 5 and 10 * len(present) >= 9 * len(values) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in present) and present == list(range(1, len(present) + 1))
 
 
 ABBREVIATIONS = frozenset("""gdp gnp cpi ppp usd eur gbp tv iq bmi co2 pm10 pm25 pct avg max min temp educ exper diff

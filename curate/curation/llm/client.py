@@ -88,7 +88,7 @@ class ChatClient:
             if fresh[0].unreachable:
                 from curate.curation.llm.types import ModelUnavailable
 
-                raise ModelUnavailable(f"{self.role or 'model'} ({self.model}): the first request failed, so the "
+                raise ModelUnavailable(f"{self.role or 'model'} ({self.model}): the first request got no reply, so the "
                                        f"other {len(asked) - 1} were not sent: {fresh[0].error}")
         if len(asked) > len(fresh):
             start = len(fresh)

@@ -207,7 +207,7 @@ def sqlite_database(bodies: dict[str, Any]) -> Any:
     every action but reading the tables and calling allowed functions (no ATTACH, PRAGMA, writes)."""
     import sqlite3
 
-    from curate.curation.programs.sql import sqlite_copy
+    from curate.curation.programs.sql_tables import sqlite_copy
 
     con = sqlite_copy(bodies)
     con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
