@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib
 import inspect
 import io
 import json
@@ -182,14 +181,6 @@ def _defaults_name(function: Any) -> str:
     raise LookupError(f"{function.__qualname__} calls no with_defaults(section, config, DEFAULTS)")
 
 
-def _resolve(target: str) -> Any:
-    module_name, _, attr = target.partition(":")
-    value: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        value = getattr(value, part)
-    return value
-
-
 REQUIRED = object()
 
 
@@ -219,6 +210,7 @@ def sections() -> list[tuple[str, str, list[tuple[str, Any, str]]]]:
     from curate.curation.llm import BACKENDS
     from curate.curation.llm.types import OUTPUT_PARAMETERS
     from curate.curation.pipeline.graph import DECLARED
+    from curate.curation.registry import resolve
     from curate.curation.sources.limits import IngestLimits
 
     examples = example_comments()
@@ -238,7 +230,7 @@ def sections() -> list[tuple[str, str, list[tuple[str, Any, str]]]]:
         if not d.section or not d.settings:
             continue
         section = ".".join(d.section)
-        function = _resolve(d.settings)
+        function = resolve(d.settings)
         roles = tuple(role for role, _ in d.model_roles) + (("candidates",) if d.models else ())
         what = described.get(section, "")
         what = f"{what[:1].upper()}{what[1:]}. Stage: `{d.name}`."

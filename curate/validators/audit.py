@@ -1090,6 +1090,8 @@ def judge_replayed(requests: list[dict[str, Any]], path: str) -> dict[str, str]:
     `{custom_id or sample_id or source_id, reply}`, or OpenAI batch output lines (`{custom_id, response: {body:
     <chat.completion>}}`). The first sample id of each request -> the reply. A reply to a vote this run did not
     ask for (the candidates changed) is passed over; any other unknown id is an error."""
+    from curate.curation.llm.batch import output_reply  # the one reader of a batch output line
+
     by_custom = {r["custom_id"]: r["sample_ids"][0] for r in requests if r.get("custom_id")}
     by_sample = {sid: r["sample_ids"][0] for r in requests for sid in r["sample_ids"]}
     by_source: dict[tuple[str, str], str] = {}
@@ -1115,18 +1117,10 @@ def judge_replayed(requests: list[dict[str, Any]], path: str) -> dict[str, str]:
             if check == "vote":
                 continue
             raise ValueError(f"{path}:{n}: no question asked of the judge in this release has that id")
-        reply = record["reply"] if "reply" in record else _batch_reply(record)
+        reply = record["reply"] if "reply" in record else (output_reply(record, f"{path}:{n}").text or None)
         if reply is not None:
             out[target] = str(reply)
     return out
-
-
-def _batch_reply(record: dict[str, Any]) -> str | None:
-    """The text of an OpenAI batch output line (vLLM's run-batch writes the same); None for an error line."""
-    try:
-        return record["response"]["body"]["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        return None
 
 
 def apply_judge(report_: dict[str, Any], requests: list[dict[str, Any]], replies: dict[str, str],
