@@ -51,7 +51,8 @@ def replay_remarks(path: str) -> dict[str, dict[str, Any]]:
 def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]], ctx: Any,
            min_votes: int = 2) -> dict[str, Any] | None:
     """The rule judge's decision for one sample: None when the candidates hold the gold's answer (and say
-    nothing against the question), else {kind, wrong_gold, disagree, group, detail, reasons}. `candidates`:
+    nothing against the question), else {kind, wrong_gold, disagree, group, detail, reasons} (and `ask`: the
+    judge is asked although the vote holds the gold's answer). `candidates`:
     [{name, answer, ambiguous, note}] with usable answers."""
     from curate.validators.answer_diff import FORMAT, ITEMS, SAME, difference, same_answer
 
@@ -92,8 +93,10 @@ def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]]
         return {"kind": wrong, "wrong_gold": True, "disagree": True, "group": largest, "reasons": reasons,
                 "detail": f"{len(largest)} of {n} candidates ({names}) agree on {largest[0]['answer']!r}, not the gold "
                           f"({'; '.join(reasons)}); decided by rule (TReB: all candidates agree against the gold)"}
+    against = f"; the largest group against the gold: {'; '.join(reasons)}" if reasons and kind not in (SAME, FORMAT) \
+        else ""
     return {"kind": "ambiguous", "wrong_gold": False, "disagree": True, "group": largest, "reasons": reasons,
-            "detail": f"{why}: {_NEEDS}"}
+            "detail": f"{why}{against}: {_NEEDS}"}
 
 
 def vote_sample(row: dict[str, Any], prov: dict[str, Any], gold: Any, bodies: dict[str, Any],
