@@ -193,7 +193,7 @@ def test_a_store_from_before_latency_migrates_and_a_cache_hit_is_not_timed(relea
     lines = log(again)
     assert (lines["1", "tcot"]["score"], lines["1", "tcot"]["latency_s"], lines["1", "tcot"]["retries"]) == (1.0, None, None)
     assert json.loads((again / "summary.json").read_text())["latency"] == {}
-    assert "Not timed: no prediction of these runs came from a timed model call" in (again / "report.md").read_text()
+    assert "Not timed: none of these predictions has a latency" in (again / "report.md").read_text()
 
 
 def test_a_replay_keeps_the_times_its_lines_carry_and_gold_is_not_timed(release, tmp_path):
@@ -219,3 +219,24 @@ def test_a_replay_keeps_the_times_its_lines_carry_and_gold_is_not_timed(release,
     assert evaluate(release, gold, "--backend", "gold").exit_code == 0
     assert {line["latency_s"] for line in log(gold).values()} == {None}
     assert "## Latency\n" in (gold / "report.md").read_text()
+
+
+def test_icot_sums_its_turns_and_one_turn_not_timed_leaves_the_sample_untimed(release, tmp_path):
+    """The times here are the backend's own (a scripted one): the sum over turns is exact."""
+    from curate.curation.llm.backends.scripted import ScriptedBackend
+    from curate.curation.llm.client import ChatClient
+    from curate.curation.llm.types import ChatResponse
+    from curate.evaluation.evaluate import Evaluator, Settings
+
+    def reply(request):
+        if len(request.messages) == 1:  # the first turn runs code, retried once
+            return ChatResponse(text="```python\nprint(len(df))\n```", latency_s=0.5, attempts=2, finish_reason="stop")
+        untimed = "(question 1)" in request.messages[0]["content"]  # its answer came from nowhere timed
+        return ChatResponse(text="Final Answer: 42", latency_s=None if untimed else 0.25, finish_reason="stop")
+
+    out = tmp_path / "out"
+    Evaluator(release, out, Settings(modes=["icot"]), ChatClient(ScriptedBackend(reply, "scripted")), {}).run()
+    lines = log(out)
+    assert json.loads(lines["0", "icot"]["turns"])[0]["output"].strip() == "2"  # two turns: code, then the answer
+    assert (lines["0", "icot"]["latency_s"], lines["0", "icot"]["retries"]) == (0.75, 1)
+    assert (lines["1", "icot"]["latency_s"], lines["1", "icot"]["retries"]) == (None, None)

@@ -329,8 +329,8 @@ def _blocks(summary: dict[str, Any], runs: list[dict[str, Any]],
 def _latency_blocks(latency: dict[str, dict[str, dict[str, Any]]]) -> list[Block]:
     """Seconds per sample (its model calls, summed over turns) by model and mode, and the retries."""
     if not latency:
-        return [("h2", "Latency"), ("p", "Not timed: no prediction of these runs came from a timed model call "
-                                         "(replayed replies, batch replies and cache hits carry no time).")]
+        return [("h2", "Latency"), ("p", "Not timed: none of these predictions has a latency (replayed, batch and "
+                                         "cached replies carry none, nor do runs from before it was recorded).")]
     rows = [[model, mode, f"{c['n']:,}", f"{c['median']:.2f}", f"{c['p90']:.2f}", f"{c['max']:.2f}", f"{c['retries']:,}"]
             for model, modes in sorted(latency.items()) for mode, c in sorted(modes.items())]
     return [("h2", "Latency (seconds per sample: its model calls, summed over turns)"),
