@@ -143,7 +143,23 @@ def test_each_sample_records_its_model_calls_latency_and_retries_summed_over_tur
     shown = {(i["id"], i["mode"]): i["by"]["openai:tiny"] for i in json.loads(island)["items"]}
     assert {k: (v["latency"], v["retries"]) for k, v in shown.items()} == {
         (line["sample_id"], line["mode"]): (line["latency_s"], line["retries"]) for line in lines.values()}
-    assert "latency: not timed" in page and "(model calls, all turns); retries:" in page
+    from tests.browser import Browser, find_chromium
+
+    chromium = find_chromium()
+    if chromium:  # and the page shows it (the viewer's tests skip without a browser too)
+        browser = Browser(chromium)
+        try:
+            browser.open(out / "report.html")
+            browser.click("#sample-list tbody tr:nth-child(1)")
+            browser.wait_for("!!document.querySelector('#sample-detail .latency')")
+            opened = browser.evaluate("[...document.querySelectorAll('#sample-list tr.open td')].map(t => t.textContent)")
+            text = browser.evaluate("document.querySelector('#sample-detail .latency').textContent")
+        finally:
+            browser.close()
+        line = next(v for v in lines.values() if [v["sample_id"], v["mode"]] == [opened[0], opened[2]])
+        want = ("latency: not timed" if line["latency_s"] is None else
+                f"latency: {line['latency_s']:.2f} s (model calls, all turns); retries: {line['retries']}")
+        assert text == want
 
 
 # the store as it was before latency was recorded (finish_reason was added to such stores when opened)
