@@ -242,17 +242,22 @@ def test_icot_sums_its_turns_and_one_turn_not_timed_leaves_the_sample_untimed(re
     from curate.curation.llm.backends.scripted import ScriptedBackend
     from curate.curation.llm.client import ChatClient
     from curate.curation.llm.types import ChatResponse
+    from curate.evaluation.dataset import ReleaseData
     from curate.evaluation.evaluate import Evaluator, Settings
+    from curate.evaluation.selection import select
+
+    timed, untimed = select(ReleaseData(release), limit=2)  # two samples: two sandbox sessions, not three
 
     def reply(request):
         if len(request.messages) == 1:  # the first turn runs code, retried once
             return ChatResponse(text="```python\nprint(len(df))\n```", latency_s=0.5, attempts=2, finish_reason="stop")
-        untimed = "(question 1)" in request.messages[0]["content"]  # its answer came from nowhere timed
-        return ChatResponse(text="Final Answer: 42", latency_s=None if untimed else 0.25, finish_reason="stop")
+        answer_untimed = untimed.question in request.messages[0]["content"]  # its answer came from nowhere timed
+        return ChatResponse(text="Final Answer: 42", latency_s=None if answer_untimed else 0.25, finish_reason="stop")
 
     out = tmp_path / "out"
-    Evaluator(release, out, Settings(modes=["icot"]), ChatClient(ScriptedBackend(reply, "scripted")), {}).run()
-    lines = log(out)
-    assert json.loads(lines["0", "icot"]["turns"])[0]["output"].strip() == "2"  # two turns: code, then the answer
-    assert (lines["0", "icot"]["latency_s"], lines["0", "icot"]["retries"]) == (0.75, 1)
-    assert (lines["1", "icot"]["latency_s"], lines["1", "icot"]["retries"]) == (None, None)
+    settings = Settings(modes=["icot"], limit=2)
+    Evaluator(release, out, settings, ChatClient(ScriptedBackend(reply, "scripted")), {}).run()
+    lines = {line["sample_id"]: line for line in log(out).values()}
+    assert json.loads(lines[timed.id]["turns"])[0]["output"].strip() == "2"  # two turns: code, then the answer
+    assert (lines[timed.id]["latency_s"], lines[timed.id]["retries"]) == (0.75, 1)
+    assert (lines[untimed.id]["latency_s"], lines[untimed.id]["retries"]) == (None, None)
