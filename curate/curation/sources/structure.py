@@ -74,6 +74,7 @@ DEFINITIONS = {
 SIGNS: dict[str, tuple[str, float]] = {
     "header_levels": ("ColumnHeaderMerge", 1.0),         # two or more column header levels
     "merged_header": ("ColumnHeaderMerge", 1.0),         # header cells merged over columns
+    "unmerged_group_labels": ("ColumnHeaderMerge", 1.0),  # upper labels set over the columns they group, unmerged
     "grouping_columns": ("MultiColumnClassified", 1.0),  # the reader found several classifying stub columns
     "merged_stub_column": ("MultiColumnClassified", 1.0),  # a stub cell merged down over several rows
     "sparse_stub_column": ("MultiColumnClassified", 1.0),  # outer stub labels written once, blanks below
@@ -82,6 +83,7 @@ SIGNS: dict[str, tuple[str, float]] = {
     "bold_group_rows": ("SingleRowClassified", 1.0),     # bold stub labels among plain ones
     "closing_summaries": ("SingleRowClassified", 1.0),   # total / average rows closing group after group
     "indentation": ("SingleRowClassified", 1.0),         # indented stub labels
+    "stepped_stub": ("SingleRowClassified", 1.0),        # one label a row, set a stub column deeper under its parent
     "blocks_headed_by_label": ("SingleRowClassified", 1.0),  # blocks of one shape, each under a label row
     "stub_heading": ("SingleRowClassified", 1.0),        # one label atop an otherwise blank outer stub column
     "blank_row_blocks": ("ContentCompound", 1.0),        # the body parted into blocks by blank rows
@@ -99,6 +101,7 @@ SIGNS: dict[str, tuple[str, float]] = {
     "colour_coded_groups": ("BackgroundColor", 1.0),     # runs of rows, each group in its own colour
     "group_bands": ("BackgroundColor", 1.0),             # label rows in a colour of their own open each group
     "highlighted_cells": ("BackgroundColor", 0.5),       # figures filled apart from their row: a mark, or decoration
+    "banded_rows": ("BackgroundColor", 1.0),             # body rows filled in two alternating colours
 }
 # Fitted on all 105 spreadsheets of ../shared/data/realhitbench by `fit_threshold` (Youden's J,
 # ties to the lower threshold): `python benchmarks/hierarchical_holdout.py --cross-fit` refits them
@@ -248,6 +251,11 @@ def part_structures(part: Part) -> list[Structure]:
         if merged:
             out.append(Structure("hierarchical_column_header", where, sign="merged_header",
                                  detail=f"{len(merged)} header cells merged over columns"))
+        else:  # the same grouping drawn without merging: a label written once over its columns' labels
+            groups = [n for n in table.header if n.axis == "C" and n.end > n.start]
+            if groups:
+                out.append(Structure("hierarchical_column_header", where, sign="unmerged_group_labels",
+                                     detail=f"{len(groups)} labels each over several columns' labels, unmerged"))
         repeated = _repeated_blocks(table)
         if repeated:
             out.append(Structure("multi_table", tuple(repeated[:MAX_EVIDENCE]),
@@ -262,12 +270,13 @@ def part_structures(part: Part) -> list[Structure]:
     # several classifying stub columns: merged or sparse (a label, blank below it) beside another
     stub_area = (cell_range(r0 + first_body, c0 + first_col, r0 + bottom, c0 + max(stub_end, first_col + 1)),)
     heading = _stub_heading(raw, rows, first_col, stub_end)
+    stepped = _stepped_parents(raw, rows, first_col, stub_end, data_cols)
     for sign, why, shows in (
             ("grouping_columns", "grouping columns", "multi_column_row_header" in table.structure),
             ("merged_stub_column", "a classifying column merged over several rows",
              _merged_column(grid, first_body, last_col)),
             ("sparse_stub_column", "a sparse stub column beside another",
-             not heading and _sparse_first_column(raw, rows, first_col, stub_end)),
+             not heading and not stepped and _sparse_first_column(raw, rows, first_col, stub_end)),
             ("runs_in_stub_column", "a stub column whose values run over several rows of the next",
              _runs_in_first_column(raw, rows, first_col, stub_end))):
         if shows:
@@ -276,6 +285,12 @@ def part_structures(part: Part) -> list[Structure]:
         out.append(Structure("hierarchical_row_header", (cell_range(r0 + first_body, c0 + first_col, r0 + first_body,
                                                                     c0 + first_col),),
                              kind="section_rows", detail="one label heading the whole stub", sign="stub_heading"))
+
+    if len(stepped) >= 2:  # indentation drawn with columns: each row's one label, children a column deeper
+        out.append(Structure("hierarchical_row_header", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
+                                                              for r in stepped[:MAX_EVIDENCE]),
+                             kind="indentation", detail=f"{len(stepped)} rows whose label stands a stub column "
+                                                        "left of the rows under them", sign="stepped_stub"))
 
     # rows holding only a label (or a bold group label) that head the rows below them
     sections, bold_groups = [], []
@@ -378,12 +393,13 @@ def part_structures(part: Part) -> list[Structure]:
 
     # a value supplied beside a label outside the body ("Cost: | 1720", "Project Name: | Kerala plant"
     # above the header): something the table's reader must take from outside the grid
-    supplied = [(r, c) for r in range(0, first_body) for c in range(len(grid.values[r]) - 1)
+    supplied = [(r, c, r1, c1) for r in range(0, first_body) for c in range(len(grid.values[r]))
                 if isinstance(grid.values[r][c], str) and grid.values[r][c].strip().endswith(":")
-                and len(grid.values[r][c].strip()) > 1 and filled(grid.values[r][c + 1])]
+                and len(grid.values[r][c].strip()) > 1
+                for r1, c1 in [_value_of_label(grid.values, r, c)] if r1 is not None]
     if supplied:
-        out.append(Structure("notes", tuple(cell_range(r0 + r, c0 + c, r0 + r, c0 + c + 1)
-                                            for r, c in supplied[:MAX_EVIDENCE]),
+        out.append(Structure("notes", tuple(cell_range(r0 + r, c0 + c, r0 + r1, c0 + c1)
+                                            for r, c, r1, c1 in supplied[:MAX_EVIDENCE]),
                              detail=f"{len(supplied)} values given beside a label outside the body",
                              sign="value_beside_label"))
     # one unit or scale declared for the whole table ("in million USD", "Units: tonnes"), not in a label
@@ -424,6 +440,13 @@ def part_structures(part: Part) -> list[Structure]:
                                                         for r in bands[:MAX_EVIDENCE]),
                              detail=f"{len(bands)} label rows in a colour of their own, each opening a group",
                              sign="group_bands"))
+    # rows filled in two alternating colours (RealHiTBench labels such banding BackgroundColor: on the
+    # 159 sheets tuned on, the one sheet banded is labelled so)
+    banded = _banded_rows(fills, rows, first_col, last_col, cell)
+    if banded:
+        out.append(Structure("background_color", (cell_range(r0 + banded[0], c0 + first_col, r0 + banded[-1],
+                                                             c0 + last_col),),
+                             detail=f"{len(banded)} body rows filled in alternating colours", sign="banded_rows"))
     # figures filled apart from their own row: the cell, not the row, is singled out
     telling = _highlighted_columns(fills, rows, first_col, last_col, stub_end, cell)
     if telling:
@@ -451,6 +474,19 @@ BOILERPLATE = re.compile(r"^(\u00a9|\(c\)\s|copyright\b)|terms (&|and) condition
 # or defines ("[p] = provisional", "NA* = not applicable")
 MARKER_LEADS = re.compile(r"^(\(\d{1,2}\)|\d{1,2}/|\(?[a-z]\)|[*+#\u2020\u2021\u00a7]+)\s*[A-Za-z]")
 MARKER_DEFINED = re.compile(r"(\[[a-z]{1,2}\]|\b[A-Z]{1,3}\*+|[*\u2020\u2021]+)\s*=\s*\w")
+
+
+def _value_of_label(values: list[list[Any]], r: int, c: int) -> tuple[int | None, int | None]:
+    """Where the value of a "Label:" cell stands: the next filled cell of its row, past the blank
+    cells a merged or wide label leaves ("User Name: | | | Anoop"), unless that is another label;
+    else the cell under it ("Employee:" over "MBurger", "Dates:" beside it over the dates)."""
+    is_label = lambda v: isinstance(v, str) and v.strip().endswith(":")  # noqa: E731
+    row = values[r]
+    nxt = next((x for x in range(c + 1, len(row)) if filled(row[x])), None)
+    if nxt is not None and not is_label(row[nxt]):
+        return r, nxt
+    under = values[r + 1][c] if r + 1 < len(values) and c < len(values[r + 1]) else None
+    return (r + 1, c) if filled(under) and not is_label(under) else (None, None)
 
 
 def _is_note(text: str) -> bool:
@@ -492,6 +528,19 @@ def _colour_coded_runs(fills: dict, rows: range, first_col: int, last_col: int, 
             runs.append((r, r, colour))
     coloured = [run for run in runs if run[2] and sum(1 for x in content if run[0] <= x <= run[1]) >= 2]
     return coloured if len({colour for _, _, colour in coloured}) >= 2 and len(coloured) >= 2 else []
+
+
+def _banded_rows(fills: dict, rows: range, first_col: int, last_col: int, cell: Any) -> list[int]:
+    """The body rows (six or more, two cells or more filled) when the fill of the whole row
+    alternates from row to row, a colour and another (or none), nearly throughout (a total row may
+    break it). Shading of the stub alone is not banding: every filled cell of a row has its colour."""
+    content = [r for r in rows if sum(filled(cell(r, c)) for c in range(first_col, last_col + 1)) >= 2]
+    seq = [{fills.get((r, c), "") or "" for c in range(first_col, last_col + 1) if filled(cell(r, c))}
+           for r in content]
+    seq = [colours.pop() if len(colours) == 1 else None for colours in seq]
+    if len(seq) < 6 or None in seq or len(set(seq)) != 2:
+        return []
+    return content if sum(a != b for a, b in zip(seq, seq[1:])) >= 0.8 * (len(seq) - 1) else []
 
 
 def _group_bands(grid: Grid, rows: range, first_col: int, last_col: int, stub_end: int, data_cols: list[int],
@@ -565,6 +614,25 @@ def _stub_heading(raw: list[list[Any]], rows: range, first_col: int, stub_end: i
     first = [filled(raw[r][first_col]) if first_col < len(raw[r]) else False for r in rows]
     second = [filled(raw[r][first_col + 1]) if first_col + 1 < len(raw[r]) else False for r in rows]
     return first[0] and sum(first) == 1 and sum(second) >= len(rows) - 1
+
+
+def _stepped_parents(raw: list[list[Any]], rows: range, first_col: int, stub_end: int,
+                     data_cols: list[int]) -> list[int]:
+    """Rows with figures whose one stub label stands left of the next row's: a parent over the rows
+    set a column deeper ("Boston" in A, its states in B; "All Services" > "Officers" > "of which
+    female" in A, B, C). Only where nearly every labelled row holds one stub label: a row holding
+    two (region and state side by side) is several classifying columns, not a tree."""
+    if stub_end <= first_col:
+        return []
+    depth = []
+    for r in rows:
+        labels = [c for c in range(first_col, stub_end + 1) if c < len(raw[r]) and filled(raw[r][c])]
+        if labels:
+            depth.append((r, labels[0], len(labels)))
+    if len(depth) < 4 or sum(n == 1 for _, _, n in depth) < 0.8 * len(depth) or len({d for _, d, _ in depth}) < 2:
+        return []
+    has_data = lambda r: any(c < len(raw[r]) and filled(raw[r][c]) for c in data_cols)  # noqa: E731
+    return [r for (r, d, n), (_, below, _) in zip(depth, depth[1:]) if n == 1 and below > d and has_data(r)]
 
 
 def _runs_in_first_column(raw: list[list[Any]], rows: range, first_col: int, stub_end: int) -> bool:
