@@ -378,3 +378,31 @@ def test_a_value_given_a_few_cells_right_of_its_label_or_under_it_is_external_su
     assert found["value_beside_label"]["evidence"] == ["A2:D2", "A3:A4", "C3:C4"]
     labels = [["Sales by region"], ["Dates:", "Sort By:"], []] + PLAIN
     assert "value_beside_label" not in by_sign(sheet_structures(_book(tmp_path / "labels.xlsx", labels), everything=True))
+
+
+def test_a_foot_row_that_sums_or_averages_the_rows_above_it_is_read_from_the_numbers(tmp_path):
+    """A ledger's last row adds up the rows above it (labelled 'TOTAL' or not at all): under a
+    one-level header, the only grouping its rows have (SingleRowClassified). A last row that is
+    just another row is not."""
+    ledger = [["Client", "Debit", "Credit"], ["A1", 20000, 0], ["A1", 20000, 1000], ["A10", 10000, 0],
+              ["A10", 0, 2000], [None, 50000, 3000]]
+    found = by_sign(sheet_structures(_book(tmp_path / "ledger.xlsx", ledger)))
+    assert found["foot_aggregate"]["evidence"] == ["A6:C6"] and "sum" in found["foot_aggregate"]["detail"]
+    assert found["foot_aggregate"]["realhitbench_category"] == "SingleRowClassified"
+    returns = [["Year", "Stocks", "Bonds"], [2006, 0.1579, 0.0298], [2007, 0.0549, 0.0466], [2008, -0.37, 0.016],
+               [2009, 0.2646, 0.001], ["averages", 0.0268, 0.0234]]  # the means, written to 4 decimals
+    found = by_sign(sheet_structures(_book(tmp_path / "returns.xlsx", returns)))
+    assert "mean" in found["foot_aggregate"]["detail"]
+    assert "foot_aggregate" not in by_sign(sheet_structures(_book(tmp_path / "plain.xlsx", PLAIN), everything=True))
+
+
+def test_label_rows_each_heading_ten_rows_or_more_part_the_body_into_sub_tables(tmp_path):
+    """ContentCompound: 'Occupational group' and 'Industry' each head a long run of rows, sub-tables
+    of one body; label rows heading two or three rows each are groups (SECTIONS), not sub-tables."""
+    rows = [["Series", "2023", "2024"], ["All workers", 160.6, 165.4], ["Occupational group", None, None]]
+    rows += [[f"Occupation {i}", 150 + i, 155 + i] for i in range(12)] + [["Industry", None, None]]
+    rows += [[f"Industry {i}", 140 + i, 145 + i] for i in range(12)]
+    found = by_sign(sheet_structures(_book(tmp_path / "long.xlsx", rows)))
+    assert found["long_sections"]["evidence"] == ["A3:C3", "A16:C16"]
+    assert found["long_sections"]["realhitbench_category"] == "ContentCompound"
+    assert "long_sections" not in by_sign(sheet_structures(_book(tmp_path / "groups.xlsx", SECTIONS), everything=True))

@@ -41,6 +41,7 @@ CATEGORIES = {
 REALHITBENCH_CATEGORIES = ("ColumnHeaderMerge", "MultiColumnClassified", "SingleRowClassified", "ContentCompound",
                            "StructureCompound", "ExternalSupply", "BackgroundColor")
 MAX_EVIDENCE = 12  # ranges listed per structure
+LONG_SECTION = 10  # rows a label row heads, on average, when it titles a sub-table rather than a group
 
 # What each category is, as RealHiTBench's authors define it (README of cspzyy/RealHiTBench: four
 # structural categories and a miscellany), said the way a person checks a sheet for it:
@@ -82,6 +83,7 @@ SIGNS: dict[str, tuple[str, float]] = {
     "section_rows": ("SingleRowClassified", 1.0),        # rows holding only a label, heading rows below
     "bold_group_rows": ("SingleRowClassified", 1.0),     # bold stub labels among plain ones
     "closing_summaries": ("SingleRowClassified", 1.0),   # total / average rows closing group after group
+    "foot_aggregate": ("SingleRowClassified", 1.0),      # under a one-level header, a foot row summing the rows
     "indentation": ("SingleRowClassified", 1.0),         # indented stub labels
     "stepped_stub": ("SingleRowClassified", 1.0),        # one label a row, set a stub column deeper under its parent
     "blocks_headed_by_label": ("SingleRowClassified", 1.0),  # blocks of one shape, each under a label row
@@ -89,6 +91,7 @@ SIGNS: dict[str, tuple[str, float]] = {
     "blank_row_blocks": ("ContentCompound", 1.0),        # the body parted into blocks by blank rows
     "full_width_rows": ("ContentCompound", 1.0),         # label rows merged over the table's width
     "stacked_tables": ("ContentCompound", 1.0),          # several tables one under another on one sheet
+    "long_sections": ("ContentCompound", 1.0),           # label rows each heading ten rows or more: sub-tables
     "repeated_header_blocks": ("StructureCompound", 1.0),  # one header block repeated side by side
     "tables_of_different_shapes": ("StructureCompound", 0.5),  # tables of different widths and heads together
     "preamble": ("ExternalSupply", 1.0),                 # statements above the header besides its title
@@ -302,6 +305,13 @@ def part_structures(part: Part) -> list[Structure]:
             sections.append(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col))
         elif stub and (r, stub[0]) in grid.bold:
             bold_groups.append(r)
+    # a few label rows each heading a long run of rows (ten or more on average) part the body into
+    # sub-tables; a group's label heads a handful (on the sheets tuned on, sub-tables ran 8 to 42
+    # rows a label, groups 1 to 7)
+    figures = [r for r in rows if any(filled(cell(r, c)) for c in data_cols)]
+    if len(sections) >= 2 and sum(r > _row_of(sections[0]) - 1 - r0 for r in figures) >= LONG_SECTION * len(sections):
+        out.append(Structure("nested_subtables", tuple(sections[:MAX_EVIDENCE]), sign="long_sections",
+                             detail=f"{len(sections)} label rows heading {len(figures)} rows of figures"))
     # a label-only row at the bottom of the header (the parser took it for a header level) heads the body
     for r in range(first_body - 1, max(first_body - table.column_header_levels, 0), -1):
         if [c for c in range(first_col, last_col + 1) if filled(cell(r, c))] != [first_col]:
@@ -318,6 +328,14 @@ def part_structures(part: Part) -> list[Structure]:
                                                               for r in closing[:MAX_EVIDENCE]),
                              kind="section_rows", detail=f"{len(closing)} summary rows closing groups",
                              sign="closing_summaries"))
+    # a row at the foot whose figures are the sum or the mean of the rows above it, read from the
+    # numbers (no "Total" needed): under a one-level header, the one grouping the rows have
+    foot = _foot_aggregates(raw, rows, data_cols) if table.column_header_levels <= 1 else []
+    if foot:
+        out.append(Structure("hierarchical_row_header", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
+                                                              for r, _ in foot),
+                             kind="section_rows", detail=", ".join(f"row {r0 + r + 1} is the {kind} of the rows above"
+                                                                   for r, kind in foot), sign="foot_aggregate"))
     stub_rows = [r for r in rows if filled(cell(r, first_col))]
     if 2 <= len(bold_groups) < len(stub_rows) // 2 and data_cols:
         out.append(Structure("hierarchical_row_header", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
@@ -614,6 +632,49 @@ def _stub_heading(raw: list[list[Any]], rows: range, first_col: int, stub_end: i
     first = [filled(raw[r][first_col]) if first_col < len(raw[r]) else False for r in rows]
     second = [filled(raw[r][first_col + 1]) if first_col + 1 < len(raw[r]) else False for r in rows]
     return first[0] and sum(first) == 1 and sum(second) >= len(rows) - 1
+
+
+def _number(v: Any) -> float | None:
+    from curate.curation.sources.grid import _parse_number
+
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    parsed = _parse_number(v) if isinstance(v, str) else None
+    return None if parsed is None else float(parsed)
+
+
+def _agrees(shown: float, computed: float) -> bool:
+    """Equal within the rounding `shown` is written to (half its last decimal, at most 6 read) or 0.1%."""
+    text = repr(shown).rstrip("0").rstrip(".")
+    decimals = min(len(text.split(".")[1]), 6) if "." in text and "e" not in text else 0
+    return abs(shown - computed) <= max(0.5 * 10 ** -decimals, 0.001 * abs(computed)) + 1e-9
+
+
+def _foot_aggregates(raw: list[list[Any]], rows: range, data_cols: list[int]) -> list[tuple[int, str]]:
+    """Among the last three rows with figures, those equal to the sum or the mean of all the rows
+    with figures above them in most figure columns (three figures or more, not all the same)."""
+    value = lambda r, c: _number(raw[r][c]) if c < len(raw[r]) else None  # noqa: E731
+    cols = [c for c in data_cols if sum(value(r, c) is not None for r in rows) >= 3]
+    body = [r for r in rows if any(value(r, c) is not None for c in cols)]
+    out = []
+    for r in body[-3:]:
+        above = [x for x in body if x < r]
+        if len(above) < 3:
+            continue
+        for kind in ("sum", "mean"):
+            agree = tried = 0
+            for c in cols:
+                shown, parts = value(r, c), [v for v in (value(x, c) for x in above) if v is not None]
+                if shown is None or len(parts) < 3 or len(set(parts)) < 2:
+                    continue
+                tried += 1
+                agree += shown != 0 and _agrees(shown, sum(parts) if kind == "sum" else sum(parts) / len(parts))
+            if tried and agree * 2 > tried:
+                out.append((r, kind))
+                break
+    return out
 
 
 def _stepped_parents(raw: list[list[Any]], rows: range, first_col: int, stub_end: int,
