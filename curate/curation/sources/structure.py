@@ -649,8 +649,8 @@ def _number(v: Any) -> float | None:
 
 def _agrees(shown: float, computed: float) -> bool:
     """Equal within the rounding `shown` is written to (half its last decimal, at most 6 read) or 0.1%."""
-    text = repr(shown).rstrip("0").rstrip(".")
-    decimals = min(len(text.split(".")[1]), 6) if "." in text and "e" not in text else 0
+    text = f"{shown:.6f}".rstrip("0").rstrip(".")
+    decimals = len(text.split(".")[1]) if "." in text else 0
     return abs(shown - computed) <= max(0.5 * 10 ** -decimals, 0.001 * abs(computed)) + 1e-9
 
 
