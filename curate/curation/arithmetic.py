@@ -94,9 +94,10 @@ def _of_body(table: Any, key: Any, compute: Any) -> Any:
     column roles (the columns) read one table's numbers in turn, and reading them is most of the cost.
     The body is held, so no other can take its id while it is remembered."""
     global _memo
-    if _memo[0] is not table.body:
-        _memo = (table.body, {})
-    found = _memo[1]
+    body, found = _memo  # read once: another thread may replace it meanwhile, never this pair
+    if body is not table.body:
+        found = {}
+        _memo = (table.body, found)
     if key not in found:
         found[key] = compute()
     return found[key]
