@@ -125,3 +125,17 @@ def test_a_nested_parent_is_summed_before_its_own_parent() -> None:
             ("60 hours and over", 8722, 370)]
     found = {a.at: a.of for a in arithmetic.row_relations(table(["hours", "all", "agriculture"], rows))}
     assert found == {9: (10, 11, 12), 6: (7, 8, 9), 1: (2, 3, 4, 5), 0: (1, 6)}
+
+
+def test_numbers_remembered_for_one_table_are_never_another_tables() -> None:
+    """The clean stage reads a table's numbers once (arithmetic._of_body); a table read next, or read again
+    after another, gets its own."""
+    parents = table(["industry", "2019", "2020"], INDUSTRIES)
+    no_sums = table(["industry", "2019", "2020"],
+                    [(name, a + 7 * i, b - 3 * i) for i, (name, a, b) in enumerate(INDUSTRIES)])
+    assert arithmetic.aggregate_rows(parents) == {0, 3}
+    assert arithmetic.aggregate_rows(no_sums) == set()
+    same_body = parents.replace(flags=("hierarchical",))  # the clean stage's marked copy: one body, read once
+    assert arithmetic.numbers(same_body, [1, 2]) is arithmetic.numbers(parents, [1, 2])
+    assert arithmetic.aggregate_rows(parents) == {0, 3}
+    assert not np.array_equal(arithmetic.numbers(no_sums, [1, 2]).values, arithmetic.numbers(parents, [1, 2]).values)

@@ -86,8 +86,29 @@ def half_unit(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return half, np.where(step > 0, step, 1.0)
 
 
+_memo: tuple[Any, dict[Any, Any]] = (None, {})
+
+
+def _of_body(table: Any, key: Any, compute: Any) -> Any:
+    """`compute()`, remembered for the last body read: the clean stage's summary rule (the rows) and the
+    column roles (the columns) read one table's numbers in turn, and reading them is most of the cost.
+    The body is held, so no other can take its id while it is remembered."""
+    global _memo
+    body, found = _memo  # read once: another thread may replace it meanwhile, never this pair
+    if body is not table.body:
+        found = {}
+        _memo = (table.body, found)
+    if key not in found:
+        found[key] = compute()
+    return found[key]
+
+
 def numeric_columns(table: Any) -> list[int]:
     """The body's numeric columns that hold quantities: not years, not a column numbering the rows, not constant."""
+    return list(_of_body(table, "numeric_columns", lambda: _numeric_columns(table)))
+
+
+def _numeric_columns(table: Any) -> list[int]:
     import pyarrow as pa
 
     from curate.curation.row_numbers import numbers_the_rows
@@ -145,8 +166,11 @@ def proportional_clusters(values: np.ndarray, half: np.ndarray) -> np.ndarray:
 
 
 def numbers(table: Any, columns: Sequence[int]) -> Numbers:
-    import pyarrow as pa
+    """The numbers of `columns` (remembered for the last body read: callers only read them)."""
+    return _of_body(table, ("numbers", tuple(columns)), lambda: _numbers(table, columns))
 
+
+def _numbers(table: Any, columns: Sequence[int]) -> Numbers:
     n = table.n_rows
     if not columns:
         return Numbers(np.zeros((n, 0)), np.zeros((n, 0)), np.ones((n, 0)))

@@ -380,13 +380,18 @@ def _unmatched(c: _Column, pk: _Column, named: bool) -> list | None:
     many: at most `MAX_UNMATCHED` and `MAX_UNMATCHED_SHARE` of them, or one stray value among ten or
     more when the names say the reference."""
     missing = c.distinct - pk.distinct
-    unmatched = sorted((v for v in missing if not _placeholder(v)), key=str)
-    if len(unmatched) < len(missing) and len(c.distinct & pk.distinct) < MIN_MATCHED_BESIDE_PLACEHOLDERS:
-        return None  # a flag (0, 1) is no reference: a placeholder is excused only beside real references
     allowed = min(MAX_UNMATCHED, MAX_UNMATCHED_SHARE * len(c.distinct))
     if named and len(c.distinct) >= 10:
         allowed = max(allowed, 1)
-    return unmatched if len(unmatched) <= allowed else None
+    unmatched = []
+    for v in missing:  # stops at the first value past those allowed: two columns of years differ in thousands
+        if not _placeholder(v):
+            unmatched.append(v)
+            if len(unmatched) > allowed:
+                return None
+    if len(unmatched) < len(missing) and len(c.distinct & pk.distinct) < MIN_MATCHED_BESIDE_PLACEHOLDERS:
+        return None  # a flag (0, 1) is no reference: a placeholder is excused only beside real references
+    return sorted(unmatched, key=str)
 
 
 def _choose(viable: list[tuple[float, _Column, list, str]]) -> tuple[float, _Column, list, str] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
@@ -430,7 +431,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             if not span:  # a race's "time" in seconds is a measure; a "time" of years or steps is an axis
                 done(TIME, "the name or documentation says it is a time")
                 continue
-        words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
+        words = pa.types.is_string(typ) and sum(  # each distinct value judged once: Lahman's 115,000 rows hold 20,000
+            count for v, count in Counter(values).items() if _is_word(str(v))) >= 0.8 * len(values)
         id_name = (ID_NAME.search(snake(name)) or NUMBER_SIGN.search(name)) and not COUNT_NAME.fullmatch(name)
         if re.search(r"(^|_)index$", snake(name), re.I) and integral and numeric and (unique or distinct > MAX_CODES):
             done(IDENTIFIER, f"an index ({name!r}) of whole numbers: it numbers things, it does not measure them")

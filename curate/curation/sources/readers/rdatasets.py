@@ -167,8 +167,8 @@ def tidy_frame(frame: "pd.DataFrame") -> "pd.DataFrame":
         if not textual(series) or not series.isna().any():
             continue
         present = series.dropna()
-        if not len(present) or "NA" in set(present) or not all(isinstance(v, str) and len(v) == 2 and v.isupper()
-                                                               for v in present):
+        if not len(present) or not all(isinstance(v, str) and len(v) == 2 and v.isupper() for v in present) \
+                or "NA" in set(present):  # the test that stops at the first long value first
             continue
         missing = series.isna()
         namibia = pd.Series(False, index=frame.index)
@@ -194,8 +194,10 @@ def with_level_none(frame: "pd.DataFrame", docs: dict[str, Any]) -> "pd.DataFram
         series = frame[column]
         if info is None or not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
             continue
+        if not (series.isna().any() and _LEVEL_NONE.search(info.description or "")):
+            continue  # the cheap tests first: reading every value of a long column costs seconds
         present = {str(v).casefold() for v in series.dropna()}
-        if series.isna().any() and present and "none" not in present and _LEVEL_NONE.search(info.description or ""):
+        if present and "none" not in present:
             frame[column] = series.where(series.notna(), "None")
     return frame
 
