@@ -15,6 +15,7 @@ from curate.exports.release.base import (CARD, DEFAULT_PERTURBATION, DEFAULT_SER
                                   ReleaseBusy, ReleaseExists, ReleaseInputs, SERIALIZE_CHUNK, TABLE_RECORDS,
                                   _serialized_schema, content_fingerprint, next_version, read_manifest, settings,
                                   task_slug, versions, write_checksums)
+from curate.exports.release.accounting import tables_without_questions
 from curate.exports.release.card import dataset_card
 from curate.exports.release.diff import diff_releases
 
@@ -170,9 +171,12 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
     chosen: dict[str, pa.Table] = {}
     derived: set[str] = set()  # copies a generator made: headers hidden, anomalies injected
     made = set(inputs.derived_table_files)
+    sources_read: dict[str, str] = {}  # every table cleaning kept, used or not: each one accounted for
     for path in inputs.table_files:
         data = pq.read_table(path)
         ids = data.column("id").to_pylist()
+        if path not in made:
+            sources_read.update(zip(ids, data.column("name").to_pylist()))
         for row, table_id in enumerate(ids):
             if table_id in wanted:
                 chosen[table_id] = data.slice(row, 1)
@@ -215,7 +219,8 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
         packages[package] = packages.get(package, 0) + 1
         for info in json.loads(semantics or "[]"):
             roles[info["role"]] = roles.get(info["role"], 0) + 1
-    return {"tables": records.num_rows, "derived_tables": len(derived), "missing": missing,
+    accounting = tables_without_questions(sources_read, wanted, inputs.reports) if "clean" in inputs.reports else {}
+    return {"tables": records.num_rows, "derived_tables": len(derived), "missing": missing, "accounting": accounting,
             "not_serialized": too_large, "serialization_errors": failed,
             "sources": [{"source": k[0], "licence": k[1], "tables": n} for k, n in sorted(sources.items())],
             "packages": dict(sorted(packages.items())), "column_roles": dict(sorted(roles.items()))}
@@ -306,7 +311,8 @@ def _manifest(s: dict[str, Any], version: str, fingerprint: str, parent: str | N
         "seed": inputs.build.get("seed", 0),
         "models": inputs.build.get("models", {}),
         "counts": {**counts, "tables": tables["tables"], "derived_tables": tables["derived_tables"],
-                   "tables_missing": tables["missing"], "column_roles": tables["column_roles"]},
+                   "tables_missing": tables["missing"], "column_roles": tables["column_roles"],
+                   **({"source_tables": tables["accounting"]} if tables["accounting"] else {})},
         "configs": sorted({task_slug(t) for t in counts["by_task"]}),
         "table_configurations": {
             "serializations": s["serializations"], "perturbations": ["none", *PERTURBATIONS],
