@@ -13,7 +13,7 @@ from rich.console import Console
 from curate.curation.arrow_io import tables_to_arrow
 from curate.curation.cli.named import name_step, tables_without_questions as named_lines
 from curate.curation.table import Table
-from curate.exports.release.accounting import NOT_SELECTED, accounting_line, tables_without_questions
+from curate.exports.release.accounting import NOT_SELECTED, accounting_line, copied_from, tables_without_questions
 from curate.exports.release.card import _card_accounting
 from curate.generators.rules.stage import RulesReport, RulesStage
 
@@ -53,6 +53,11 @@ def test_the_release_counts_each_table_no_question_asks_about_by_why():
                     f"no_numeric_column 1, {NOT_SELECTED} 1); 1 files could not be read")  # most first, then by name
     assert line in _card_accounting(got)[0]
     assert _card_accounting({"tables": 2, "with_questions": 2, "without": {}, "unreadable_files": 0}) == []
+    # a table asked about only through a copy (its headers hidden, anomalies injected) has questions
+    assert copied_from(("towns (headers hidden)", "a/towns.csv"), ("towns", "a/towns.csv"))
+    assert copied_from(("towns", "a/towns.csv"), ("towns", "a/towns.csv"))
+    assert not copied_from(("towns2", "a/towns.csv"), ("towns", "a/towns.csv"))
+    assert not copied_from(("towns (headers hidden)", "b/towns.csv"), ("towns", "a/towns.csv"))
 
 
 def test_a_header_with_its_unit_in_brackets_is_asked_about():

@@ -15,9 +15,15 @@ NOT_ASKED = "no_single_table_generator_ran"  # a build without the rules stage a
 DROPPED = "dropped_by_cleaning"
 
 
-def tables_without_questions(source_tables: dict[str, str], used: set[str], reports: dict[str, Any]) -> dict[str, Any]:
-    """`source_tables`: id -> name of every table cleaning kept; `used`: the ids the released samples
-    name; `reports`: the build's stage reports. Returns {"tables": how many were read, "with_questions",
+def copied_from(copy: tuple[str, str], source: tuple[str, str]) -> bool:
+    """Whether a derived copy (name, file) was made from a source table (name, file): it keeps the
+    source's file and its name, or adds a note in brackets ("NAME (headers hidden)")."""
+    return copy[1] == source[1] and (copy[0] == source[0] or copy[0].startswith(source[0] + " ("))
+
+
+def tables_without_questions(source_tables: dict[str, Any], used: set[str], reports: dict[str, Any]) -> dict[str, Any]:
+    """`source_tables`: the ids of every table cleaning kept; `used`: the ids the released samples
+    ask about (directly, or through a derived copy); `reports`: the build's stage reports. Returns {"tables": how many were read, "with_questions",
     "without": {reason: count}, most first, "unreadable_files"}."""
     rules = reports.get("rules")
     reasons = {t["id"]: t["reason"] for t in (rules or {}).get("without_questions_tables", [])}
