@@ -79,8 +79,11 @@ HAVE = {"==": "equal to", "!=": "other than", ">": "of more than", ">=": "of at 
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
 # a column that numbers places (a race's position, a league's rank): "the lowest place" is the last
 # one to a reader and the smallest number to the gold, so a question about it compares numbers
-PLACE_NAME = re.compile(r"\b(rank|ranks|ranked|ranking|rankings|rk|place|placing|placed|position|pos|standing|"
-                        r"finish|finished|seed|seeding)\b", re.I)
+_PLACE = (r"(rank|ranks|ranked|ranking|rankings|rk|place|placing|placed|position|pos|standing|finish|finished|"
+          r"seed|seeding)")
+# the name's head or its first word ("rank (2012)", "peak position", "rank by wealth"), not a word inside
+# it: "first-place votes" counts votes
+PLACE_NAME = re.compile(rf"^\W*{_PLACE}\b|\b{_PLACE}(\s*\([^()]*\))?\W*$", re.I)
 BY_NUMBER = {"highest": "largest", "lowest": "smallest", "higher": "larger", "lower": "smaller"}
 _DIRECTION = re.compile(r"\b(" + "|".join(BY_NUMBER) + r")\b", re.I)
 
@@ -722,8 +725,10 @@ class TableProfile:
         places: rank, position, standing."""
         cache = self.__dict__.setdefault("_places", {})
         if name not in cache:
-            words = self.words(name) if name in self.frame else name
-            cache[name] = bool(PLACE_NAME.search(words)) and (name not in self.frame or self.frame[name].dtype.kind in "if")
+            info = self.info.get(name)
+            names = [sem.snake(name).replace("_", " "), info.label if info else ""] if name in self.frame else [name]
+            cache[name] = any(PLACE_NAME.search(n) for n in names if n) and (
+                name not in self.frame or self.frame[name].dtype.kind in "if")
         return cache[name]
 
     def cell(self, row: int, column: str) -> Any:
