@@ -53,7 +53,8 @@ NUMBER_SIGN = re.compile(r"[a-z]\s*#$", re.I)  # "Order #", "Reship Tracking #":
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|series|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
-TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
+TIME_NAME = re.compile(r"(^|[^a-z])(?<!per )(?<!per_)(?<!per\.)"  # "Live births per year": a rate, not a time
+                       r"(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
                        r"time|period|season|dob|birth|born|decade|century|dt)s?\d*$", re.I)
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
@@ -326,10 +327,17 @@ def words_of(name: str) -> list[str]:
     return [w for w in re.split(r"[\s_.\-/]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])", name) if w]
 
 
+# an aside in brackets after the name: a unit, a year or a note ("starting weight (kg)", "elevation (m)",
+# "population (2002 census data)"); the name before it says what the column is
+ASIDE = re.compile(r"[(\[][^()\[\]]*[)\]]")
+SYMBOL = re.compile(r"^[%#$&+*]+$")  # "% of pop": a symbol is no misspelt word
+
+
 def says_itself(name: str) -> bool:
     """Whether a header alone tells a reader what the column is: every part an English word or a
-    common abbreviation ("UrbanPop", "life_expectancy", "GDP"), not "cunem", "pkill.us" or "X3"."""
-    parts = words_of(name)
+    common abbreviation ("UrbanPop", "life_expectancy", "GDP", "starting weight (kg)" by its words
+    before the unit), not "cunem", "pkill.us" or "X3"."""
+    parts = [p for p in words_of(ASIDE.sub(" ", name)) if not SYMBOL.match(p)]
     return bool(parts) and all(is_word(p) for p in parts) and any(len(p) >= 3 or p.casefold() in ABBREVIATIONS
                                                                    for p in parts)
 

@@ -57,7 +57,9 @@ def _top_rows_complete(profile: TableProfile, rows: np.ndarray, column: str, des
     return all(profile.present(c)[chosen].all() for c in needed)
 
 
-OPPOSITE = {">": "<", "<": ">", ">=": "<", "<=": ">"}
+# the other side of a split is its exact complement: "more than 8" against "8 or less", so a row
+# equal to 8 falls in one group, never in neither
+OPPOSITE = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
 
 
 def _counterpart(profile: TableProfile, cond: Condition, rng: np.random.Generator) -> Condition | None:
@@ -234,7 +236,7 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
         if execute_chain(steps[:2], p.frame) == execute_chain(steps[2:4], p.frame):
             return "filters_do_not_change_the_answer"
         of = f"the {AGG_WORDS[agg]} {p.label(column)}"
-        # "... of the counties where rent is above 230 than of those where it is below 230"
+        # "... of the counties where rent is more than 230 than of those where it is at most 230"
         first_group, second_group = f"the {p.entities} where {cond.phrase()}", f"those where {second.phrase(it=True)}"
         ask = {"difference": f"How much higher is {of} of {first_group} than of {second_group}? "
                              "(Give a negative number if it is lower.)",

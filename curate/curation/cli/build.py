@@ -130,6 +130,11 @@ def _render_build(result: dict[str, Any]) -> None:
     for task, by_split in sorted(counts["by_task_split"].items()):
         view.add_row(task, *(f"{by_split.get(split, 0):,}" for split in sorted(counts["by_split"])))
     console.print(view)
+    if counts.get("source_tables"):  # every table accounted for, by why it gave no question
+        from curate.curation.registry import resolve
+
+        console.print(resolve("curate.exports.release.accounting:accounting_line")(counts["source_tables"]),
+                      highlight=False, markup=False, soft_wrap=True)
     if release["status"] == "written":
         d = release.get("diff", {})
         against = f" against {release['parent']}: +{d.get('added', 0):,} -{d.get('removed', 0):,} " \

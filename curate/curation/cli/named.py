@@ -1,5 +1,6 @@
-"""What a stage passed over, named on the console: the first few files skipped or tables dropped, then
-how many more and the report that lists every one (a count alone sends the user hunting)."""
+"""What a stage passed over, named on the console: the first few files skipped, tables dropped or tables
+without a question, then how many more and the report that lists every one (a count alone sends the user
+hunting)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,17 @@ def dropped_tables(report: dict[str, Any]) -> list[str]:
             if key.endswith(":drop") for item in items]
 
 
+def tables_without_questions(report: dict[str, Any]) -> list[str]:
+    """A generator's tables that gave no question, each with the reason most of its candidates were
+    rejected for (`without_questions_tables`; a report written before the list existed: none)."""
+    return [f"{t['table']}: {t['reason']}" for t in report.get("without_questions_tables", [])]
+
+
 def name_step(console: Any, step: dict[str, Any]) -> None:
-    """After a build step's line: the files ingest skipped, the tables clean dropped."""
-    listing = {"ingest": ("skipped", skipped_files), "clean": ("dropped", dropped_tables)}.get(step["stage"])
+    """After a build step's line: the files ingest skipped, the tables clean dropped, the tables the
+    rules gave no question."""
+    listing = {"ingest": ("skipped", skipped_files), "clean": ("dropped", dropped_tables),
+               "rules": ("no question", tables_without_questions)}.get(step["stage"])
     if not listing:
         return
     label, lines_of = listing

@@ -11,6 +11,7 @@ from typing import Any
 from curate.curation.pipeline.reports import (AdversarialReport, ClassifyReport, CleanReport, ContractsReport, IngestReport,
                                        PhraseReport, QuestionsReport, ReviewReport, SamplesReport, SelectReport,
                                        SqlReport, VerifyReport, VoteReport)
+from curate.exports.release.accounting import accounting_line
 from curate.exports.release.card_meta import card_data, source_licences
 from curate.exports.release.card_usage import citation_section, usage_section
 
@@ -266,7 +267,8 @@ def _card_method(manifest: dict[str, Any], reports: dict[str, Any]) -> list[str]
         f"chains) to their gold; the other {max(0, counts['samples'] - checked):,} samples' golds are read from "
         "a table's own metadata (a hidden header, declared or inferred keys) by a metadata program.",
         f"- {counts['tables']:,} tables: {counts['tables'] - derived:,} source tables the samples use (of the "
-        f"{CleanReport.from_json(reports.get('clean')).kept:,} cleaning kept) and {derived:,} derived copies.", "",
+        f"{CleanReport.from_json(reports.get('clean')).kept:,} cleaning kept) and {derived:,} derived copies.",
+        *_card_accounting(counts.get("source_tables")), "",
         "## Limitations", "",
         "- Questions are written by templates: they are exact and checkable, but plainer than a person's "
         "wording; a model may rephrase them (the LLM stages) without changing the program.",
@@ -363,3 +365,12 @@ def _stage_line(stage: str, report: dict[str, Any]) -> str:
         contracts = ContractsReport.from_json(report)
         return f"{contracts.met} of {len(contracts.expectations)} data-contract expectations met (Great Expectations)"
     return ""
+
+
+def _card_accounting(accounting: dict[str, Any] | None) -> list[str]:
+    """Every source table accounted for: how many no question asks about, and why."""
+    if not accounting or not (accounting.get("without") or accounting.get("unreadable_files")):
+        return []
+    return [f"- Every table read accounted for: {accounting_line(accounting)}. The build's rules report names "
+            "each table that gave no question (`without_questions_tables`) and its clean report each table "
+            "cleaning dropped (`dropped_tables`)."]

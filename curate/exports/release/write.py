@@ -15,6 +15,7 @@ from curate.exports.release.base import (CARD, DEFAULT_PERTURBATION, DEFAULT_SER
                                   ReleaseBusy, ReleaseExists, ReleaseInputs, SERIALIZE_CHUNK, TABLE_RECORDS,
                                   _serialized_schema, content_fingerprint, next_version, read_manifest, settings,
                                   task_slug, versions, write_checksums)
+from curate.exports.release.accounting import copied_from, tables_without_questions
 from curate.exports.release.card import dataset_card
 from curate.exports.release.diff import diff_releases
 
@@ -170,9 +171,17 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
     chosen: dict[str, pa.Table] = {}
     derived: set[str] = set()  # copies a generator made: headers hidden, anomalies injected
     made = set(inputs.derived_table_files)
+    sources_read: dict[str, tuple[str, str]] = {}  # every table cleaning kept, used or not: each one accounted for
+    copies_used: list[tuple[str, str]] = []  # the derived copies samples ask about
     for path in inputs.table_files:
         data = pq.read_table(path)
         ids = data.column("id").to_pylist()
+        keys = list(zip(data.column("name").to_pylist(),
+                        data.column("provenance").combine_chunks().field("path").to_pylist()))
+        if path in made:
+            copies_used += [k for i, k in zip(ids, keys) if i in wanted]
+        else:
+            sources_read.update(zip(ids, keys))
         for row, table_id in enumerate(ids):
             if table_id in wanted:
                 chosen[table_id] = data.slice(row, 1)
@@ -215,7 +224,14 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
         packages[package] = packages.get(package, 0) + 1
         for info in json.loads(semantics or "[]"):
             roles[info["role"]] = roles.get(info["role"], 0) + 1
-    return {"tables": records.num_rows, "derived_tables": len(derived), "missing": missing,
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for copy in copies_used:
+        by_file.setdefault(copy[1], []).append(copy)
+    used = wanted | {i for i, k in sources_read.items() if i not in wanted  # asked about through a copy
+                     and any(copied_from(c, k) for c in by_file.get(k[1], []))}
+    accounting = tables_without_questions(dict.fromkeys(sources_read), used, inputs.reports) \
+        if "clean" in inputs.reports else {}
+    return {"tables": records.num_rows, "derived_tables": len(derived), "missing": missing, "accounting": accounting,
             "not_serialized": too_large, "serialization_errors": failed,
             "sources": [{"source": k[0], "licence": k[1], "tables": n} for k, n in sorted(sources.items())],
             "packages": dict(sorted(packages.items())), "column_roles": dict(sorted(roles.items()))}
@@ -306,7 +322,8 @@ def _manifest(s: dict[str, Any], version: str, fingerprint: str, parent: str | N
         "seed": inputs.build.get("seed", 0),
         "models": inputs.build.get("models", {}),
         "counts": {**counts, "tables": tables["tables"], "derived_tables": tables["derived_tables"],
-                   "tables_missing": tables["missing"], "column_roles": tables["column_roles"]},
+                   "tables_missing": tables["missing"], "column_roles": tables["column_roles"],
+                   **({"source_tables": tables["accounting"]} if tables["accounting"] else {})},
         "configs": sorted({task_slug(t) for t in counts["by_task"]}),
         "table_configurations": {
             "serializations": s["serializations"], "perturbations": ["none", *PERTURBATIONS],

@@ -24,13 +24,14 @@ from curate.curation.table import Table
 from curate.curation.taxonomy import task as taxonomy_task
 from curate.generators.rules.emit import SampleColumns
 from curate.generators.rules.ops import OPS, op_params, reads_the_tree
-from curate.generators.rules.profile import Condition, TableProfile
+from curate.generators.rules.profile import Condition, TableProfile, by_number
 from curate.generators.rules.specs import spec_sql
 
 AGG_LABEL = {"count": "number of values", "sum": "total", "mean": "average", "median": "median",
              "min": "minimum", "max": "maximum", "std": "standard deviation", "var": "variance",
              "range": "range", "percentile": "percentile", "cv": "coefficient of variation", "skewness": "skewness", "kurtosis": "kurtosis"}
 COLUMN_SLOTS = frozenset({"column", "x", "y", "by", "num", "den", "other", "target", "first"})  # named by label and header
+DIRECTED_SLOTS = ("column", "target", "other")  # the column a "highest" or "lowest" is said of
 MAX_CONDITIONS = 24
 # "the minimum minimum passenger capacity": an aggregate said again by a label that starts with it
 AGG_SYNONYM = {"minimum": "lowest", "maximum": "highest", "average": "mean", "mean": "average", "total": "combined"}
@@ -149,6 +150,7 @@ class Context:
         a, b = self._choices[self._n_emitted % len(self._choices)]
         self._n_emitted += 1
         labels = self.profile.info
+        places = any(isinstance(slots.get(k), str) and self.profile.numbers_places(slots[k]) for k in DIRECTED_SLOTS)
         if isinstance(slots.get("column"), str) and slots["column"] in self.profile.frame:
             slots = {**slots, "the_column": self.profile.the(slots["column"])}
         slots = {k: self.profile.label(v) if k in COLUMN_SLOTS and isinstance(v, str) and v in labels else v
@@ -160,8 +162,12 @@ class Context:
         slots.setdefault("entity", self.profile.entity)  # what one row is: "county", "year"
         slots.setdefault("entities", self.profile.entities)
         phrasing = t.phrasings[a % len(t.phrasings)]
+        short_form = t.short[b % len(t.short)] if t.short else ""
+        if places:  # "the lowest rank" is rank 1 to a reader: "the smallest", said of the number (not in labels)
+            phrasing, short_form = by_number(phrasing), by_number(short_form)
+            slots.update({k: by_number(slots[k]) for k in ("extreme", "agg") if isinstance(slots.get(k), str)})
         question = phrasing.format(**slots)
-        short = t.short[b % len(t.short)].format(**slots) if t.short else ""
+        short = short_form.format(**slots)
         if program is None:
             program = ("sql", spec_sql(spec))  # type: ignore[arg-type]
         if rounds:  # numpy's floats too

@@ -72,8 +72,29 @@ SAYS_NOTHING = frozenset({"no", "nr", "num", "na", "var", "val", "col", "field",
 ORDER_STATISTICS = ("min", "max", "range", "count")  # what a value repeated per subject's row still answers right
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
-HAVE = {"==": "equal to", "!=": "other than", ">": "above", ">=": "of at least", "<": "below", "<=": "of at most"}
+# Each comparison says whether its threshold is in or out: "more than 8" leaves 8 out, "8 or more" (or
+# "at least 8") keeps it; "above 8" is read both ways, so no phrase says it.
+HAVE = {"==": "equal to", "!=": "other than", ">": "of more than", ">=": "of at least", "<": "of less than",
+        "<=": "of at most"}
 WORDS = {"==": "is", "!=": "is not", ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most"}
+# a column that numbers places (a race's position, a league's rank): "the lowest place" is the last
+# one to a reader and the smallest number to the gold, so a question about it compares numbers
+_PLACE = (r"(rank|ranks|ranked|ranking|rankings|rk|place|placing|placed|position|pos|standing|finish|finished|"
+          r"seed|seeding)")
+# the name's head or its first word ("rank (2012)", "peak position", "rank by wealth"), not a word inside
+# it: "first-place votes" counts votes
+PLACE_NAME = re.compile(rf"^\W*{_PLACE}\b|\b{_PLACE}(\s*\([^()]*\))?\W*$", re.I)
+BY_NUMBER = {"highest": "largest", "lowest": "smallest", "higher": "larger", "lower": "smaller"}
+_DIRECTION = re.compile(r"\b(" + "|".join(BY_NUMBER) + r")\b", re.I)
+
+
+def by_number(text: str) -> str:
+    """"Which team has the lowest position?" as "... the smallest position?": the direction said of
+    the number, which a place word ("lowest place", "highest rank") leaves open."""
+    def swap(m: re.Match) -> str:
+        word = BY_NUMBER[m.group(1).casefold()]
+        return word.capitalize() if m.group(1)[0].isupper() else word
+    return _DIRECTION.sub(swap, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +109,7 @@ class Condition:
     meaning: str = field(default="", compare=False)  # what a code's value stands for
 
     def phrase(self, have: bool = False, it: bool = False) -> str:
-        """"population is greater than 5000", after "have": "population above 5000", and when the
+        """"population is greater than 5000", after "have": "population of more than 5000", and when the
         sentence named the column already: "it is greater than 5000"."""
         value = show(self.value) + (f" ({self.meaning})" if self.meaning else "")
         return f"{'it' if it else self.label or self.column} {(HAVE if have else WORDS)[self.op]} {value}"
@@ -698,6 +719,17 @@ class TableProfile:
 
     def is_int(self, column: str) -> bool:
         return self.frame[column].dtype.kind == "i"
+
+    def numbers_places(self, name: str) -> bool:
+        """Whether a question's column (a header here, or a tree question's column label) numbers
+        places: rank, position, standing."""
+        cache = self.__dict__.setdefault("_places", {})
+        if name not in cache:
+            info = self.info.get(name)
+            names = [sem.snake(name).replace("_", " "), info.label if info else ""] if name in self.frame else [name]
+            cache[name] = any(PLACE_NAME.search(n) for n in names if n) and (
+                name not in self.frame or self.frame[name].dtype.kind in "if")
+        return cache[name]
 
     def cell(self, row: int, column: str) -> Any:
         cache = self.__dict__.setdefault("_plain_columns", {})

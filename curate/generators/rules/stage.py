@@ -43,9 +43,10 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class RulesReport(SamplesReport):
-    """The rules stage: samples, and every table that yielded none, counted by why."""
+    """The rules stage: samples, and every table that yielded none, counted by why and named."""
 
     without_questions: dict[str, int] = field(default_factory=dict)
+    without_questions_tables: list[dict[str, str]] = field(default_factory=list)  # {table, id, reason}, each one
 
     def summary(self, detail: str = "") -> str:
         out = super().summary(detail)
@@ -128,13 +129,19 @@ class RulesStage(Stage):
         started = time.perf_counter()
         n_tables = too_large = 0
         nothing: dict[str, int] = {}
+        named: list[dict[str, str]] = []
+
+        def gave_nothing(table: Any, why: str) -> None:
+            nothing[why] = nothing.get(why, 0) + 1
+            named.append({"table": table.name, "id": table.id, "reason": why})
+
         for table in tables_from_arrow(data):
             if "too_long" in table.flags:
-                nothing["too_long"] = nothing.get("too_long", 0) + 1
+                gave_nothing(table, "too_long")
                 continue  # kept for SQL over its database; too long to put in a prompt
             if s["max_table_chars"] and shown_chars(table) > s["max_table_chars"]:
                 too_large += 1  # the model would not see all of it
-                nothing["too_large_to_show"] = nothing.get("too_large_to_show", 0) + 1
+                gave_nothing(table, "too_large_to_show")
                 continue
             n_tables += 1
             before = (len(out), len(derived), copy.deepcopy(stats))
@@ -146,15 +153,16 @@ class RulesStage(Stage):
                 del derived[before[1]:]
                 stats = before[2]
                 failed.append({"table": table.name, "error": f"{type(e).__name__}: {e}"})
+                gave_nothing(table, "error")
                 continue
             if len(out) == before[0]:  # every table accounted for: why this one yielded nothing
-                why = why_nothing(before[2].rejected, stats.rejected)
-                nothing[why] = nothing.get(why, 0) + 1
+                gave_nothing(table, why_nothing(before[2].rejected, stats.rejected))
         samples = out.to_arrow() if len(out) else SAMPLE_SCHEMA.empty_table()
         tables = tables_to_arrow(_unique(derived)) if derived else TABLE_SCHEMA.empty_table()
         summary = {"tables": n_tables, "too_large_to_show": too_large, "samples": len(out), "derived_tables": tables.num_rows,
                    "by_task": stats.emitted, "candidates": stats.candidates, "rejected": stats.rejected,
-                   "failed": failed, "without_questions": nothing, "generate_seconds": time.perf_counter() - started}
+                   "failed": failed, "without_questions": nothing, "without_questions_tables": named,
+                   "generate_seconds": time.perf_counter() - started}
         return {"samples": samples, "tables": tables}, summary
 
     def report(self, summaries: list[dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:

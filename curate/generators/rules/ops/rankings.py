@@ -45,6 +45,9 @@ def op_rank(ctx: Context) -> None:
     direction = ctx.template.params.get("direction", "max")
     cands = []
     for j, column in enumerate(p.numeric):
+        if p.numbers_places(column):  # a team's rank by its position: the position again, or its mirror
+            ctx.reject("ranks_a_place")
+            continue
         x = p.matrix[:, j]
         present = ~np.isnan(x)
         values, counts = np.unique(x[present], return_counts=True)

@@ -1265,7 +1265,8 @@ def op_tree_first_past(ctx: "Context") -> None:
         program = (f"SELECT name FROM (SELECT unnest({labels}) AS name, unnest({cells}) AS v, "
                    f"unnest(range({len(parts)})) AS i) WHERE v {'>' if rise else '<'} {lit(t)} ORDER BY i LIMIT 1")
         slots = {**_series_slots(view, axis, name, other), "threshold": _show(t), "n": len(parts),
-                 "verb": "rise above" if rise else "fall below", "verb_is": "above" if rise else "below", "first": parts[0].label, "last": parts[-1].label}
+                 "verb": "rise to more than" if rise else "fall to less than",
+                 "verb_is": "more than" if rise else "less than", "first": parts[0].label, "last": parts[-1].label}
         ctx.emit(slots, parts[hit].label, program=("sql", program), answer_type="text")
 
 
