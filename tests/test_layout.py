@@ -58,6 +58,22 @@ def test_a_spacer_column_inside_one_table_stays(tmp_path: Path) -> None:
     assert len(found) == 1 and found[0].n_cols == 5
 
 
+def test_labels_repeated_for_the_eye_keep_one_table(tmp_path: Path) -> None:
+    """The players named again right of their picks, over their points (sport-table05): the same
+    rows under other headings, one table. The same headings over the same rows (original and new
+    prices) are two."""
+    picks = [["Player", "Game 1", "Game 2", None, "Player", "Points", "Total"],
+             ["John", 3, 1, None, "John", 11, 18],
+             ["Carl", 2, 2, None, "Carl", 14, 17],
+             ["Barry", 2, 1, None, "Barry", 11, 15]]
+    assert len(tables(workbook(tmp_path / "picks.xlsx", picks))) == 1
+    prices = [["Item", "Qty", "Price", None, "Item", "Qty", "Price", "Change"],
+              ["Tomato", 10, 5, None, "Tomato", 10, 4, -1],
+              ["Potato", 20, 10, None, "Potato", 20, 11, 1],
+              ["Banana", 100, 12, None, "Banana", 100, 9, -3]]
+    assert [t.n_cols for t in tables(workbook(tmp_path / "prices.xlsx", prices))] == [3, 4]
+
+
 def test_a_constant_label_column_is_no_row_level(tmp_path: Path) -> None:
     """Region merged down the whole table and a manager's name on every row say what the table is
     about; the stores (a label written once over its rows) and the products are the row levels."""

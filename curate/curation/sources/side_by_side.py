@@ -74,16 +74,47 @@ def looks_like_table(values: list[list[Any]], span: tuple[int, int]) -> bool:
 
 def opens_with_labels(values: list[list[Any]], left: tuple[int, int], right: tuple[int, int]) -> bool:
     """The right block's first column labels its own rows: mostly text below its header, or it is
-    headed as the left block's first column is ("SKU" beside "SKU", "estrous cycle" beside it)."""
-    first = _first_column(values, right)
+    headed as the left block's first column is ("SKU" beside "SKU", "estrous cycle" beside it).
+    Labels that repeat the left block's row by row under other headings are written again for the
+    reader's eye (a pool's players, their picks on the left and their points on the right): one
+    table. Under the same headings they are a second copy of the table (original and new prices,
+    Runx1 and Runx3 for the same sets): two."""
+    first, left_first = _first_column(values, right), _first_column(values, left)
     if len(first) < 3:
         return False
     words = [v for v in first[1:] if _label(v)]
-    if 2 * len(words) > len(first) - 1:
-        return True
-    head_left = next((v for v in _first_column(values, left) if _label(v)), None)
+    head_left = next((v for v in left_first if _label(v)), None)
     head_right = next((v for v in first if _label(v)), None)
-    return head_left is not None and head_right is not None and head_left.strip().casefold() == head_right.strip().casefold()
+    same_head = head_left is not None and head_right is not None and _same(head_left, head_right)
+    if not (2 * len(words) > len(first) - 1 or same_head):
+        return False
+    if _same_rows(values, left, right):  # the same headings, the copy perhaps with a column more (the change)
+        a, b = _headings(values, left), _headings(values, right)
+        return len(a) >= 2 and len(b) >= 2 and a[:len(b)] == b[:len(a)]
+    return True
+
+
+def _same_rows(values: list[list[Any]], left: tuple[int, int], right: tuple[int, int]) -> bool:
+    """The two blocks' first columns hold the same label on the same row, on three or more rows and
+    nine in ten of those labelled on both sides."""
+    pairs = [(row[left[0]], row[right[0]]) for row in values if right[0] < len(row)
+             and filled(row[left[0]]) and filled(row[right[0]])]
+    return len(pairs) >= 3 and 10 * sum(_key(a) == _key(b) for a, b in pairs) >= 9 * len(pairs)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return str(a).strip().casefold() == str(b).strip().casefold()
+
+
+def _key(v: Any) -> str:
+    return " ".join(str(v).split()).casefold()
+
+
+def _headings(values: list[list[Any]], span: tuple[int, int]) -> list[str]:
+    """The block's header row: its first row of two or more cells."""
+    block = _block(values, span)
+    rows = sorted(r for r in grid_rows(block) if sum(filled(v) for v in block[r]) >= 2)
+    return [_key(v) for v in block[rows[0]] if filled(v)] if rows else []
 
 
 def _first_column(values: list[list[Any]], span: tuple[int, int]) -> list[Any]:
