@@ -6,8 +6,9 @@ A sheet is cut at an empty column only where the blocks on both sides look like 
 columns, a header row of labels over two or more rows of cells, and the right-hand block opening
 with a column of its own row labels (text, or the left block's first heading repeated). A spacer
 column inside one table (replicates of one experiment, a blank column before "Mean") has figures
-on its right and no labels of their own: it stays. A block that is no table (a note beside the grid)
-stays with the table on its left.
+on its right and no labels of their own: it stays. Row labels written again, row by row, under other
+headings (a pool's players beside their points) are for the reader's eye: one table. A block that
+is no table (a note beside the grid) stays with the table on its left.
 """
 
 from __future__ import annotations
