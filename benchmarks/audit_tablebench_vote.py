@@ -10,8 +10,13 @@ with `--judge-replies FILE` (replies made elsewhere from the exported prompts, n
 LLM judge decides the disagreements.
 
     python benchmarks/audit_tablebench_vote.py [--judge-replies FILE ...] [--isolation bwrap|none] [--cache DIR]
+        [--export-requests FILE] [--errata DIR] [--report FILE]
 
 `--cache DIR` keeps each candidate file's executed answers (running 294 programs takes minutes).
+`--export-requests FILE` writes the judge's requests (every disagreement the vote found, both halves, nothing
+that says which half or which gold was corrected) as OpenAI batch input lines; answer them elsewhere from each
+line's messages alone and bring the output (batch output lines, or `{custom_id, reply}` lines) back with
+`--judge-replies`. `--errata DIR` writes the audit's errata (audit.md: each finding's evidence as a reviewer reads it).
 """
 
 from __future__ import annotations
@@ -51,10 +56,11 @@ def candidate_answers(release: Path, path: Path, isolation: str, cache: Path | N
     return answers, programs
 
 
-def audit(data: Path, judge_replies: list[Path], isolation: str, cache: Path | None) -> dict:
+def audit(data: Path, judge_replies: list[Path], isolation: str, cache: Path | None,
+          export: Path | None = None) -> dict:
     from curate.importers import write_import
     from curate.validators.audit import apply_judge, audit_release, judge_replayed, judge_requests
-    from curate.validators.audit_vote import apply_vote_judge, replay_remarks, vote_judge_requests
+    from curate.validators.audit_vote import apply_vote_judge, judge_batch_lines, replay_remarks, vote_judge_requests
 
     files = sorted((data / "candidates").glob("*.jsonl"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,6 +72,10 @@ def audit(data: Path, judge_replies: list[Path], isolation: str, cache: Path | N
             answers[f.stem], programs[f.stem] = candidate_answers(release, f, isolation, cache)
         remarks = {f.stem: replay_remarks(str(f)) for f in files}
         report = audit_release(str(release), candidates=answers, programs=programs, remarks=remarks)
+        if export:
+            requests = judge_requests(str(release)) + vote_judge_requests(str(release), report)
+            export.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n"
+                                      for line in judge_batch_lines(requests, "judge")))
         for replies_file in judge_replies:
             sql, vote = judge_requests(str(release)), vote_judge_requests(str(release), report)
             replies = judge_replayed(sql + vote, str(replies_file))
@@ -108,8 +118,15 @@ if __name__ == "__main__":
     parser.add_argument("--isolation", default="bwrap", choices=["bwrap", "none"])
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--report", type=Path, default=None, help="write the audit's report here too")
+    parser.add_argument("--export-requests", type=Path, default=None,
+                        help="write the judge's requests here as OpenAI batch input lines")
+    parser.add_argument("--errata", type=Path, default=None, help="write the audit's errata here (audit.md, ...)")
     args = parser.parse_args()
-    result = audit(DATA, args.judge_replies, args.isolation, args.cache)
+    result = audit(DATA, args.judge_replies, args.isolation, args.cache, args.export_requests)
     if args.report:
         args.report.write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    if args.errata:
+        from curate.validators.audit import write_errata
+
+        write_errata(result, str(args.errata))
     print(json.dumps({"judge": result.get("vote_judge"), **score(result)}, indent=2, ensure_ascii=False, default=str))

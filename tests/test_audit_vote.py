@@ -26,7 +26,10 @@ def test_a_difference_in_writing_is_told_apart_from_a_difference_in_value():
                                                                    "list separator"),
              ("4.70", "4.7", "same", None), ("2", 2.0, "same", None), ("11", "12", "value", None),
              ("0.34", "0.35", "value", None), ("Santo Domingo，higher", "distrito nacional, 10013.87", "value", None),
-             ("nicosia (cyp)", ["nicosia (cyp)", "3 - 0"], "items", None), ("-36.2", "36.2", "format", "sign")]
+             ("nicosia (cyp)", ["nicosia (cyp)", "3 - 0"], "items", None), ("-36.2", "36.2", "format", "sign"),
+             ("e2-2000，higher", "e2 - 2000, 202.5", "format", "comparison stated as a word"),
+             ("lower", "-12", "format", "comparison"), ("higher", "-12", "value", None),
+             ("Santo Domingo，higher", "distrito nacional, 202.5", "value", None)]
     for gold, answer, kind, why in cases:
         got, reasons = difference(gold, answer, unsigned)
         assert got == kind, (gold, answer, got, reasons)
@@ -56,9 +59,26 @@ def test_the_rule_judge_decides_only_a_unanimous_plain_vote_and_reports_ambiguou
     written = decide(q, task, "1,062", [_c(n, "1062") for n in "abc"], ctx)
     assert written["kind"] == "presentation" and not written["wrong_gold"]
     agreed = decide(q, task, "4", [_c(n, "4", True, "8 if every row counts") for n in "abc"], ctx)
-    assert agreed["kind"] == "ambiguous" and not agreed["disagree"]  # they agree, but say it is ambiguous
+    assert agreed["kind"] == "ambiguous" and not agreed["disagree"]  # they agree, but say it is ambiguous:
+    assert agreed["ask"] and "needs judge/review" in agreed["detail"]  # the judge says whether one reading is natural
     items = decide(q, task, "nicosia (cyp)", [_c(n, ["nicosia (cyp)", "3 - 0"]) for n in "abc"], ctx)
     assert items["kind"] == "missing_or_extra_items"
+
+
+def test_the_judges_requests_go_out_as_batch_input_and_come_back_by_custom_id(tmp_path):
+    from curate.validators.audit import judge_replayed
+    from curate.validators.audit_vote import judge_batch_lines
+
+    requests = [{"custom_id": "vote:s1", "check": "vote", "sample_ids": ["s1"], "source_id": "q1", "prompt": "P1"},
+                {"custom_id": "sql:s2", "check": "sql", "sample_ids": ["s2"], "source_id": "q2", "prompt": "P2"}]
+    lines = judge_batch_lines(requests, "stand-in")
+    assert [x["custom_id"] for x in lines] == ["vote:s1", "sql:s2"] and lines[0]["url"] == "/v1/chat/completions"
+    assert lines[0]["body"]["messages"] == [{"role": "user", "content": "P1"}]
+    assert set(lines[0]) == {"custom_id", "method", "url", "body"}  # the prompt and nothing else
+    out = tmp_path / "stand-in.batch-output.jsonl"
+    out.write_text(json.dumps({"custom_id": "vote:s1", "response": {"status_code": 200, "body": {"choices": [
+        {"message": {"role": "assistant", "content": '{"verdict": "ambiguous"}'}}]}}}) + "\n")
+    assert judge_replayed(requests, str(out)) == {"s1": '{"verdict": "ambiguous"}'}
 
 
 def test_a_judge_reply_is_read_as_a_verdict_or_as_nothing():

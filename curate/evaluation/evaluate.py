@@ -27,6 +27,7 @@ from curate.curation.hashing import content_hash
 from curate.evaluation.charts import NO_CHART, plotted_chart
 from curate.evaluation.dataset import Configuration, EvalSample, ReleaseData, ReleaseError
 from curate.evaluation.extract import extract_answer, extract_sql, last_code_block
+from curate.evaluation.latency import UNTIMED, replayed_timing, timing
 from curate.evaluation.modes import (ICOT_LAST, ICOT_OUTPUT, MODES, RUNS_AS, TREETHINKER_ANSWER, effective_mode,
                               header_tuples, program_tables, prompt, task_rules)
 
@@ -92,14 +93,20 @@ def official_instruction(sample: EvalSample, mode: str) -> str:
 SCHEMA = """CREATE TABLE IF NOT EXISTS predictions (
     key TEXT PRIMARY KEY, model TEXT, sample_id TEXT, mode TEXT, config TEXT, reply TEXT, answer TEXT,
     method TEXT, program TEXT, program_output TEXT, error TEXT, turns TEXT, prompt_tokens INTEGER,
-    completion_tokens INTEGER, at REAL)"""
+    completion_tokens INTEGER, at REAL, finish_reason TEXT DEFAULT '', latency_s REAL, retries INTEGER)"""
 
 
 # requests that got no usable reply: never scored, asked again by the next run, reported apart
 FAILURES = """CREATE TABLE IF NOT EXISTS failures (
-    key TEXT PRIMARY KEY, model TEXT, sample_id TEXT, mode TEXT, config TEXT, failure TEXT, error TEXT, at REAL)"""
+    key TEXT PRIMARY KEY, model TEXT, sample_id TEXT, mode TEXT, config TEXT, failure TEXT, error TEXT, at REAL,
+    latency_s REAL, retries INTEGER)"""
 PREDICTION_COLUMNS = ("key", "model", "sample_id", "mode", "config", "reply", "answer", "method", "program",
-                      "program_output", "error", "turns", "prompt_tokens", "completion_tokens", "finish_reason", "at")
+                      "program_output", "error", "turns", "prompt_tokens", "completion_tokens", "finish_reason",
+                      "latency_s", "retries", "at")
+FAILURE_COLUMNS = ("key", "model", "sample_id", "mode", "config", "failure", "error", "latency_s", "retries", "at")
+# columns a store from before them lacks, added when it is opened (their old rows: the default)
+ADDED_COLUMNS = {"predictions": (("finish_reason", "TEXT DEFAULT ''"), ("latency_s", "REAL"), ("retries", "INTEGER")),
+                 "failures": (("latency_s", "REAL"), ("retries", "INTEGER"))}
 
 
 JUDGEMENTS = """CREATE TABLE IF NOT EXISTS judgements (
@@ -114,9 +121,11 @@ class PredictionStore:
         self.db.execute(SCHEMA)
         self.db.execute(JUDGEMENTS)
         self.db.execute(FAILURES)
-        columns = {r[1] for r in self.db.execute("PRAGMA table_info(predictions)")}
-        if "finish_reason" not in columns:  # a store from before truncated replies were marked
-            self.db.execute("ALTER TABLE predictions ADD COLUMN finish_reason TEXT DEFAULT ''")
+        for table, added in ADDED_COLUMNS.items():  # a store from before replies were marked truncated or timed
+            columns = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+            for name, kind in added:
+                if name not in columns:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
         # a store from before failures were kept apart held them as predictions scored 0: ask them again
         self.db.execute("DELETE FROM predictions WHERE error LIKE 'no reply: %'")
         self.db.commit()
@@ -150,14 +159,14 @@ class PredictionStore:
     def put(self, rows: list[dict[str, Any]]) -> None:
         """Predictions, and failures (rows with a `failure`): a prediction clears its key's failure."""
         now = time.time()
-        failed = [{**r, "at": now} for r in rows if r.get("failure")]
-        done = [{"finish_reason": "", **r, "at": now} for r in rows if not r.get("failure")]
+        failed = [{**UNTIMED, **r, "at": now} for r in rows if r.get("failure")]
+        done = [{"finish_reason": "", **UNTIMED, **r, "at": now} for r in rows if not r.get("failure")]
         with self.db:
             self.db.executemany(f"INSERT OR REPLACE INTO predictions ({', '.join(PREDICTION_COLUMNS)}) VALUES "
                                 f"({', '.join(':' + c for c in PREDICTION_COLUMNS)})", done)
             self.db.executemany("DELETE FROM failures WHERE key = ?", [(r["key"],) for r in done])
-            self.db.executemany("INSERT OR REPLACE INTO failures VALUES (:key, :model, :sample_id, :mode, :config, "
-                                ":failure, :error, :at)", failed)
+            self.db.executemany(f"INSERT OR REPLACE INTO failures ({', '.join(FAILURE_COLUMNS)}) VALUES "
+                                f"({', '.join(':' + c for c in FAILURE_COLUMNS)})", failed)
 
     def failures(self, model: str, keys: set[str] | None = None) -> list[dict[str, Any]]:
         cursor = self.db.execute("SELECT * FROM failures WHERE model = ? ORDER BY at", [model])
@@ -470,17 +479,21 @@ class Evaluator:
 
     def _row(self, item: Item, reply: str = "", answer: Any = None, method: str = "none", program: str = "",
              output: str = "", error: str = "", turns: list[Any] | None = None, prompt_tokens: int = 0,
-             completion_tokens: int = 0, finish_reason: str = "") -> dict[str, Any]:
+             completion_tokens: int = 0, finish_reason: str = "", latency_s: float | None = None,
+             retries: int | None = None) -> dict[str, Any]:
         return {"key": item.key, "model": self.model, "sample_id": item.sample.id, "mode": item.mode,
                 "config": item.config.name, "reply": reply, "answer": json.dumps(answer, ensure_ascii=False),
                 "method": method, "program": program, "program_output": output, "error": error,
                 "turns": json.dumps(turns or [], ensure_ascii=False), "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens, "finish_reason": finish_reason}
+                "completion_tokens": completion_tokens, "finish_reason": finish_reason, "latency_s": latency_s,
+                "retries": retries}
 
-    def _failed(self, item: Item, response: Any) -> dict[str, Any]:
-        """A request that got no usable reply: stored apart, never scored, asked again next run."""
+    def _failed(self, item: Item, response: Any, timed: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A request that got no usable reply: stored apart, never scored, asked again next run
+        (`timed`: latency.timing of the sample's turns, the failed one included)."""
         return {"key": item.key, "model": self.model, "sample_id": item.sample.id, "mode": item.mode,
-                "config": item.config.name, "failure": response.failure or "error", "error": response.error}
+                "config": item.config.name, "failure": response.failure or "error", "error": response.error,
+                **(timed or UNTIMED)}
 
     def _stop_on_a_streak(self, rows: list[dict[str, Any]]) -> None:
         """Stop when `max_failures_in_a_row` requests failed the same way in a row (a bad key, an
@@ -532,10 +545,10 @@ class Evaluator:
         rows = []
         for n, (item, response) in enumerate(zip(chunk, responses)):
             common = {"reply": response.text, "prompt_tokens": response.prompt_tokens,
-                      "completion_tokens": response.completion_tokens}
+                      "completion_tokens": response.completion_tokens, **timing([response])}
             common["finish_reason"] = response.finish_reason
             if not response.ok:
-                rows.append(self._failed(item, response))
+                rows.append(self._failed(item, response, timing([response])))
             elif effective_mode(item.mode, item.sample.task) == "tcot":
                 sql = task_rules(item.sample.task).get("answer") == "sql"
                 found = extract_sql(response.text) if sql else extract_answer(response.text)
@@ -584,12 +597,13 @@ class Evaluator:
             turns = [{"turn": 1, "alignment": alignment.text}]
             tokens = {"prompt_tokens": alignment.prompt_tokens + (answer.prompt_tokens if answer else 0),
                       "completion_tokens": alignment.completion_tokens + (answer.completion_tokens if answer else 0)}
+            timed = timing([alignment] + ([answer] if answer is not None else []))  # both turns
             if answer is None or not answer.ok:
-                rows.append(self._failed(item, answer if answer is not None else alignment))
+                rows.append(self._failed(item, answer if answer is not None else alignment, timed))
                 continue
             found = extract_answer(answer.text)
             rows.append(self._row(item, reply=answer.text, answer=found.answer, method=found.method, turns=turns,
-                                  finish_reason=answer.finish_reason, **tokens))
+                                  finish_reason=answer.finish_reason, **tokens, **timed))
         return rows
 
     # ---------------------------------------------------------------- icot
@@ -602,6 +616,7 @@ class Evaluator:
         sessions: dict[int, Any] = {}
         turns: dict[int, list[dict[str, Any]]] = {n: [] for n in conversations}
         tokens = {n: [0, 0] for n in conversations}
+        answered: dict[int, list[Any]] = {n: [] for n in conversations}  # every turn's response, timed
         final: dict[int, dict[str, Any]] = {}
         try:
             for turn in range(1, self.settings.max_turns + 2):  # the last turn only answers
@@ -613,6 +628,7 @@ class Evaluator:
                 if any(r.unreachable for r in responses):
                     raise ModelUnavailable(f"{self.model_name}: the server stopped answering; rerun to go on")
                 for n, response in zip(active, responses):
+                    answered[n].append(response)
                     tokens[n][0] += response.prompt_tokens
                     tokens[n][1] += response.completion_tokens
                     conversations[n].append({"role": "assistant", "content": response.text})
@@ -640,10 +656,11 @@ class Evaluator:
         finally:
             for session in sessions.values():
                 session.close()
-        return [self._failed(chunk[n], f["failed"]) if "failed" in f else
+        return [self._failed(chunk[n], f["failed"], timing(answered[n])) if "failed" in f else
                 self._row(chunk[n], reply=f["reply"], answer=f["answer"], method=f["method"], error=f["error"],
                           turns=turns[n], program="\n# ---\n".join(t["code"] for t in turns[n]),
-                          prompt_tokens=tokens[n][0], completion_tokens=tokens[n][1], finish_reason=f["finish_reason"])
+                          prompt_tokens=tokens[n][0], completion_tokens=tokens[n][1], finish_reason=f["finish_reason"],
+                          **timing(answered[n]))
                 for n, f in final.items()]
 
     # ---------------------------------------------------------------- replay
@@ -659,7 +676,7 @@ class Evaluator:
                 by_source.setdefault(s.provenance["source_id"], []).append(s.id)
         rows, seen = [], set()
         pairs: set[tuple[str, str]] = set()
-        to_run: list[tuple[Item, str]] = []
+        to_run: list[tuple[Item, str, dict[str, Any]]] = []
         for number, record in self.recorded.records():  # each line's shape checked by the backend
             if "sample_id" not in record:  # a benchmark's own id (imported releases)
                 record = {**record, "sample_id": self._sample_of_source(record["source_id"], by_source, number,
@@ -675,6 +692,10 @@ class Evaluator:
             mode = record.get("mode", "tcot")
             if mode not in MODES:
                 raise ReleaseError(f"{self.recorded.path}:{number}: unknown mode {mode!r}; known: {', '.join(MODES)}")
+            try:
+                timed = replayed_timing(record)  # measured where the replies were made, if the line says
+            except ValueError as e:
+                raise ReleaseError(f"{self.recorded.path}:{number}: {e}") from None
             pairs.add((mode, config.name))
             if sample_id not in by_id:
                 continue  # outside --limit / --tasks / --split
@@ -684,14 +705,14 @@ class Evaluator:
             seen.add(item.key)
             runs_as = effective_mode(mode, by_id[sample_id].task)
             if runs_as == "chart" or (runs_as == "pot" and record.get("program_output") is None):
-                to_run.append((item, str(reply)))
+                to_run.append((item, str(reply), timed))
                 continue
             if task_rules(by_id[sample_id].task).get("answer") == "sql":
                 found = extract_sql(str(reply))
             else:
                 found = extract_answer(str(reply), record.get("program_output"))
             rows.append(self._row(item, reply=str(reply), answer=found.answer, method=found.method,
-                                  output=str(record.get("program_output") or "")))
+                                  output=str(record.get("program_output") or ""), **timed))
         for start in range(0, len(rows), 5000):
             self.store.put(rows[start:start + 5000])
         self._run_replayed_programs(to_run)
@@ -714,10 +735,11 @@ class Evaluator:
                                + ("" if found else " (only imported releases keep their benchmark's ids)"))
         return found[0]
 
-    def _run_replayed_programs(self, to_run: list[tuple[Item, str]]) -> None:
-        """Replayed PoT programs (without their output) and chart programs run here, as a live run's would."""
-        done = self.store.done([item.key for item, _ in to_run])
-        to_run = [(item, reply) for item, reply in to_run if item.key not in done]  # ran in an earlier replay
+    def _run_replayed_programs(self, to_run: list[tuple[Item, str, dict[str, Any]]]) -> None:
+        """Replayed PoT programs (without their output) and chart programs run here, as a live run's
+        would; each keeps its line's timing (latency.replayed_timing)."""
+        done = self.store.done([item.key for item, _, _ in to_run])
+        to_run = [job for job in to_run if job[0].key not in done]  # ran in an earlier replay
         if not to_run:
             return
         from curate.curation.llm.types import ChatResponse
@@ -727,7 +749,8 @@ class Evaluator:
         try:
             for start in range(0, len(to_run), self.settings.batch):
                 chunk = to_run[start:start + self.settings.batch]
-                self.store.put(self._single([i for i, _ in chunk], sandbox, [ChatResponse(text=r) for _, r in chunk]))
+                rows = self._single([i for i, _, _ in chunk], sandbox, [ChatResponse(text=r) for _, r, _ in chunk])
+                self.store.put([{**row, **timed} for row, (_, _, timed) in zip(rows, chunk)])
         finally:
             sandbox.close()
 

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from curate.evaluation.latency import latency_summary
 from curate.evaluation.robustness import bootstrap_interval, kendalls_w, performance, score_interval, separability
 
 
@@ -169,6 +170,7 @@ def summarize(results: Any) -> dict[str, Any]:
             matrix = np.array([[out["models"][m]["by_config"][c] for m in models] for c in configs])
             out["kendalls_w"] = kendalls_w(matrix)
         out["ranking"] = sorted(models, key=lambda m: -out["models"][m]["score"])
+    out["latency"] = latency_summary(predicted)
     return out
 
 
@@ -318,9 +320,21 @@ def _blocks(summary: dict[str, Any], runs: list[dict[str, Any]],
             continue
         blocks += [("h2", title), ("table", ([""] + models, [[n] + [_fmt(summary["models"][m].get(key, {}).get(n))
                                                                     for m in models] for n in names]))]
+    blocks += _latency_blocks(summary.get("latency") or {})
     for run in runs:
         blocks += _official_blocks(run)
     return blocks
+
+
+def _latency_blocks(latency: dict[str, dict[str, dict[str, Any]]]) -> list[Block]:
+    """Seconds per sample (its model calls, summed over turns) by model and mode, and the retries."""
+    if not latency:
+        return [("h2", "Latency"), ("p", "Not timed: none of these predictions has a latency (replayed, batch and "
+                                         "cached replies carry none, nor do runs from before it was recorded).")]
+    rows = [[model, mode, f"{c['n']:,}", f"{c['median']:.2f}", f"{c['p90']:.2f}", f"{c['max']:.2f}", f"{c['retries']:,}"]
+            for model, modes in sorted(latency.items()) for mode, c in sorted(modes.items())]
+    return [("h2", "Latency (seconds per sample: its model calls, summed over turns)"),
+            ("table", (["model", "mode", "timed", "median", "p90", "max", "retries"], rows))]
 
 
 def _official_blocks(run: dict[str, Any]) -> list[Block]:

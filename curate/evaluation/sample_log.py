@@ -4,8 +4,9 @@ Each line holds what a reader needs to see why a sample scored what it did: the 
 gold and the gold program, the tables (ids and serialization), a reference to the prompt as sent
 (`prompt_id`, its messages in `prompts.jsonl`, each prompt once, keyed by its content's hash), the
 raw reply, the model's program and its output, the extracted answer, the score, the metric and
-its reason, tokens and the failure kind of a request that got no usable reply (those lines have
-no score). It is JSON Lines: `pandas.read_json(path, lines=True)`, DuckDB's `read_json_auto`,
+its reason, tokens, the latency of its model calls and the client's retries (latency.py; null
+where nothing was timed), and the failure kind of a request that got no usable reply (those
+lines have no score). It is JSON Lines: `pandas.read_json(path, lines=True)`, DuckDB's `read_json_auto`,
 `datasets.load_dataset("json", data_files=path)` read it; the report is built from it.
 """
 
@@ -61,7 +62,7 @@ def log_rows(results: list[dict[str, Any]], predictions: list[dict[str, Any]], f
                     "reason": reason(result["score"], details, result["error"]), "details": result["details"],
                     "reply": prediction.get("reply") or "", "program": prediction.get("program") or "",
                     "program_output": prediction.get("program_output") or "",
-                    "turns": prediction.get("turns") or "[]", "failure": "", "latency_s": None})
+                    "turns": prediction.get("turns") or "[]", "failure": "", **_timing(prediction)})
     for failed in failures:
         sample = by_id.get(failed["sample_id"])
         if sample is None:
@@ -74,8 +75,14 @@ def log_rows(results: list[dict[str, Any]], predictions: list[dict[str, Any]], f
                     "truncated": False, "prompt_tokens": 0, "completion_tokens": 0,
                     "reason": f"no usable reply ({failed['failure']}): not scored, asked again by the next run",
                     "details": "{}", "reply": "", "program": "", "program_output": "", "turns": "[]",
-                    "failure": failed["failure"], "latency_s": None})
+                    "failure": failed["failure"], **_timing(failed)})
     return sorted(out, key=lambda r: (r["sample_id"], r["mode"], r["config"])), prompts
+
+
+def _timing(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored prediction's or failure's `latency_s` and `retries` (latency.py); None where not timed."""
+    latency, retries = stored.get("latency_s"), stored.get("retries")
+    return {"latency_s": None if latency is None else float(latency), "retries": None if retries is None else int(retries)}
 
 
 def reason(score: float | None, details: dict[str, Any], error: str) -> str:

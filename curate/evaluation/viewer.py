@@ -4,9 +4,9 @@ Self-contained (no CDN, no server): the samples are a JSON island in the page an
 draws them. Filters by task, skill, mode, configuration and outcome (right, wrong, failed,
 unscored); any cell of the report's score tables opens its samples. A sample shows the prompt as
 sent (the table as the model saw it), the question, the gold (and its program), and for each run
-the raw reply, the program and its output, the extracted answer, the score and why. With two or
-more runs they stand side by side, and "only where the runs differ" keeps the samples on which
-their scores differ. Everything from a reply is written as text, never as markup.
+the raw reply, the program and its output, the extracted answer, the score and why, and how long
+its model calls took (with the client's retries). With two or more runs they stand side by side,
+and "only where the runs differ" keeps the samples on which their scores differ. Everything from a reply is written as text, never as markup.
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ MAX_SAMPLES, MAX_PROMPT_CHARS, MAX_TEXT_CHARS = 5000, 20000, 8000
 def _cut(text: Any, limit: int = MAX_TEXT_CHARS) -> str:
     text = "" if text is None else str(text)
     return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit:,} more characters in samples.jsonl)"
+
+
+def _number(value: Any) -> float | None:
+    """A timing field of a log row: None where it was not timed (null, NaN in a frame, absent)."""
+    return None if value is None or value != value else float(value)
 
 
 def _prompt_text(messages: list[dict[str, Any]]) -> str:
@@ -52,7 +57,8 @@ def viewer_data(results: Any, runs: list[dict[str, Any]]) -> dict[str, Any]:
             "reason": row.get("reason", "") if "reason" in columns else row.get("details", ""),
             "error": _cut(row.get("error", "")), "failure": row.get("failure") or "",
             "program": _cut(row.get("program", "")), "output": _cut(row.get("program_output", "")),
-            "method": row.get("method", ""), "prompt": row.get("prompt_id")}
+            "method": row.get("method", ""), "prompt": row.get("prompt_id"),
+            "latency": _number(row.get("latency_s")), "retries": _number(row.get("retries"))}
     wanted = {by.get("prompt") for item in items.values() for by in item["by"].values()} - {None}
     prompts: dict[str, str] = {}
     for run in runs:
@@ -132,6 +138,9 @@ function show(i){
   D.runs.forEach(r => { const e = i.by[r], c = el('div'); box.appendChild(c); c.appendChild(el('h4', r));
     if (!e) { c.appendChild(el('p', 'not in this run')); return; }
     const o = outcome(e); c.appendChild(el('p', `${o}: score ${e.score === null ? '-' : e.score}`, o + ' score'));
+    c.appendChild(el('p', e.latency === null || e.latency === undefined ? 'latency: not timed'
+      : `latency: ${e.latency.toFixed(2)} s (model calls, all turns); retries: ${e.retries === null ? '-' : e.retries}`,
+      'latency'));
     section(c, 'Why', e.reason, 'reason'); section(c, 'Extracted answer', e.answer, 'answer');
     section(c, 'Reply', e.reply || '(no reply)', 'reply'); section(c, 'Program', e.program, 'program');
     section(c, 'Program output', e.output, 'output'); section(c, 'Error', e.error, 'error'); });

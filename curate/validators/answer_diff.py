@@ -5,7 +5,8 @@ gold that is only written differently is never called wrong.
 `difference(gold, answer, context)` -> (kind, reasons): `same` (equal up to trivial spelling: "2.0" and "2"),
 `format` (one answer written differently: a thousands separator, a percent sign, letter case, spacing, a
 full-width list comma, rounding stated on one side only, a sign where the table writes none, the column's name
-added to a cell value), `items` (some items in common, some missing or extra) or `value`. Built on
+added to a cell value, a comparison stated as a word where the other gives the difference: "higher" and "202.5"),
+`items` (some items in common, some missing or extra) or `value`. Built on
 `curation.answers` (normalize_answer, Equivalence), the rule every metric and judge applies.
 """
 
@@ -20,6 +21,9 @@ from curate.curation.answers import Equivalence, normalize_answer, split_list
 SAME, FORMAT, ITEMS, VALUE = "same", "format", "items", "value"
 _DECIMALS = re.compile(r"\.(\d+)\s*%?\s*$")
 _WORD = re.compile(r"[^\W_]+")
+# a comparison stated as a word: its direction, which the sign of a difference states too ("higher" and +202.5)
+_ABOVE = frozenset({"higher", "more", "greater", "larger", "bigger", "above", "increase", "increased", "higher than"})
+_BELOW = frozenset({"lower", "less", "fewer", "smaller", "below", "decrease", "decreased", "lower than"})
 _EXACT = Equivalence()
 
 
@@ -71,10 +75,23 @@ def _near(g: float, a: float, gold: Any, answer: Any) -> str | None:
     return None
 
 
+def _direction(word: Any, number: Any) -> str | None:
+    """Why a comparison word and a difference are one answer ("higher" and 202.5: the difference states the
+    direction and its size), None when they are not (the sign says the other direction, or no comparison)."""
+    if not isinstance(word, str) or not isinstance(number, float) or number == 0:
+        return None
+    if (word in _ABOVE and number > 0) or (word in _BELOW and number < 0):
+        return f"a comparison stated as a word ({word!r}) where the other gives the difference"
+    return None
+
+
 def item_difference(gold: Any, answer: Any, ctx: Context = Context()) -> tuple[str, str]:
     """One item against one item: (same | format | value, why)."""
     g, a = normalize_answer(gold), normalize_answer(answer)
     written_g, written_a = str(gold).strip(), str(answer).strip()
+    compared = _direction(g, a) or _direction(a, g)
+    if compared:
+        return FORMAT, compared
     if isinstance(g, float) and isinstance(a, float):
         reasons = []
         if ("," in written_g) != ("," in written_a):

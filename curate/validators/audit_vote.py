@@ -6,7 +6,7 @@ For each sample, the candidates are grouped by answer (a difference only in writ
 
 - the largest group holds the gold's answer: fine; a `presentation` finding where the gold is written
   differently ("1,062", "Series Three"), an `ambiguous` one where most candidates say the question has no single
-  answer (the gold may be one reading of several);
+  answer (the gold may be one reading of several: the judge is asked whether it is the natural one);
 - otherwise the vote disagrees with the gold, and a judge decides. The rule judge decides only what a rule can:
   all candidates agree on another answer, none says the question is ambiguous, and it is no forecast (whose
   answer depends on a method the question does not name): TReB's table, the gold is wrong. A split vote, a
@@ -51,7 +51,8 @@ def replay_remarks(path: str) -> dict[str, dict[str, Any]]:
 def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]], ctx: Any,
            min_votes: int = 2) -> dict[str, Any] | None:
     """The rule judge's decision for one sample: None when the candidates hold the gold's answer (and say
-    nothing against the question), else {kind, wrong_gold, disagree, group, detail, reasons}. `candidates`:
+    nothing against the question), else {kind, wrong_gold, disagree, group, detail, reasons} (and `ask`: the
+    judge is asked although the vote holds the gold's answer). `candidates`:
     [{name, answer, ambiguous, note}] with usable answers."""
     from curate.validators.answer_diff import FORMAT, ITEMS, SAME, difference, same_answer
 
@@ -71,10 +72,11 @@ def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]]
     n = len(candidates)
     names = ", ".join(c["name"] for c in largest)
     if kind in (SAME, FORMAT) and 2 * len(largest) > n:
-        if 2 * len(marked) > n:
-            return {"kind": "ambiguous", "wrong_gold": False, "disagree": False, "group": largest, "reasons": reasons,
+        if 2 * len(marked) > n:  # the judge settles it: one reading (gold right) or several (ambiguous)
+            return {"kind": "ambiguous", "wrong_gold": False, "disagree": False, "ask": True, "group": largest,
+                    "reasons": reasons,
                     "detail": f"{len(largest)} of {n} candidates give the gold's answer, but {len(marked)} of {n} say "
-                              "the question is ambiguous: the gold may be one reading of several"}
+                              f"the question is ambiguous: the gold may be one reading of several; {_NEEDS}"}
         if kind == FORMAT:
             return {"kind": "presentation", "wrong_gold": False, "disagree": False, "group": largest,
                     "reasons": reasons, "detail": f"{len(largest)} of {n} candidates ({names}) give the gold's "
@@ -91,8 +93,10 @@ def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]]
         return {"kind": wrong, "wrong_gold": True, "disagree": True, "group": largest, "reasons": reasons,
                 "detail": f"{len(largest)} of {n} candidates ({names}) agree on {largest[0]['answer']!r}, not the gold "
                           f"({'; '.join(reasons)}); decided by rule (TReB: all candidates agree against the gold)"}
+    against = f"; the largest group against the gold: {'; '.join(reasons)}" if reasons and kind not in (SAME, FORMAT) \
+        else ""
     return {"kind": "ambiguous", "wrong_gold": False, "disagree": True, "group": largest, "reasons": reasons,
-            "detail": f"{why}: {_NEEDS}"}
+            "detail": f"{why}{against}: {_NEEDS}"}
 
 
 def vote_sample(row: dict[str, Any], prov: dict[str, Any], gold: Any, bodies: dict[str, Any],
@@ -134,7 +138,7 @@ def vote_sample(row: dict[str, Any], prov: dict[str, Any], gold: Any, bodies: di
                       [v["name"] for v in group], used, decided["detail"], row["question"],
                       rows_used(bodies, [gold, *[v["answer"] for v in voters]], literals))
     finding.votes = votes
-    if decided["disagree"]:
+    if decided.get("ask", decided["disagree"]):
         finding.judge = {"by": None, "verdict": None, "reason": _NEEDS if not decided["wrong_gold"] else
                          "decided by rule; no judge reply"}
     return finding
@@ -187,10 +191,20 @@ def judge_prompt(template: str, body: Any, question: str, gold: Any, votes: list
         size += len(line) + 1
     if body.num_rows > len(lines) - 1:
         lines.append(f"... ({body.num_rows - len(lines) + 1} more rows)")
-    shown = "\n\n".join(f"{v['name']}: answer {v['answer']!r}" + (" (marked ambiguous)" if v["ambiguous"] else "")
-                        + (f"; note: {v['note']}" if v["note"] else "") + f"\n{v['program']}" for v in votes)
+    versus = {"same": "the gold's answer", "format": "the gold's answer written differently",
+              "items": "some of the gold's items", "value": "differs from the gold"}
+    shown = "\n\n".join(f"{v['name']}: answer {v['answer']!r}" + (f" ({versus[v['versus_gold']]})"
+                                                                   if v.get("versus_gold") in versus else "")
+                        + (" (marked ambiguous)" if v["ambiguous"] else "")
+                        + (f"; note: {v['note']}" if v["note"] else "") + f"\n{_program_shown(v['program'])}"
+                        for v in votes)
     return template.format(rows=body.num_rows, table="\n".join(lines), question=question, gold=gold,
                            candidates=shown, rule=rule)
+
+
+def _program_shown(program: str) -> str:
+    """A candidate's program as its writer wrote it: without the line the replay adds to write the table out."""
+    return "\n".join(x for x in program.splitlines() if x.strip() != "df.to_csv('table.csv', index=False)").strip()
 
 
 def vote_judge_requests(path: str, report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -222,6 +236,17 @@ def vote_judge_requests(path: str, report: dict[str, Any]) -> list[dict[str, Any
                         "source_id": f["source_id"], "prompt": prompt, "table": tables[0].name,
                         "columns": body.column_names, "rows": body.to_pylist()})
     return out
+
+
+def judge_batch_lines(requests: list[dict[str, Any]], model: str, max_tokens: int = 1024) -> list[dict[str, Any]]:
+    """The judge's requests (the vote's and the question/SQL check's) as OpenAI batch input lines (`vllm run-batch`
+    reads them too): each `custom_id` is the request's, so `judge_replayed` maps a batch output line back to it.
+    A line holds the prompt and nothing else: no gold verdict, no correction."""
+    from curate.curation.llm.batch import URL
+
+    return [{"custom_id": r["custom_id"], "method": "POST", "url": URL,
+             "body": {"model": model, "messages": [{"role": "user", "content": r["prompt"]}], "temperature": 0.0,
+                      "max_tokens": max_tokens}} for r in requests]
 
 
 def vote_verdict(reply: str) -> dict[str, Any] | None:

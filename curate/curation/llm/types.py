@@ -54,6 +54,9 @@ class ChatResponse:
     failure: str = ""  # the error's kind, short and stable ("HTTP 401", "malformed reply", "no content")
     cached: bool = False
     attempts: int = 1
+    # wall time of the request, from its first try to its reply (retries and their waits included); None where
+    # nothing was timed (a cache hit, a replay, a batch). Not cached: a cache hit makes no call
+    latency_s: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property

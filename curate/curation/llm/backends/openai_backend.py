@@ -89,9 +89,15 @@ class OpenAIBackend:
         return isinstance(error, o.APIStatusError) and error.status_code >= 500
 
     def _one(self, request: ChatRequest) -> ChatResponse:
+        """The reply, timed from the first try (`latency_s`), its tries counted (`attempts`)."""
+        started = time.monotonic()
+        response = self._tries(request, started)
+        response.latency_s = time.monotonic() - started
+        return response
+
+    def _tries(self, request: ChatRequest, started: float) -> ChatResponse:
         attempt = moved = 0  # tries under the retry policy; tries moved off a server just taken out
         server = None
-        started = time.monotonic()
 
         def named(error: str, tries: int) -> str:  # the server first (a message cut short keeps it), then how long
             return f"{server.url}: {error} ({tries} {'try' if tries == 1 else 'tries'} in {time.monotonic() - started:.1f} s)"
