@@ -381,3 +381,19 @@ def test_the_prompt_shows_each_table_under_its_caption_once():
     two = prompt("tcot", "Q?", ["a", "b"], ["| x |", "| y |"], captions=["", "Homeless Data"])
     assert "Table a:\n| x |" in two and "Table b:\nHomeless Data\n| y |" in two
     assert prompt("tcot", "Q?", ["t"], [markdown]) == prompt("tcot", "Q?", ["t"], [markdown], captions=[""])
+
+
+def test_the_prompt_shows_each_tables_notes_below_it():
+    """A sheet's notes (a footnote a marker points to, the source) reach the model below the table
+    they belong to; none, no "Notes:" line; a long run of notes is cut, saying how much was left."""
+    from curate.evaluation.modes import MAX_NOTES, prompt
+
+    markdown = "| Industry | Workers |\n| --- | --- |\n| Mining (1) | 640 |"
+    one = prompt("tcot", "Q?", ["t"], [markdown], captions=["Employment [In thousands]"],
+                 notes=[("(1) Includes quarrying.", "Source: a statistics office")])
+    assert one.index("| Mining (1) | 640 |") < one.index("Notes:\n(1) Includes quarrying.\nSource: a statistics office")
+    assert "Notes:" not in prompt("tcot", "Q?", ["t"], [markdown], notes=[()])
+    two = prompt("tcot", "Q?", ["a", "b"], ["| x |", "| y |"], notes=[(), ("see A",)])
+    assert "Table a:\n| x |\n\nTable b:\n| y |\nNotes:\nsee A" in two
+    many = prompt("tcot", "Q?", ["t"], [markdown], notes=[tuple(f"note {i}" for i in range(MAX_NOTES + 3))])
+    assert f"note {MAX_NOTES - 1}\n(3 more lines of notes)" in many and f"note {MAX_NOTES}" not in many

@@ -38,6 +38,8 @@ QUANTITIES = (MEASURE, COUNT)
 GROUPINGS = (CATEGORY, CODE, FLAG)
 
 ROW_INDEX_NAMES = re.compile(r"^(rownames|row_names|row\.names|unnamed: ?\d+|\.\.\.1|index)$", re.I)
+# a header that names the rows' own numbers ("No.", "S.No", "#") or none at all ("column 1", a sheet's blank heading)
+ROW_NUMBER_NAME = re.compile(r"^(column \d+|no\.?|nr\.?|#|(s|sr|sl|serial|row|line|item)[. ]*(no|nr|num|number|#)?\.?)$", re.I)
 MAYBE_ROW_INDEX = re.compile(r"^(x|obs|observation|row|n)$", re.I)  # a row index only when it counts the rows
 DOC_KIND = re.compile(r"^(the\s+)?(object|symbol|type|kind|category|class|brand|colou?r|shape|letter|item)s?\b", re.I)
 URL = re.compile(r"^(https?://|www\.)\S+$", re.I)
@@ -56,6 +58,13 @@ CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|
 TIME_NAME = re.compile(r"(^|[^a-z])(?<!per )(?<!per_)(?<!per\.)"  # "Live births per year": a rate, not a time
                        r"(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
                        r"time|period|season|dob|birth|born|decade|century|dt)s?\d*$", re.I)
+# a quantity counted over a period, not a time: "hours per week", "live births per year", "days lost",
+# "number of days", "births" (a time name's words, but the values are amounts)
+OVER_A_PERIOD = re.compile(r"\b(per|a|an|each|every)\s+(year|yr|month|week|wk|day|hour|quarter|qtr|season|annum)s?\b"
+                           r"|/\s*(year|yr|month|week|wk|day|d|h|hr|hour|quarter|qtr)\b"
+                           r"|\b(number|no|count|total|sum|average|mean)\.?\s+(of\s+)?(\w+\s+)?(years|months|weeks|days|hours)\b"
+                           r"|\b(years|months|weeks|days|hours|man[- ]days|person[- ]days)\s+(lost|worked|spent|off|absent|missed|of work)\b"
+                           r"|\b(births|deaths)\b", re.I)
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
@@ -417,6 +426,11 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 integral or all(isinstance(v, str) and v.strip().isdigit() for v in values)):
             done(ROW_INDEX, f"named {name!r} and holds row numbers")
             continue
+        if integral and numeric and ROW_NUMBER_NAME.match(name.strip()) and numbers_the_rows(
+                column.to_pylist(), at_least=3):
+            done(ROW_INDEX, f"{'no header' if name.startswith('column ') else f'headed {name!r}'}, and runs 1, 2, 3 "
+                 "... down the rows: it numbers them, nothing to average or compare")
+            continue
         if integral and numeric and unique and n >= 5:
             x = np.sort(np.asarray(values, dtype=np.float64))
             if np.all(np.diff(x) == 1) and (ID_NAME.search(name) or MAYBE_ROW_INDEX.match(name)
@@ -432,7 +446,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if pa.types.is_date(typ) or pa.types.is_timestamp(typ):
             done(TIME, "dates")
             continue
-        if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)):
+        if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)) \
+                and not OVER_A_PERIOD.search(name):
             ordered = unique and all(a < b for a, b in zip(values, values[1:]))  # a series' time axis: 1949.0, 1949.083 ...
             span = numeric and re.fullmatch(r"(time|period|season)s?", name, re.I) and not ordered and not (
                 integral and (1000 <= min(values) and max(values) <= 2200 or unique))

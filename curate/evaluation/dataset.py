@@ -162,6 +162,10 @@ class ReleaseData:
         """A table's caption (its title; "" for none), one column of tables.parquet read once."""
         return _table_captions(self._records).get(table_id) or ""
 
+    def table_notes(self, table_id: str) -> tuple[str, ...]:
+        """A table's notes (lines around the grid: units, footnotes, sources), one column read once."""
+        return tuple(_table_notes(self._records).get(table_id) or ())
+
     def table_name(self, table_id: str) -> str:
         """A table's name, without reading the table (one column of tables.parquet, read once)."""
         return _table_names(self._records)[table_id]
@@ -227,6 +231,16 @@ def _table_names(records: str) -> dict[str, str]:
 
     data = pq.read_table(records, columns=["id", "name"]).to_pydict()
     return dict(zip(data["id"], data["name"]))
+
+
+@lru_cache(maxsize=8)
+def _table_notes(records: str) -> dict[str, list[str]]:
+    import pyarrow.parquet as pq
+
+    if "notes" not in pq.read_schema(records).names:
+        return {}
+    data = pq.read_table(records, columns=["id", "notes"]).to_pydict()
+    return dict(zip(data["id"], data["notes"]))
 
 
 @lru_cache(maxsize=8)

@@ -127,15 +127,33 @@ def header_tuples(nodes: list[dict[str, Any]]) -> str:
     return "\n".join(f"({n['axis']}, {n['level']}, {n['start']}, {n['end']}, {n['text']!r})" for n in ordered)
 
 
-def table_block(names: list[str], texts: list[str], captions: Sequence[str] | None = None) -> str:
+MAX_NOTES = 8  # lines of a table's notes shown to the model (sources and footnotes can run long)
+MAX_NOTE = 300  # characters of one line
+
+
+def table_block(names: list[str], texts: list[str], captions: Sequence[str] | None = None,
+                notes: Sequence[Sequence[str]] | None = None) -> str:
     """The tables as the prompt shows them, each under its caption where it has one that its text
     does not already carry (HTML writes its own): the title says what the figures are ("Revisions
-    since previously published estimates"), which the cells alone do not."""
+    since previously published estimates"), which the cells alone do not; and over its notes (the
+    sheet's lines below or around the grid: a unit, a footnote a cell's marker points to, the
+    source), which the serializations leave out."""
     captions = list(captions or [""] * len(texts))
     said = [f"{c}\n" if c and c not in text else "" for c, text in zip(captions, texts)]
+    below = [_notes_text(n, text) for n, text in zip(notes or [()] * len(texts), texts)]
     if len(texts) == 1:
-        return f"Table:\n{said[0]}{texts[0]}"
-    return "\n\n".join(f"Table {name}:\n{title}{text}" for name, title, text in zip(names, said, texts))
+        return f"Table:\n{said[0]}{texts[0]}{below[0]}"
+    return "\n\n".join(f"Table {name}:\n{title}{text}{after}"
+                       for name, title, text, after in zip(names, said, texts, below))
+
+
+def _notes_text(notes: Sequence[str], text: str) -> str:
+    lines = [" ".join(str(n).split()) for n in notes]
+    lines = [n if len(n) <= MAX_NOTE else n[:MAX_NOTE - 3] + "..." for n in lines if n and n not in text]
+    if not lines:
+        return ""
+    more = f"\n({len(lines) - MAX_NOTES} more lines of notes)" if len(lines) > MAX_NOTES else ""
+    return "\nNotes:\n" + "\n".join(lines[:MAX_NOTES]) + more
 
 
 def frame_names(names: list[str]) -> str:
@@ -146,14 +164,14 @@ def frame_names(names: list[str]) -> str:
 
 def prompt(mode: str, question: str, names: list[str], texts: list[str], task: str = "",
            pool: Mapping[str, Sequence[str]] | None = None, trees: list[str] | None = None,
-           captions: Sequence[str] | None = None) -> str:
+           captions: Sequence[str] | None = None, notes: Sequence[Sequence[str]] | None = None) -> str:
     """The first user message. `trees` (treethinker): each table's header tuples; `captions`: each
-    table's caption (its title)."""
+    table's caption (its title); `notes`: each table's notes."""
     rules = task_rules(task)
     if rules.get("answer") == "chart":
         mode = "chart"
     if rules.get("tables") == "pool" and pool:
-        captions = None
+        captions = notes = None
         names, texts = ["(candidates)"], ["\n".join(f"- {name}" + (f" (columns: {', '.join(columns)})" if columns else "")
                                                     for name, columns in pool.items())]
         mode = "tcot"  # nothing to compute: a choice among names
@@ -168,7 +186,7 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
         tree_text = [f"Table {name}:\n{tree}" for name, tree in zip(names, tree_text)]
     fields: dict[str, Any] = {
         "what": "several tables" if several else "a table", "it": "them" if several else "it",
-        "tables": table_block(names, texts, captions), "question": question, "final": final,
+        "tables": table_block(names, texts, captions, notes), "question": question, "final": final,
         "data": "tables are" if several else "table is", "frames": frame_names(names),
         "the_table": "each table" if several else "the table", "trees": "\n\n".join(tree_text)}
     template = {"tcot": TCOT, "pot": POT, "icot": ICOT, "chart": CHART, "treethinker": TREETHINKER}[mode]

@@ -230,7 +230,10 @@ def column_letter(index: int) -> str:
     return letters
 
 
-def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
+def grid_to_table(grid: Grid, name: str, provenance: Provenance, units_in_caption: bool = True) -> Table:
+    """The grid's table. With `units_in_caption` (questions), a line giving the figures' unit joins
+    the caption (`caption_and_notes`); without it the caption is the line nearest the grid, as the
+    sheet lays it out (what the structure categories read)."""
     values = grid.values
     n_rows = len(values)
     n_cols = max((len(r) for r in values), default=0)
@@ -263,10 +266,8 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
     def row_text(r: int) -> str:
         return " ".join(cell_text(cell(r, c)) for c in range(n_cols) if filled(cell(r, c)))
 
-    above = [row_text(r) for r in rows_with_text if r < top]
-    below = [row_text(r) for r in rows_with_text if r > bottom]
-    caption = above[-1] if above else ""  # the title nearest the grid
-    notes = tuple(above[:-1] + below)
+    caption, notes = caption_and_notes([row_text(r) for r in rows_with_text if r < top],
+                                       [row_text(r) for r in rows_with_text if r > bottom], units_in_caption)
 
     cols = [c for c in range(n_cols) if any(filled(cell(r, c)) for r in range(top, bottom + 1))]
     first_col = cols[0]
@@ -413,6 +414,37 @@ def grid_to_table(grid: Grid, name: str, provenance: Provenance) -> Table:
         header = flat_header(body.column_names) + tuple(row_nodes)
     return Table(name=name, caption=caption, body=body, header=header, notes=notes, structure=tuple(structure),
                  provenance=replace(provenance, cell_range=cell_range))
+
+
+# a line that gives the unit of the figures: "[In thousands]", "(Thousands of dollars)", "Unit: tonnes",
+# "In millions of US dollars", "Figures in £m", "Percent"
+_MAGNITUDE = r"(?:thousands|millions|billions|hundreds|tens of thousands|percent|per cent|percentages?)"
+_UNIT_WORD = (r"(?:[$£€¥]\w*|us\s?\$|(?:current |constant |us |u\.s\. )?dollars|pounds|euros|yen|tonnes|tons|kg|kilograms"
+              r"|hectares|acres|km|kilometres|kilometers|metres|meters|litres|liters|gallons|barrels|hours|days|years"
+              r"|units|persons|people)")
+UNIT_LINE = re.compile(
+    r"^\s*[\[(]?\s*(?:units?(?: of measure(?:ment)?)?\s*:\s*[^.;]{1,40}"
+    r"|(?:(?:numbers?|figures|amounts|values|data|dollars)\s+(?:are\s+)?)?(?:(?:in|expressed in|shown in)\s+)?"
+    rf"{_MAGNITUDE}\b(?:\s+of\s+[^.;()\[\]]{{1,30}})?"
+    r"|percent(?:age)? distribution"
+    r"|(?:(?:numbers?|figures|amounts|values|data)\s+(?:are\s+)?)?(?:in|expressed in|shown in)\s+"
+    rf"{_UNIT_WORD}\b[^.;]{{0,30}})\s*[\])]?\s*\.?\s*$", re.IGNORECASE)
+
+
+def caption_and_notes(above: list[str], below: list[str], join_units: bool = True) -> tuple[str, tuple[str, ...]]:
+    """The caption (the title nearest the grid) and the notes (the other lines above it, then the
+    lines below). A line that only gives the figures' unit ("[In thousands]", "Thousands of dollars")
+    is no title: it joins the caption ("Employment by industry [In thousands]"), so the unit reaches
+    every question and what the model is shown; a line of notes would be read as an aside."""
+    if not join_units:
+        return (above[-1] if above else ""), tuple(above[:-1] + below)
+    units = [t for t in above if UNIT_LINE.match(t)]
+    titles = [t for t in above if t not in units]
+    caption = titles[-1] if titles else ""
+    if units:
+        unit = "; ".join(dict.fromkeys(u.strip() for u in units))
+        caption = f"{caption} {unit if unit.startswith(('[', '(')) else f'({unit})'}".strip() if caption else unit
+    return caption, tuple(titles[:-1] + below)
 
 
 SUB_PERIOD = (r"(?:Q[1-4]|H[12]|Qtr\s*[1-4]|Quarter\s*[1-4]|Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|"
@@ -588,19 +620,21 @@ def _row_header(rows: list[list[Any]], indents: list[int], merged_stub: list[boo
     stub = [r[0] for r in rows]
 
     # several leading text columns, the first grouping rows (merged, or blank below a label)
-    label_cols = _label_columns(rows)
+    label_cols = [c for c in _label_columns(rows) if not _constant(rows, c)]
     text_cols = len(label_cols)
-    if text_cols >= 2 or (text_cols == 1 and any(merged_stub)):
-        first = list(stub)
-        grouped = any(merged_stub)
+    lead = label_cols[0] if label_cols else 0
+    merged_lead = any(merged_stub) and lead == 0
+    if text_cols >= 2 or (text_cols == 1 and merged_lead):
+        first = [r[lead] for r in rows]
+        grouped = merged_lead
         k = next((i for i, v in enumerate(first) if filled(v)), n)  # rows above the first label (a total) stay apart
         if not grouped and text_cols >= 2 and k < n - 1 and any(not filled(v) for v in first[k:]) and all(
-                filled(r[1]) or _label_of_its_own(first, i) for i, r in enumerate(rows)):
+                filled(r[label_cols[1]]) or _label_of_its_own(first, i) for i, r in enumerate(rows)):
             grouped = True
             for i in range(k + 1, n):  # a label stands for the rows below it until the next label
                 if not filled(first[i]):
                     first[i] = first[i - 1]
-                    rows[i][0] = first[i]
+                    rows[i][lead] = first[i]
         runs = _runs(first)
         if grouped and any(e > s for s, e, _ in runs):
             nodes = [HeaderNode("R", 0, s, e, cell_text(v)) for s, e, v in runs if filled(v)]
@@ -705,6 +739,14 @@ def _label_columns(rows: list[list[Any]]) -> list[int]:
             break
         j += 1
     return out
+
+
+def _constant(rows: list[list[Any]], col: int) -> bool:
+    """One label written on every row ("Region: East" down the whole table, a manager's name on
+    each line): it says what the whole table is about and groups nothing, so it is no level of the
+    row tree. (A label written once above blanks still heads the rows under it.)"""
+    values = [r[col] if col < len(r) else None for r in rows]
+    return len(values) >= 3 and all(filled(v) for v in values) and len({cell_text(v).strip() for v in values}) == 1
 
 
 def _label_of_its_own(first: list[Any], i: int) -> bool:

@@ -82,6 +82,25 @@ def display(value: Any, number_format: str | None) -> str:
         return general(value)
 
 
+def shown_places(number_format: str | None) -> int | None:
+    """How many decimals a number format shows a positive number with ("#,##0.00" 2, "0" 0,
+    "0.0%" 3, as a fraction of one); None where the format does not fix them: General, text,
+    dates, fractions, scientific notation, or a format that scales by thousands ("#,##0,")."""
+    fmt = LOCALE_DEFAULTS.get(number_format or "General", number_format or "General")
+    section = _strip_brackets(_sections(fmt)[0])[0]
+    if section.strip().lower() in ("general", "") or _is_date_format(section):
+        return None
+    tokens = _tokens(section)
+    codes = "".join(t for k, t in tokens if k == "code")
+    if "@" in codes or "/" in codes or re.search(r"[eE][+-]", codes) or not re.search(r"[0#?]", codes):
+        return None
+    if re.search(r"[0#?],+(?![0#?])", codes):  # trailing commas: shown in thousands
+        return None
+    point = codes.find(".")
+    decimals = 0 if point < 0 else len(re.findall(r"[0#?]", codes[point:]))
+    return decimals + 2 * codes.count("%")
+
+
 def _sections(fmt: str) -> list[str]:
     out, buf, quoted, bracket, escaped = [], [], False, False, False
     for ch in fmt:

@@ -12,8 +12,9 @@ from typing import Any, Iterator
 from curate.curation.body import cell_text
 from curate.curation.sources.errors import SourceError
 from curate.curation.sources.grid import Grid, NoGrid, grid_to_table, split_tables
-from curate.curation.sources.numfmt import display
+from curate.curation.sources.numfmt import display, shown_places
 from curate.curation.sources.readers import reader
+from curate.curation.sources.side_by_side import side_by_side
 from curate.curation.table import Provenance, Table
 
 
@@ -39,21 +40,33 @@ def read(path: str, skipped: list[dict] | None = None) -> Iterator[Table]:
         raise SourceError(path, "no sheet holds a grid of cells")
 
 
-def sheet_tables(path: str, looks: bool = False) -> Iterator[tuple[str, list[tuple[Grid, Table | NoGrid]]]]:
-    """Per sheet: its stacked tables, each as (grid, Table), or (grid, NoGrid) where the cells hold none."""
+def sheet_tables(path: str, looks: bool = False, apart: bool = True
+                 ) -> Iterator[tuple[str, list[tuple[Grid, Table | NoGrid]]]]:
+    """Per sheet: its tables, each as (grid, Table), or (grid, NoGrid) where the cells hold none.
+    Tables stacked down the sheet are always apart; with `apart`, so are tables set side by side
+    (`side_by_side`), and a unit line joins the caption (`grid.caption_and_notes`). The structure
+    categories read the sheet as it is laid out (`apart=False`): one header block repeated side by
+    side is one of their signs, and so is a unit stated above the table."""
     workbook = open_workbook(path)
     stem = Path(path).stem
     for sheet in workbook.worksheets:
         base = stem if len(workbook.worksheets) == 1 else f"{stem} / {sheet.title}"
-        grids = split_tables(sheet_grid(sheet, looks))
+        whole = sheet_grid(sheet, looks)
+        blocks = side_by_side(whole) if apart else [whole]
+        grids = [split_tables(block) for block in blocks]
+        count = sum(len(g) for g in grids)
         parts: list[tuple[Grid, Table | NoGrid]] = []
-        for k, grid in enumerate(grids):
-            name = base if len(grids) == 1 else f"{base} #{k + 1}"
-            try:
-                parts.append((grid, grid_to_table(grid, name, Provenance(source="xlsx", path=path, sheet=sheet.title))))
-            except NoGrid as e:
-                parts.append((grid, e))
-        yield sheet.title, with_the_sheet_title(parts)
+        for stacked in grids:  # each block's stacked tables under its own title
+            block: list[tuple[Grid, Table | NoGrid]] = []
+            for grid in stacked:
+                name = base if count == 1 else f"{base} #{len(parts) + len(block) + 1}"
+                try:
+                    block.append((grid, grid_to_table(grid, name, Provenance(source="xlsx", path=path, sheet=sheet.title),
+                                                       units_in_caption=apart)))
+                except NoGrid as e:
+                    block.append((grid, e))
+            parts += with_the_sheet_title(block)
+        yield sheet.title, parts
 
 
 def with_the_sheet_title(parts: list[tuple[Grid, Table | NoGrid]]) -> list[tuple[Grid, Table | NoGrid]]:
@@ -117,7 +130,7 @@ def sheet_grid(sheet, looks: bool = False) -> Grid:  # type: ignore[no-untyped-d
                                             min_col=min_col, max_col=sheet.max_column)):
         out = []
         for c, cell in enumerate(row):
-            out.append(as_shown_date(cell.value, cell.number_format))
+            out.append(as_shown_number(as_shown_date(cell.value, cell.number_format), cell.number_format))
             if looks and cell.value is not None and not isinstance(cell.value, str):
                 shown = display(cell.value, cell.number_format)
                 if shown != cell_text(cell.value):
@@ -154,6 +167,22 @@ def as_shown_date(value: Any, number_format: str | None) -> Any:
     if number_format.strip().lower() == "general" or TIME_TOKENS.search(FORMAT_LITERALS.sub("", number_format)):
         return value
     return value.date()
+
+
+def as_shown_number(value: Any, number_format: str | None) -> Any:
+    """A stored figure at the precision its number format shows: a sheet that shows 12258.36
+    means 12258.36, and the float behind it (12258.3560606061, a formula's average) is no part of
+    what a reader sees, nor of a gold computed from it. Rounded as Excel rounds (halves away from
+    zero); formats that fix no precision (General, text, thousands) leave the value as it is."""
+    if not isinstance(value, float) or value != value or value in (float("inf"), float("-inf")):
+        return value
+    places = shown_places(number_format)
+    if places is None or value == round(value, places):
+        return value
+    from decimal import ROUND_HALF_UP, Decimal
+
+    shown = float(Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+    return int(shown) if places == 0 else shown
 
 
 def conditional_fills(sheet, values: list[list], min_row: int, min_col: int) -> set[tuple[int, int]]:  # type: ignore[no-untyped-def]
@@ -209,7 +238,7 @@ def sheet_structures(path: str, thresholds: dict[str, float] | None = None, ever
     from curate.curation.sources.structure import Part, categories, sheet_structures as detect
 
     found = []
-    for sheet, tables in sheet_tables(path, looks=True):
+    for sheet, tables in sheet_tables(path, looks=True, apart=False):
         parts = [Part(grid, table) for grid, table in tables if not isinstance(table, NoGrid)]
         found.append((sheet, detect(parts) if parts else []))
     kept = set(categories([s for _, structures in found for s in structures], thresholds))
@@ -223,7 +252,7 @@ def category_scores(path: str) -> dict[str, float]:
     from curate.curation.sources.structure import Part, category_scores as scores, sheet_structures as detect
 
     found = []
-    for _, tables in sheet_tables(path, looks=True):
+    for _, tables in sheet_tables(path, looks=True, apart=False):
         parts = [Part(grid, table) for grid, table in tables if not isinstance(table, NoGrid)]
         found += detect(parts) if parts else []
     return scores(found)
