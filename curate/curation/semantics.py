@@ -54,6 +54,11 @@ CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
 TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
                        r"time|period|season|dob|birth|born|decade|century|dt)s?\d*$", re.I)
+# a position on the calendar or the clock, the last word of a camelCase or snake_case name, with whole numbers
+# in that position's range: People's `birthDay`, flights' `hour` and `minute` (of the scheduled departure).
+# Not `billingDays` (a count), `thermsPerDay` (a rate) or `LastDay` (an archery score of 250)
+CALENDAR_PART = re.compile(r"(^|(?<![Pp]er)_)(day|month|year|hour|minute)$", re.I)
+CALENDAR_RANGE = {"day": (1, 31), "month": (1, 12), "year": (1000, 2200), "hour": (0, 24), "minute": (0, 59)}
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
@@ -429,6 +434,12 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 integral and (1000 <= min(values) and max(values) <= 2200 or unique))
             if not span:  # a race's "time" in seconds is a measure; a "time" of years or steps is an axis
                 done(TIME, "the name or documentation says it is a time")
+                continue
+        part = CALENDAR_PART.search(snake(name))
+        if part and integral and numeric:
+            low, high = CALENDAR_RANGE[part.group(2).lower()]
+            if low <= min(values) and max(values) <= high:
+                done(TIME, f"a {part.group(2).lower()} of the calendar or clock ({name!r}): a position, never summed")
                 continue
         words = pa.types.is_string(typ) and sum(_is_word(str(v)) for v in values) >= 0.8 * len(values)
         id_name = (ID_NAME.search(snake(name)) or NUMBER_SIGN.search(name)) and not COUNT_NAME.fullmatch(name)
