@@ -60,7 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "sqlite_check_rows": 5_000,  # paths of up to this many rows are checked in SQLite too (else DuckDB only)
     "max_join_rows": 1_000_000,  # a path whose join is larger is skipped (flights x weather by airport)
     # oriented join paths tried per database (0: all), chosen by a content hash, 2- and 3-table paths in turn:
-    # a database of many tables (Lahman's 22 give hundreds of paths) then costs what a small one does
+    # a database of many tables (Lahman's 22 give 73) then costs what a small one does
     "path_budget": 0,
     # a table of more cells is not serialized in a release ([release] max_serialized_cells, which a build
     # passes on): questions over it are released only as text-to-SQL and key selection, which need no contents
