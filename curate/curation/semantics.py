@@ -56,9 +56,9 @@ TIME_NAME = re.compile(r"(^|[^a-z])(year|yr|years|yyyy|month|mon|day|days?of|dow
                        r"time|period|season|dob|birth|born|decade|century|dt)s?\d*$", re.I)
 # a position on the calendar or the clock, the last word of a camelCase or snake_case name, with whole numbers
 # in that position's range: People's `birthDay`, flights' `hour` and `minute` (of the scheduled departure).
-# Not `billingDays` (a count), `thermsPerDay` (a rate) or `LastDay` (an archery score of 250)
+# (0: unknown, as Lahman writes a death day). Not `billingDays` (a count), `thermsPerDay` (a rate) or `LastDay` (a score)
 CALENDAR_PART = re.compile(r"(^|(?<![Pp]er)_)(day|month|year|hour|minute)$", re.I)
-CALENDAR_RANGE = {"day": (1, 31), "month": (1, 12), "year": (1000, 2200), "hour": (0, 24), "minute": (0, 59)}
+CALENDAR_RANGE = {"day": (0, 31), "month": (0, 12), "year": (1000, 2200), "hour": (0, 24), "minute": (0, 59)}
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
