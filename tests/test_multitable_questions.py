@@ -210,3 +210,21 @@ def test_the_lahman_database_has_its_documented_keys():
     for table, columns, ref_table, ref_columns in FOREIGN:
         missing = {v for v in rows(table, columns) if None not in v} - set(rows(ref_table, ref_columns))
         assert len(missing) <= 4, (table, columns, sorted(missing)[:5])  # 4 schools CollegePlaying names are not in Schools
+
+
+def test_every_lahman_table_is_named_by_what_its_rows_are():
+    """"How many batting seasons ...", never "How many `Batting` rows ...": each table's caption is a
+    natural name the questions turn into a noun; its orders within a season are codes, not measures."""
+    from curate.curation.semantics import CODE, ColumnInfo, infer
+    from curate.curation.sources.readers.lahman import CODED, NOUNS, PRIMARY, TABLES, labels
+    from curate.generators.sql.render import natural_name, table_noun
+
+    assert set(NOUNS) == set(TABLES)
+    nouns = {t: table_noun(t, PRIMARY.get(t, ()), {}, natural_name(t, NOUNS[t])) for t in TABLES}
+    assert all(nouns.values()), [t for t, n in nouns.items() if n is None]
+    assert (nouns["Batting"].one, nouns["People"].one, nouns["Teams"].many) == ("batting season", "player", "team seasons")
+    assert (labels("Batting")["H"], labels("Pitching")["H"]) == ("hits", "hits allowed")  # a pitcher's line: what he allowed
+
+    body = pa.table({"stint": [1, 1, 2, 1, 3, 1] * 3, "G": list(range(18))})
+    infos = infer(Table(name="lahman/Batting", body=body, semantics=(ColumnInfo(name="stint", description=CODED["stint"]),)))
+    assert infos[0].role == CODE

@@ -118,6 +118,18 @@ def test_roles_from_values_and_names():
         "year": sem.TIME, "income": sem.MEASURE, "n_children": sem.COUNT, "note": sem.NAME, "blank": sem.EMPTY}
 
 
+def test_a_day_or_minute_of_the_calendar_or_clock_is_a_time_not_a_measure():
+    """Summing People's `birthDay` or flights' `minute` means nothing; a count of days, a rate per
+    day and a score on the last day are still numbers to add up."""
+    body = pa.table({"birthDay": [3, 0, 28, 9, 31, 12], "deathMonth": [1, 5, 12, 7, 3, 9], "hour": [5, 6, 23, 14, 9, 0],
+                     "minute": [0, 15, 59, 30, 45, 5], "billingDays": [28, 31, 30, 29, 33, 27],
+                     "thermsPerDay": [1.5, 2.5, 7.0, 3.2, 0.4, 5.5], "LastDay": [251, 198, 301, 276, 240, 288]})
+    found = roles(Table(name="t", body=body))
+    assert {c: found[c] for c in ("birthDay", "deathMonth", "hour", "minute")} == dict.fromkeys(
+        ("birthDay", "deathMonth", "hour", "minute"), sem.TIME)
+    assert {found[c] for c in ("billingDays", "thermsPerDay", "LastDay")} <= {sem.MEASURE, sem.COUNT}
+
+
 def test_a_name_ending_in_a_number_sign_is_an_identifier():
     """"Reship Tracking #", "Order #": the thing's number, never a measure to average (a
     RealHiTBench sheet's variance of tracking numbers)."""

@@ -12,7 +12,7 @@ import pytest
 from curate.curation.answers import answers_match
 from curate.curation.database import Database, ForeignKey, PrimaryKey
 from curate.curation.table import Provenance, Table
-from curate.generators.sql.synth import Stats, Synthesizer, orientations
+from curate.generators.sql.synth import Orientation, Stats, Synthesizer, orientations, within_budget
 from curate.generators.sql.templates import build_template, drop_table, load_sql_templates
 from tests.conftest import shared
 from tests.test_cli import invoke
@@ -197,6 +197,22 @@ def test_results_do_not_depend_on_order_and_change_with_the_seed():
     other = {tuple(q.duckdb for q in synthesize(sql, per_path=1, seed=s)[0]) for s in range(1, 6)}
     assert first == again and len(first) == 1
     assert len(other | {tuple(first)}) > 1
+
+
+def test_a_path_budget_takes_both_lengths_in_turn_whatever_the_order():
+    """`path_budget` caps the paths of a database of many tables: 2- and 3-table paths alternate
+    (neither length crowds out the other), chosen by content hash, not by the order found."""
+    two = [Orientation((f"t{i}", "hub"), ((("k",), ("k",)),)) for i in range(10)]
+    three = [Orientation((f"t{i}", "hub", f"u{i}"), ((("k",), ("k",)), (("k",), ("j",)))) for i in range(10)]
+    paths = two + three
+    chosen = within_budget(paths, 5, 0, "db")
+    assert len(chosen) == 5 and sum(len(o.tables) == 2 for o in chosen) == 3
+    assert within_budget(paths[::-1], 5, 0, "db") == chosen
+    assert within_budget(paths, 5, 1, "db") != chosen  # another seed, other paths
+    assert within_budget(paths, 0, 0, "db") == paths and within_budget(paths[:3], 5, 0, "db") == paths[:3]
+    assert len(within_budget(two, 4, 0, "db")) == 4  # one length only: the budget is still filled
+    _, stats = synthesize("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v", path_budget=1)
+    assert stats.paths_over_budget == 0  # the toy database has one path: within any budget
 
 
 def test_a_three_table_path_is_read_from_either_end():

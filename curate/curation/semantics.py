@@ -65,6 +65,11 @@ OVER_A_PERIOD = re.compile(r"\b(per|a|an|each|every)\s+(year|yr|month|week|wk|da
                            r"|\b(number|no|count|total|sum|average|mean)\.?\s+(of\s+)?(\w+\s+)?(years|months|weeks|days|hours)\b"
                            r"|\b(years|months|weeks|days|hours|man[- ]days|person[- ]days)\s+(lost|worked|spent|off|absent|missed|of work)\b"
                            r"|\b(births|deaths)\b", re.I)
+# a position on the calendar or the clock, the last word of a camelCase or snake_case name, with whole numbers
+# in that position's range: People's `birthDay`, flights' `hour` and `minute` (of the scheduled departure).
+# (0: unknown, as Lahman writes a death day). Not `billingDays` (a count), `thermsPerDay` (a rate) or `LastDay` (a score)
+CALENDAR_PART = re.compile(r"(^|(?<![Pp]er)_)(day|month|year|hour|minute)$", re.I)
+CALENDAR_RANGE = {"day": (0, 31), "month": (0, 12), "year": (1000, 2200), "hour": (0, 24), "minute": (0, 59)}
 COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ])(count|counts|freq|frequency|number|n)$"
                         r"|^(count|counts|freq)", re.I)
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
@@ -453,6 +458,12 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 integral and (1000 <= min(values) and max(values) <= 2200 or unique))
             if not span:  # a race's "time" in seconds is a measure; a "time" of years or steps is an axis
                 done(TIME, "the name or documentation says it is a time")
+                continue
+        part = CALENDAR_PART.search(snake(name))
+        if part and integral and numeric:
+            low, high = CALENDAR_RANGE[part.group(2).lower()]
+            if low <= min(values) and max(values) <= high:
+                done(TIME, f"a {part.group(2).lower()} of the calendar or clock ({name!r}): a position, never summed")
                 continue
         words = pa.types.is_string(typ) and sum(  # each distinct value judged once: Lahman's 115,000 rows hold 20,000
             count for v, count in Counter(values).items() if _is_word(str(v))) >= 0.8 * len(values)

@@ -162,7 +162,7 @@ class SelectReport(SamplesReport):
     def summary(self, detail: str = "") -> str:
         share = self.settings.get("max_database_share")
         over_share = (f", {self.dropped_for('over_database_share'):,} over a database's share of a multi-table task "
-                      f"([select] max_database_share = {share})" if share else "")
+                      f"([select] max_database_share = {share:.3g})" if share else "")
         return (f"{self.samples:,} samples kept; dropped: {self.dropped_for('near_duplicate'):,} near-duplicates, "
                 f"{self.dropped_for('over_cap'):,} over the per-task cap{over_share}{detail}")
 

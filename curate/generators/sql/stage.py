@@ -147,6 +147,9 @@ class SqlStage(Stage):
                                      for c, kind in found.items()} if task["part"] == 0 else {},
                    "queries_over_unserialized_tables": schema_only,
                    "by_task": by_task, **{k: v for k, v in stats.as_dict().items() if k != "kept"},
+                   # each part of a database tries the same paths: its budget's loss is said once, by database
+                   "paths_over_budget": ({database.name: stats.paths_over_budget}
+                                         if task["part"] == 0 and stats.paths_over_budget else {}),
                    "by_database": {database.name: stats.kept}, "failed": failed,
                    "missing_tables": [f"{database.name}.{n}" for n in task["missing"]] if task["part"] == 0 else [],
                    # the pool retrieval chooses from, each table with its columns: the columns a

@@ -59,6 +59,9 @@ DEFAULTS: dict[str, Any] = {
     "max_list": 20,  # longest list answer
     "sqlite_check_rows": 5_000,  # paths of up to this many rows are checked in SQLite too (else DuckDB only)
     "max_join_rows": 1_000_000,  # a path whose join is larger is skipped (flights x weather by airport)
+    # oriented join paths tried per database (0: all), chosen by a content hash, 2- and 3-table paths in turn:
+    # a database of many tables (Lahman's 22 give 73) then costs what a small one does
+    "path_budget": 0,
     # a table of more cells is not serialized in a release ([release] max_serialized_cells, which a build
     # passes on): questions over it are released only as text-to-SQL and key selection, which need no contents
     "max_visible_cells": 50_000,
@@ -107,6 +110,7 @@ class Stats:
     sqlite_checked: int = 0
     paths: int = 0
     paths_too_large: int = 0
+    paths_over_budget: int = 0  # oriented join paths left untried by `path_budget`
     disagreements: list[dict[str, Any]] = field(default_factory=list)
 
     def reject(self, reason: str) -> None:
@@ -116,6 +120,7 @@ class Stats:
         return {"candidates": self.candidates, "kept": self.kept, "rejected": self.rejected,
                 "by_template": self.by_template, "by_category": self.by_category,
                 "sqlite_checked": self.sqlite_checked, "paths": self.paths, "paths_too_large": self.paths_too_large,
+                "paths_over_budget": self.paths_over_budget,
                 "disagreements": self.disagreements[:5]}
 
 
@@ -123,8 +128,8 @@ def settings(config: dict[str, Any]) -> dict[str, Any]:
     from curate.curation.config import with_defaults
 
     out = with_defaults("generate.sql", config, DEFAULTS)
-    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows", "max_visible_cells",
-                 "max_table_chars"):
+    for name in ("seed", "per_path", "attempts", "max_list", "sqlite_check_rows", "max_join_rows", "path_budget",
+                 "max_visible_cells", "max_table_chars"):
         if not isinstance(out[name], int) or isinstance(out[name], bool) or out[name] < 0:
             raise ValueError(f"[generate.sql] {name} must be a non-negative integer, got {out[name]!r}")
     return out
@@ -150,6 +155,27 @@ def orientations(graph: SchemaGraph) -> list[Orientation]:
             out.append(Orientation((x, middle, z), (sides(first, x), sides(second, middle))))
             out.append(Orientation((z, middle, x), (sides(second, z), sides(first, middle))))
     return out
+
+
+def within_budget(paths: list[Orientation], budget: int, seed: int, database: str) -> list[Orientation]:
+    """At most `budget` of the paths (0: all): each length's paths in content-hash order (seed,
+    database, path), taken from the 2- and 3-table lists in turn, so neither length crowds out the
+    other and the choice never depends on the order the paths were found in."""
+    if not budget or len(paths) <= budget:
+        return paths
+    from curate.curation.pipeline.rng import record_seed
+
+    by_length: dict[int, list[Orientation]] = {}
+    for path in paths:
+        by_length.setdefault(len(path.tables), []).append(path)
+    queues = [sorted(group, key=lambda o: (record_seed(seed, database, o.key), o.key))
+              for _, group in sorted(by_length.items())]
+    chosen: list[Orientation] = []
+    while len(chosen) < budget:
+        for queue in queues:
+            if queue and len(chosen) < budget:
+                chosen.append(queue.pop(0))
+    return chosen
 
 
 def _literal(value: Any) -> Any:
@@ -528,7 +554,9 @@ class Synthesizer:
 
         kept: list[SqlQuery] = []
         s = self.settings
-        paths = [o for o in orientations(self.graph) if not self.partial_reference(o)]
+        every_path = [o for o in orientations(self.graph) if not self.partial_reference(o)]
+        paths = within_budget(every_path, s["path_budget"], s["seed"], self.database.id)
+        stats.paths_over_budget += len(every_path) - len(paths)
         too_large: dict[str, bool] = {}  # checked when a template first binds to the path
         tried: set[tuple] = set()
         asked: set[tuple] = set()  # (tables, question as `curate check` compares them)

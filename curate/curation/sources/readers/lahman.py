@@ -42,6 +42,16 @@ FOREIGN = [  # (table, columns, referenced table, referenced columns)
     ("SeriesPost", ("yearID", "teamIDwinner"), "Teams", _SEASON),
     ("SeriesPost", ("yearID", "teamIDloser"), "Teams", _SEASON),
 ]
+# what one row of each table is, as a reader says it (a table's natural name, as Spider's tables.json gives one):
+# "How many batting seasons ...", never "How many `Batting` rows ..."; its caption, which questions read
+NOUNS = {"People": "players", "Teams": "team seasons", "TeamsFranchises": "franchises",
+         "TeamsHalf": "team half seasons", "Parks": "ballparks", "HomeGames": "home park seasons",
+         "Batting": "batting seasons", "Pitching": "pitching seasons", "BattingPost": "postseason batting lines",
+         "PitchingPost": "postseason pitching lines", "Salaries": "salaries", "Managers": "managerial stints",
+         "ManagersHalf": "managerial half seasons", "AllstarFull": "all star selections",
+         "AwardsPlayers": "player awards", "AwardsManagers": "manager awards", "AwardsSharePlayers": "player award votes",
+         "AwardsShareManagers": "manager award votes", "HallOfFame": "induction ballots",
+         "CollegePlaying": "college seasons", "Schools": "schools", "SeriesPost": "postseason rounds"}
 # the readme's words for the columns a question may name (the rest say themselves or are keys)
 LABELS = {
     "G": "games", "AB": "at bats", "R": "runs", "H": "hits", "2B": "doubles", "3B": "triples", "HR": "home runs",
@@ -59,14 +69,32 @@ LABELS = {
     "nameLast": "last name", "birthYear": "year of birth", "birthCountry": "country of birth",
     "birthState": "state of birth", "birthCity": "city of birth", "weight": "weight in pounds",
     "height": "height in inches", "bats": "batting hand", "throws": "throwing hand", "pointsWon": "points won",
-    "pointsMax": "maximum points", "votesFirst": "first-place votes", "awardID": "award", "inseason": "managerial order in the season",
-    "plyrMgr": "player-manager (Y or N)", "ballots": "ballots cast", "needed": "votes needed for induction",
-    "votes": "votes received", "inducted": "inducted (Y or N)", "votedBy": "voting body", "round": "postseason round",
+    "pointsMax": "maximum points", "votesFirst": "first-place votes", "awardID": "award",
+    "plyrMgr": "player-manager status", "ballots": "ballots cast", "needed": "votes needed for induction",
+    "votes": "votes received", "inducted": "induction", "votedBy": "voting body", "round": "postseason round",
     "wins": "wins", "losses": "losses", "ties": "ties", "openings": "games with attendance", "games": "games played",
-    "park": "park name", "name": "team name", "teamIDBR": "Baseball-Reference team id", "WSWin": "won the World Series (Y or N)",
-    "LgWin": "won the league (Y or N)", "DivWin": "won the division (Y or N)", "WCWin": "won a wild card (Y or N)",
-    "active": "franchise active (Y or N)", "startingPos": "starting position", "GP": "played in the game (1 or 0)",
+    "park": "park name", "name": "team name", "teamIDBR": "Baseball-Reference team id", "WSWin": "World Series title",
+    "LgWin": "league pennant", "DivWin": "division title", "WCWin": "wild card berth",
+    "active": "franchise active status", "startingPos": "starting position", "GP": "appearance in the game",
+    "birthMonth": "month of birth", "birthDay": "day of birth", "deathYear": "year of death",
+    "deathMonth": "month of death", "deathDay": "day of death", "deathCountry": "country of death",
+    "deathState": "state of death", "deathCity": "city of death", "nameGiven": "given name", "debut": "debut date",
+    "finalGame": "date of the final game", "yearid": "year of the ballot", "category": "induction category",
+    "spanfirst": "date of the first home game", "spanlast": "date of the last home game",
 }
+# a pitcher's line counts what he allowed: `H` of Pitching is hits allowed, not hits
+PITCHING_LABELS = {"H": "hits allowed", "HR": "home runs allowed", "BB": "walks allowed", "SO": "strikeouts",
+                   "R": "runs allowed", "IBB": "intentional walks allowed", "HBP": "batters hit by pitch",
+                   "SH": "sacrifice hits allowed", "SF": "sacrifice flies allowed", "GIDP": "double plays induced"}
+
+
+def labels(table: str) -> dict[str, str]:
+    """The readme's words for the columns of one table."""
+    return {**LABELS, **PITCHING_LABELS} if table in ("Pitching", "PitchingPost") else LABELS
+
+# an order within a season, which the readme codes: a position, never a quantity to add up
+CODED = {"stint": "the order of the player's teams within the season (1 = the first team, 2 = the second)",
+         "inseason": "the order of the team's managers within the season (1 = the first manager, 2 = the second)"}
 
 
 def data_dir() -> str:
@@ -101,9 +129,11 @@ def read_lahman(path: str = NAME, failures: list[dict] | None = None) -> Iterato
                 failures.append({"path": f"lahman:{name}", "reason": f"{type(e).__name__}: {e}"})
             continue
         frame = frame.drop(columns=[c for c in ("ID",) if c in frame.columns])  # the file's row number
-        docs = tuple(ColumnInfo(name=c, label=LABELS[c], evidence=EVIDENCE) for c in map(str, frame.columns)
-                     if c in LABELS and LABELS[c].casefold() != c.casefold())
-        table = Table(name=f"{NAME}/{name}", caption=f"Lahman baseball database: {name}", body=from_pandas(frame),
+        words = labels(name)
+        docs = tuple(ColumnInfo(name=c, description=CODED[c], evidence=EVIDENCE) if c in CODED
+                     else ColumnInfo(name=c, label=words[c], evidence=EVIDENCE) for c in map(str, frame.columns)
+                     if c in CODED or (c in words and words[c].casefold() != c.casefold()))
+        table = Table(name=f"{NAME}/{name}", caption=NOUNS[name], body=from_pandas(frame),
                       semantics=docs, provenance=Provenance(source=NAME, path=f"{NAME}/{name}", database=NAME,
                                                             licence=LICENCE))
         members.append((name, table.id))
