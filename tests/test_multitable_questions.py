@@ -61,6 +61,10 @@ def test_personal_data_is_found_by_name_and_by_values():
     assert kind_by_values(["1-925-892-7523x3227", "(335)236-0096", "+68(2)8390006925"]) == "phone"
     assert kind_by_values(["2010-01-01", "2011-02-03"]) == ""  # dates are no phone numbers
     assert kind_by_values(["3720 Vito View Apt. 148", "918 Lauren Drive"]) == "street address"
+    # a postal address over two lines is one too; a date written out is none
+    assert kind_by_values(["465 Emely Bypass\nWest Mafalda, CO 23309", "669 Carter Trafficway\nPort Delbert, OK 66249"]) \
+        == "street address"
+    assert kind_by_values(["18 May 2007", "22 September 2007", "1 July 2002"]) == ""
     assert kind_by_values(["Stock Clerk", "Manager"]) == ""
     body = pa.table({"kunde": ["Ann", "Bo"], "kennung": ["x@y.com", "a.b@c.de"], "stadt": ["Bonn", "Ulm"]})
     assert personal_columns(body) == {"kennung": "e-mail"}

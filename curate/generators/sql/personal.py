@@ -44,6 +44,16 @@ _CRYPT = re.compile(r"^\$\d[a-z]?\$|^[A-Za-z0-9+/]{20,}={0,2}$")
 _NATIONAL_ID = re.compile(r"^\d{3}-\d{2}-\d{4}$")
 _STREET = re.compile(r"^\d{1,6}[A-Za-z]? +[A-Z][\w'.-]*( +[\w'.-]+){1,5}$")  # "3720 Vito View Apt. 148"
 _DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}$")
+# a date written out ("18 May 2007", "1. März 2001"): a number, a month, a year, no street
+_WRITTEN_DATE = re.compile(r"^\d{1,2}\.? +(jan|feb|m[aä]r|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz])[a-zä]*\.? +\d{2,4}$",
+                           re.I)
+
+
+def _street(value: str) -> bool:
+    """A street line ("3720 Vito View Apt. 148"), alone or as the first line of a postal address
+    ("465 Emely Bypass\nWest Mafalda, CO 23309"), and not a date written out."""
+    first_line = value.splitlines()[0].strip()
+    return bool(_STREET.match(first_line)) and not _WRITTEN_DATE.match(first_line)
 
 
 def _phone(value: str) -> bool:
@@ -89,7 +99,7 @@ def kind_by_values(values: list[str]) -> str:
         return "national id"
     if share(_phone) >= MIN_SHARE:
         return "phone"
-    if share(_STREET.match) >= MIN_SHARE:
+    if share(_street) >= MIN_SHARE:
         return "street address"
     if share(lambda v: _HEX.match(v) and any(c.isdigit() for c in v) and any(c.isalpha() for c in v)) >= MIN_SHARE:
         return "hash"
