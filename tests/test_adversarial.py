@@ -177,7 +177,7 @@ def test_a_build_rewords_through_batch_files_and_each_rewrite_takes_its_template
     (tmp_path / "build.toml").write_text(
         f'[build]\nsources = ["{tmp_path / "in"}"]\nstages = ["rules", "adversarial"]\n'
         f'[models.generator]\nmodel = "writer"\n{model}[models.discriminator]\nmodel = "reader"\n{model}'
-        '[generate.adversarial]\nper_task = 1\nmax_samples = 3\nper_part = 1\nmax_turns = 1\n')
+        '[generate.adversarial]\nper_task = 2\nmax_samples = 4\nper_part = 1\nmax_turns = 1\n')
     build = ["build", str(tmp_path / "build.toml"), "-w", str(tmp_path / "ws"), "--releases", str(tmp_path / "rel"),
              "--until", "select", "--workers", "1", "-q"]
     golds: dict[str, str] = {}
@@ -196,7 +196,7 @@ def test_a_build_rewords_through_batch_files_and_each_rewrite_takes_its_template
     for role in ("generator", "discriminator"):
         stopped = CliRunner().invoke(main, build)
         message = " ".join(stopped.output.split())
-        assert stopped.exit_code == 1 and f"{batches / role}.jsonl (3 requests)" in message, message
+        assert stopped.exit_code == 1 and f"{batches / role}.jsonl (4 requests)" in message, message
         assert len(list(batches.glob("*.jsonl"))) == 1
         run_batch(batches / f"{role}.jsonl", tmp_path / f"{role}-out.jsonl", answer)
         build_with = [*build, "--replies", str(tmp_path / f"{role}-out.jsonl")]
@@ -205,15 +205,15 @@ def test_a_build_rewords_through_batch_files_and_each_rewrite_takes_its_template
     assert done.exit_code == 0, done.output
     stages = tmp_path / "ws" / "stages"
     report = json.loads(next(stages.glob("adversarial-*/report.json")).read_text())
-    assert report["by_status"] == {"kept": 2, "rejected": 1} and report["verdicts"]["unnatural"] == 1
+    assert report["by_status"] == {"kept": 3, "rejected": 1} and report["verdicts"]["unnatural"] == 1
     con = duckdb.connect()
     rules = con.execute(f"SELECT id, question FROM read_parquet('{stages}/rules-*/*.samples.parquet')").fetchall()
     reworded = dict(con.execute(f"SELECT provenance['reworded_from'], id FROM read_parquet("
                                 f"'{stages}/adversarial-*/*.samples.parquet')").fetchall())
     selected = dict(con.execute(f"SELECT id, question FROM read_parquet('{stages}/select-*/*.samples.parquet')").fetchall())
-    assert len(reworded) == 2 and set(reworded.values()) <= set(selected) and not set(reworded) & set(selected)
+    assert len(reworded) == 3 and set(reworded.values()) <= set(selected) and not set(reworded) & set(selected)
     select = json.loads(next(stages.glob("select-*/report.json")).read_text())
     assert sum(select["candidates"].values()) == len(rules)  # the rewrites stood in for their templates
-    assert sum(select["reworded"].values()) == 2
+    assert sum(select["reworded"].values()) == 3
     kept_template = [q for i, q in rules if q == sorted(golds)[0]]
     assert kept_template and kept_template[0] in selected.values()

@@ -313,6 +313,7 @@ class AdversarialStage(Stage):
         from curate.curation.llm.cache import workspace_cache
 
         s = stage_settings(config)
+        inputs = list({str(d.path): d for d in inputs}.values())  # rules is read for samples and tables: once
         files = [str(p) for d in inputs for p in d.files("samples")]
         if not files:
             return Plan(tasks=[])
