@@ -223,7 +223,7 @@ def rejections(outcomes: list[Outcome]) -> dict[str, int]:
 # ------------------------------------------------------------------------------ the stage
 
 STAGE_DEFAULTS: dict[str, Any] = {"seed": 0, "tasks": [], "per_task": 10, "max_samples": 0, "max_turns": 3,
-                                  "max_table_rows": 20, "max_table_chars": 4000, "per_part": 16,
+                                  "max_table_rows": 1000, "max_table_chars": 30000, "per_part": 16,
                                   "generator": {}, "discriminator": {}}
 
 
