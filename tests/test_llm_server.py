@@ -163,7 +163,7 @@ def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_fi
     manifest = json.loads((tmp_path / "releases" / "llm" / "1.0.0" / "manifest.json").read_text())
     assert manifest["models"]["generator"]["model"] == MODEL_NAME
     report = json.loads(next((tmp_path / "ws" / "stages").glob("adversarial-*/report.json")).read_text())
-    assert report["chains"] == 4 and sum(report["by_status"].values()) == 4
+    assert report["tried"] == 4 and sum(report["by_status"].values()) == 4
     assert report["usage"]["generator"]["requests"] >= 4
     assert (tmp_path / "ws" / "llm-cache.sqlite").exists()
 

@@ -25,8 +25,10 @@ def test_each_stage_summary_is_its_report_types_line():
         "215 samples from 186 queries over 8 databases"
     failed = {"samples": 5, "failed": [{"table": "a"}, {"database": "b"}]}
     assert SamplesReport.from_json(failed).summary() == "5 samples; 2 failed: a, b"
-    assert AdversarialReport.from_json({"samples": 2, "chains": 4, "by_status": {"kept": 2, "rejected": 2}}).summary() \
-        == "2 samples kept of 4 chains (kept 2, rejected 2)"
+    reworded = {"samples": 2, "tried": 4, "by_status": {"kept": 2, "rejected": 2},
+                "verdicts": {"verdicts": 9, "rejected": 7, "unnatural": 4, "wrong_answer": 3}}
+    assert AdversarialReport.from_json(reworded).summary() == \
+        "2 samples reworded of 4 tried (kept 2, rejected 2); the discriminator sent back 7 of 9 rewrites"
     verify = {"checked": 10, "matched": 9, "mismatch_count": 1, "error_count": 0, "ok": False, "human_fixed": 2}
     assert STAGES.get("verify").summary(verify) == VerifyReport.from_json(verify).summary() == \
         "9 of 10 programs agree; 1 mismatches, 0 errors; 2 gold answers fixed by annotators"

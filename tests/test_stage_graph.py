@@ -113,7 +113,7 @@ def test_every_stage_is_declared_after_what_it_reads():
 
 
 def test_the_staleness_rule_follows_the_declared_inputs():
-    assert STAGE_INPUTS["adversarial"] == ("rules", "clean")
+    assert STAGE_INPUTS["adversarial"] == ("rules", "sql", "clean")
     assert STAGE_INPUTS["contracts"] == ("imported", "select", "classify", "vote", "review", "verify", "clean", "rules")
     assert downstream("verify") == {"contracts"}
     assert {"clean", "rules", "select", "verify", "contracts"} <= downstream("ingest")

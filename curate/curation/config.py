@@ -5,7 +5,8 @@
                        a database's value and table size, memory, seconds)
     [clean]            cleaning thresholds
     [generate.rules]   rule-based QA;  [generate.sql]  multi-table SQL synthesis
-    [generate.adversarial]  LLM-written question forms (needs [models.generator] and [models.discriminator])
+    [generate.adversarial]  template questions reworded as a person would ask them (needs [models.generator] and
+                       [models.discriminator]); a rewrite is kept where a discriminator answers it with the gold
     [generate.phrase]  SQL samples phrased as natural questions (needs [models.generator])
     [generate.questions]  questions written from RealHiTBench's per-type prompts (needs [models.generator])
     [models.<role>]    a model per role: backend, model, base_url, ... and request parameters

@@ -7,6 +7,9 @@ A filter in datatrove's sense: every sample is kept or dropped with a counted re
 - **over_cap**: a task keeps at most `max_per_task` samples (0: all), spread evenly over its
   templates. Within a template the order is a content hash of (seed, id), so the choice never
   depends on the order samples arrive in.
+- **reworded**: a sample the `adversarial` stage reworded (`provenance["reworded_from"]`) takes its
+  template's place: the template leaves, and the rewrite is ranked, capped and deduplicated as the
+  template would be (its id and question), so rewording never adds a sample or changes which are kept.
 - **over_database_share**: in the tasks of `database_share_tasks` (MMQA's), no database gives more
   than `max_database_share` of a task's samples, so one large database cannot make a benchmark
   about itself. With fewer than 1/share databases the share is an even split among them.
@@ -131,9 +134,14 @@ class SelectStage(Stage):
         cap = f"rank_in_task <= {s['max_per_task']}" if s["max_per_task"] else "true"
         con.execute(f"""
             CREATE TEMP TABLE ranked AS
-            WITH s AS (SELECT id, task, template, table_ids, question, filename, file_row_number AS row,
-                              coalesce(provenance['database'], '') AS db,
-                              md5($seed || id) AS h FROM read_parquet($files, filename = true, file_row_number = true)),
+            WITH a AS (SELECT *, coalesce(provenance['reworded_from'], '') AS reworded_from
+                       FROM read_parquet($files, filename = true, file_row_number = true)),
+            -- reworded: a rewrite stands in its template's place (its id, its question), the template leaves
+            s AS (SELECT coalesce(nullif(reworded_from, ''), id) AS id, task, template, table_ids,
+                         coalesce(provenance['template_question'], question) AS question, filename,
+                         file_row_number AS row, coalesce(provenance['database'], '') AS db,
+                         md5($seed || coalesce(nullif(reworded_from, ''), id)) AS h
+                  FROM a WHERE id NOT IN (SELECT reworded_from FROM a)),
             d AS (SELECT *, row_number() OVER (PARTITION BY task, table_ids, {NORMALIZED_QUESTION_SQL} ORDER BY id, filename, row)
                             AS dup FROM s),
             k AS (SELECT *, row_number() OVER (PARTITION BY task, template ORDER BY h, id, filename, row)
@@ -147,6 +155,8 @@ class SelectStage(Stage):
             SELECT d.task, d.id, d.filename, d.row, d.db, d.dup > 1 AS near_duplicate, r.id IS NOT NULL AS candidate,
                    r.rank_in_task, r.rank_in_db FROM d LEFT JOIN r ON d.filename = r.filename AND d.row = r.row""",
                     {"seed": str(s["seed"]), "files": files})
+        reworded = dict(con.execute("SELECT task, count(*) FROM read_parquet(?) WHERE coalesce(provenance['reworded_from'], "
+                                    "'') <> '' GROUP BY 1 ORDER BY 1", [files]).fetchall())
         limits = self._database_limits(con, s)
         con.execute("CREATE TEMP TABLE limits (task VARCHAR, total BIGINT, per_database BIGINT)")
         if limits:
@@ -181,7 +191,7 @@ class SelectStage(Stage):
                                  "over_database_share": over,
                                  "over_cap": n - k - over - (near if s["drop_near_duplicates"] else 0)}
                              for t, n, near, k, over in counts},
-                 "near_duplicate_examples": near_examples,
+                 "near_duplicate_examples": near_examples, "reworded": reworded,
                  "database_share": {"max": s["max_database_share"], "tasks": s["database_share_tasks"],
                                     "per_database_limit": {t: m for t, (_, m) in limits.items()},
                                     "by_database": by_database}}

@@ -206,13 +206,13 @@ def require_replies(client: "ChatClient", replies: list[Any]) -> None:
     failed transiently, or StructuredReplies marked unavailable): the stage's part stays unfinished,
     and the rerun asks only those again, the finished ones coming from the cache."""
     from curate.curation.llm.batch import HOW_TO_RUN, BatchBackend
-    from curate.curation.llm.types import ModelUnavailable
+    from curate.curation.llm.types import BatchPending, ModelUnavailable
 
     down = [r for r in replies if getattr(r, "unavailable", False)
             or (isinstance(r, ChatResponse) and not r.ok and r.transient)]
     waiting = getattr(client.backend, "requests", None) if isinstance(client.backend, BatchBackend) else None
     if down and waiting:
-        raise ModelUnavailable(f"{client.role or 'model'} ({client.model}): {len(down)} requests wait for their batch "
+        raise BatchPending(f"{client.role or 'model'} ({client.model}): {len(down)} requests wait for their batch "
                                f"replies in {waiting}: {HOW_TO_RUN} with `curate build --replies OUTPUT`; "
                                "the build goes on from there")
     if down:

@@ -18,6 +18,12 @@ class ModelUnavailable(RuntimeError):
     that its part stays unfinished: the rerun asks again, and finished requests come from the cache."""
 
 
+class BatchPending(ModelUnavailable):
+    """Requests were written to a batch file and wait for their replies. A stage's part raises it once
+    it has written every request it can (a whole round); the stage runs its other parts before it
+    stops, so one stop of a build holds the round of every part (`pipeline/runner.py`)."""
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One conversation to complete.

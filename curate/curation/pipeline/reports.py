@@ -120,12 +120,18 @@ class SqlReport(SamplesReport):
 
 @dataclass
 class AdversarialReport(SamplesReport):
-    chains: int = 0
+    """The wording loop: template samples tried, reworded (`samples`), and the discriminator's verdicts
+    (`verdicts`: how many, how many sent a rewrite back, and why)."""
+
+    tried: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
+    verdicts: dict[str, int] = field(default_factory=dict)
 
     def summary(self, detail: str = "") -> str:
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(self.by_status.items()))
-        return super().summary(f" kept of {self.chains:,} chains ({statuses}){detail}")
+        sent_back = (f"; the discriminator sent back {self.verdicts.get('rejected', 0):,} of "
+                     f"{self.verdicts.get('verdicts', 0):,} rewrites") if self.verdicts else ""
+        return super().summary(f" reworded of {self.tried:,} tried ({statuses}){sent_back}{detail}")
 
 
 @dataclass
@@ -155,6 +161,7 @@ class SelectReport(SamplesReport):
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     database_share: dict[str, Any] = field(default_factory=dict)  # MMQA tasks: the most one database gives
+    reworded: dict[str, int] = field(default_factory=dict)  # task -> template questions replaced by their rewrite
 
     def dropped_for(self, reason: str) -> int:
         return sum(d.get(reason, 0) for d in self.dropped.values())
@@ -164,7 +171,9 @@ class SelectReport(SamplesReport):
         over_share = (f", {self.dropped_for('over_database_share'):,} over a database's share of a multi-table task "
                       f"([select] max_database_share = {share:.3g})" if share else "")
         return (f"{self.samples:,} samples kept; dropped: {self.dropped_for('near_duplicate'):,} near-duplicates, "
-                f"{self.dropped_for('over_cap'):,} over the per-task cap{over_share}{detail}")
+                f"{self.dropped_for('over_cap'):,} over the per-task cap{over_share}"
+                + (f"; {sum(self.reworded.values()):,} template questions in their rewrite's wording" if self.reworded else "")
+                + detail)
 
 
 @dataclass

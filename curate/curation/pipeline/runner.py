@@ -38,8 +38,13 @@ def _run_part(stage_name: str, index: int, task: Any, shared: dict[str, Any], co
 
         raise FileNotFoundError(f"stage {stage_name}: {directory} does not exist on {socket.gethostname()}: the "
                                 "workspace must be on storage that every node sees, at the same path")
+    from curate.curation.llm.types import BatchPending
+
     stage: Stage = STAGES.get(stage_name)()
-    outputs, summary = stage.run_part(task, shared, config)
+    try:
+        outputs, summary = stage.run_part(task, shared, config)
+    except BatchPending as e:  # its requests are written: the other parts write theirs before the stage stops
+        return {"index": index, "pending": str(e)}
     return write_part(Path(directory), index, outputs, summary)
 
 
@@ -67,8 +72,17 @@ def run_stage(stage_name: str, config: dict[str, Any], inputs: list[Dataset], st
 
     executor = LocalExecutor(1) if stage.in_process(config) else (executor or LocalExecutor())
     calls = ((stage.name, i, plan.tasks[i], plan.shared, config, str(dataset.path)) for i in todo)
+    pending: list[str] = []
     for marker in executor.map_unordered(_run_part, calls):
+        if "pending" in marker:
+            pending.append(marker["pending"])
+            continue
         advance(weights[marker["index"]])
+    if pending:  # one stop for the round of every part; the finished parts are kept
+        from curate.curation.llm.types import BatchPending
+
+        raise BatchPending(pending[0] if len(pending) == 1 else
+                           f"{len(pending)} parts wait for batch replies; the first: {pending[0]}")
 
     markers = dataset.markers()
     missing = sorted(set(range(len(plan.tasks))) - {m["index"] for m in markers})

@@ -345,8 +345,10 @@ def _stage_line(stage: str, report: dict[str, Any]) -> str:
                 f"{classified.relabelled:,} relabelled")
     if stage == "adversarial":
         kept = AdversarialReport.from_json(report)
-        return (f"{kept.samples:,} of {kept.chains:,} reasoning chains got LLM-written long and "
-                "short questions that a discriminator passed (TReB's generator/discriminator loop)")
+        return (f"{kept.samples:,} of {kept.tried:,} template questions reworded by a model as a person would ask "
+                "them, each kept only where a discriminator that never saw the gold answered it with the executed "
+                "gold and judged it natural and unambiguous (TReB's generator/discriminator loop); the others keep "
+                "their template wording")
     if stage == "review":
         review = ReviewReport.from_json(report)
         applied = review.applied
