@@ -130,8 +130,8 @@ def test_a_table_with_no_body_is_a_reader_warning_with_the_reason(tmp_path, monk
 
     path = workbook(tmp_path / "chart.xlsx", [["Unit", "Staff"], ["North", 4], ["South", 7]])
     parse = xlsx.grid_to_table
-    monkeypatch.setattr(xlsx, "grid_to_table", lambda grid, name, prov: replace(
-        parse(grid, name, prov), body=parse(grid, name, prov).body.slice(0, 0)))
+    monkeypatch.setattr(xlsx, "grid_to_table", lambda grid, name, prov, **how: replace(
+        parse(grid, name, prov, **how), body=parse(grid, name, prov, **how).body.slice(0, 0)))
     skipped: list[dict] = []
     try:
         list(xlsx.read(str(path), skipped))
