@@ -53,6 +53,23 @@ def test_small_counts_and_smooth_series_make_no_aggregate() -> None:
     assert arithmetic.row_relations(counts) == [] and arithmetic.row_relations(series) == []
 
 
+def test_columns_that_move_together_are_one_coincidence() -> None:
+    # openintro's sowc_child_mortality (rows 81-92): Jordan's rates are Jamaica's plus Japan's within the
+    # rounding in seven columns, but mortality by year, sex and age moves together over these three rows
+    # (Japan is small, Jordan near a multiple of Jamaica): one coincidence, not seven
+    columns = ["country", "u5_1990", "u5_2000", "u5_2018", "u5_male", "u5_female", "infant_1990", "infant_2018",
+               "neonatal_1990", "neonatal_2000", "neonatal_2018"]
+    rows = [("Iran", 56, 34, 14, 15, 14, 44, 12, 26, 19, 9), ("Iraq", 54, 44, 27, 29, 24, 42, 22, 26, 24, 15),
+            ("Ireland", 9, 7, 4, 4, 3, 8, 3, 5, 4, 2), ("Israel", 12, 7, 4, 4, 3, 10, 3, 6, 4, 2),
+            ("Italy", 10, 6, 3, 3, 3, 8, 3, 6, 3, 2), ("Jamaica", 30, 22, 14, 16, 13, 25, 12, 20, 17, 10),
+            ("Japan", 6, 5, 2, 3, 2, 5, 2, 3, 2, 1), ("Jordan", 36, 27, 16, 18, 15, 30, 14, 20, 16, 9),
+            ("Kazakhstan", 52, 43, 10, 11, 9, 44, 9, 22, 21, 6), ("Kenya", 107, 106, 41, 45, 37, 68, 31, 28, 28, 20),
+            ("Kiribati", 95, 71, 53, 57, 48, 69, 41, 36, 29, 23), ("Kuwait", 18, 12, 8, 9, 7, 15, 7, 10, 7, 4)]
+    assert arithmetic.row_relations(table(columns, rows)) == []
+    # a subtotal whose columns do not move together is still read
+    assert arithmetic.aggregate_rows(table(["industry", "2019", "2020"], INDUSTRIES)) == {0, 3}
+
+
 def test_derived_columns_are_found_and_recorded_as_inputs() -> None:
     rng = np.random.default_rng(1)
     rows = []

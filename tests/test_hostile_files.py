@@ -33,6 +33,8 @@ def test_entries_that_are_not_regular_files_are_skipped_by_name_and_the_rest_is_
     os.symlink(folder / "loop-b.csv", folder / "loop-a.csv")
     os.symlink(folder / "loop-a.csv", folder / "loop-b.csv")
     os.symlink(folder / "gone.csv", folder / "dangling.csv")
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", folder / "linked-folder")  # was passed by without a word
     with open(os.fsencode(folder) + b"/bad-\xff-name.csv", "w") as f:
         f.write(GOOD)
     report, problems = ingest(folder, inline, tmp_path)
@@ -40,6 +42,7 @@ def test_entries_that_are_not_regular_files_are_skipped_by_name_and_the_rest_is_
     assert "FIFO" in problems["pipe.csv"] and "character device" in problems["zero.csv"]
     assert "symbolic link loop" in problems["loop-a.csv"] and "symbolic link loop" in problems["loop-b.csv"]
     assert "broken symbolic link" in problems["dangling.csv"]
+    assert "symbolic link to a folder" in problems["linked-folder"]
     assert "not valid UTF-8" in problems["bad-\\xff-name.csv"]  # the name shown with its byte escaped
 
 

@@ -60,6 +60,23 @@ def test_a_table_with_two_possible_keys_or_none_is_not_asked_about():
                                                             "orders.customer_id -> customers.customer_id"]
 
 
+def test_a_foreign_key_of_several_columns_is_one_item():
+    """Lahman's SeriesPost names a season's winner and loser, each by (yearID, teamID): two references,
+    not `yearID -> yearID` twice."""
+    teams = pa.table({"yearID": [2000, 2000, 2001, 2001], "teamID": ["NYA", "NYN", "ARI", "NYA"]})
+    series = pa.table({"yearID": [2000, 2001], "round": ["WS", "WS"], "teamIDwinner": ["NYA", "ARI"],
+                       "teamIDloser": ["NYN", "NYA"]})
+    pks = [PrimaryKey("teams", ("yearID", "teamID")), PrimaryKey("series", ("yearID", "round"))]
+    fks = [ForeignKey("series", ("yearID", "teamIDwinner"), "teams", ("yearID", "teamID")),
+           ForeignKey("series", ("yearID", "teamIDloser"), "teams", ("yearID", "teamID"))]
+    bodies = {"teams": teams, "series": series}
+    db, graph = graph_of(bodies, (pks, fks))
+    (fk,) = [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in bodies}) if s.task == FK_SELECTION]
+    assert fk.answer == ["series.(yearID, teamIDloser) -> teams.(yearID, teamID)",
+                         "series.(yearID, teamIDwinner) -> teams.(yearID, teamID)"]
+    assert "several columns is one item" in fk.question
+
+
 def test_an_id_beside_a_unique_name_is_still_one_key():
     teachers = pa.table({"teacher_id": [1, 2, 3], "full_name": ["Ann Li", "Bo Ek", "Cy Ma"]})
     courses = pa.table({"course_id": [1, 2, 3, 4], "teacher_id": [1, 1, 2, 3], "level": ["a", "b", "a", "b"]})

@@ -32,6 +32,9 @@ def test_each_stage_summary_is_its_report_types_line():
     verify = {"checked": 10, "matched": 9, "mismatch_count": 1, "error_count": 0, "ok": False, "human_fixed": 2}
     assert STAGES.get("verify").summary(verify) == VerifyReport.from_json(verify).summary() == \
         "9 of 10 programs agree; 1 mismatches, 0 errors; 2 gold answers fixed by annotators"
+    # retrieval and key samples have no program: the line says so rather than "every program agrees"
+    assert VerifyReport.from_json({"checked": 4, "matched": 4, "no_program": 876}).summary() == \
+        "4 of 4 programs agree; 0 mismatches, 0 errors; 876 samples have no program to re-run"
     contracts = {"ok": False, "expectations": [{"success": True}, {"success": False}], "failed": ["suite: x()"]}
     assert STAGES.get("contracts").summary(contracts) == "1 of 2 expectations met"
     assert not ContractsReport.from_json(contracts).ok and SqlReport.from_json({}).queries == 0

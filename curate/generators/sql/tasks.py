@@ -168,15 +168,29 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                          f"{tables_word} {named}? A key may be one column or several together; answer with "
                          "table.column for every key column.",
                 question_short=f"primary keys of {named}?"))
-        foreign = sorted(f"{a} -> {b}" for a, b in keys["foreign_keys"])
+        foreign = foreign_key_items(graph, chosen)
         if foreign and seen_whole and not (declared and undeclared_links(graph, chosen)):
+            several = " A key of several columns is one item: table.(column, column) -> " \
+                "referenced_table.(column, column)." if any("(" in item for item in foreign) else ""
             samples.append(Sample(
                 task=FK_SELECTION, answer=foreign, answer_type="list", table_ids=ids, origin="sql",
                 template="sql.keys.foreign", quality=quality, provenance=provenance,
                 question=f"In the {quoted(database.name)} database, which foreign keys link the tables {listed}? "
-                         "Answer each as table.column -> referenced_table.column.",
+                         f"Answer each as table.column -> referenced_table.column.{several}",
                 question_short=f"foreign keys between {listed}?"))
     return samples
+
+
+def foreign_key_items(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
+    """The foreign keys among these tables, one item each: a key of several columns (Lahman's
+    `SeriesPost (yearID, teamIDwinner) -> Teams (yearID, teamID)`) is one reference, not one per
+    column, which would list `yearID -> yearID` once for the winner and again for the loser."""
+    def side(table: str, columns: tuple[str, ...]) -> str:
+        return f"{table}.{columns[0]}" if len(columns) == 1 else f"{table}.({', '.join(columns)})"
+
+    chosen = set(tables)
+    return sorted({f"{side(k.table, tuple(k.columns))} -> {side(k.ref_table, tuple(k.ref_columns))}"
+                   for k in graph.foreign_keys if k.table in chosen and k.ref_table in chosen})
 
 
 def undeclared_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
