@@ -142,6 +142,13 @@ def test_a_judge_reply_is_read_as_a_verdict_or_as_nothing():
     assert vote_verdict('{"verdict": "maybe"}') is None and vote_verdict("") is None
 
 
+def test_the_evidence_names_rows_as_ranges_and_shows_programs_as_written():
+    from curate.validators.audit_vote import program_shown, row_ranges
+
+    assert row_ranges([9, 2, 3, 4, 5, 3]) == "2-5, 9" and row_ranges([7]) == "7" and row_ranges([]) == ""
+    assert program_shown("df.to_csv('table.csv', index=False)\nimport pandas as pd") == "import pandas as pd"
+
+
 # Six of TableBench's original-release questions (the design half of the md5 split), answered by three
 # HAND-WRITTEN candidates (replayed answers and programs): they test the plumbing, not a model.
 ISMB, SERIES, SPLIT = "7341c70da411447ef71639df09d1b994", "8e90a54d425a61c7bb3cc66e5698edbf", "65aadc9add4b1a42f5b5071d6a16cfd6"

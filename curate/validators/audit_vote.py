@@ -232,13 +232,24 @@ def judge_prompt(template: str, body: Any, question: str, gold: Any, votes: list
     shown = "\n\n".join(f"{v['name']}: answer {v['answer']!r}" + (f" ({versus[v['versus_gold']]})"
                                                                    if v.get("versus_gold") in versus else "")
                         + (" (marked ambiguous)" if v["ambiguous"] else "")
-                        + (f"; note: {v['note']}" if v["note"] else "") + f"\n{_program_shown(v['program'])}"
+                        + (f"; note: {v['note']}" if v["note"] else "") + f"\n{program_shown(v['program'])}"
                         for v in votes)
     return template.format(rows=body.num_rows, table="\n".join(lines), question=question, gold=gold,
                            candidates=shown, rule=rule)
 
 
-def _program_shown(program: str) -> str:
+def row_ranges(rows: list[int]) -> str:
+    """Row numbers as a reader writes them: [2, 3, 4, 5, 9] is "2-5, 9"."""
+    out: list[list[int]] = []
+    for n in sorted(set(rows)):
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
+
+
+def program_shown(program: str) -> str:
     """A candidate's program as its writer wrote it: without the line the replay adds to write the table out."""
     return "\n".join(x for x in program.splitlines() if x.strip() != "df.to_csv('table.csv', index=False)").strip()
 
@@ -329,7 +340,7 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
         f["judge"] = {"by": judge, **verdict}
         if verdict["rows"]:
             numbered = [[n, *r["rows"][n - 1].values()] for n in verdict["rows"] if 0 < n <= len(r["rows"])]
-            judged = {f"{r['table']}, rows {', '.join(map(str, verdict['rows']))}": {
+            judged = {f"{r['table']}, rows {row_ranges(verdict['rows'])}": {
                 "columns": ["#", *r["columns"]], "rows": plain(numbered[:12]), "matching_rows": len(numbered),
                 "what": "rows the judge used"}}
             f["evidence"] = {**judged, **(f.get("evidence") or {})}  # the judge's rows first
