@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import shared
 from tests.test_cli import invoke
-from curate.validators.answer_diff import Context, context_of, difference
-from curate.validators.audit_vote import decide, vote_verdict
+from curate.validators.answer_diff import Context, close, context_of, difference
+from curate.validators.audit_vote import apply_vote_judge, decide, vote_verdict
 
 
 def test_a_difference_in_writing_is_told_apart_from_a_difference_in_value():
@@ -36,6 +36,58 @@ def test_a_difference_in_writing_is_told_apart_from_a_difference_in_value():
         assert why is None or any(why in r for r in reasons), (gold, answer, reasons)
     assert difference("-36.2", "36.2", signed)[0] == "value"  # a table that writes signs: the sign is a value
     assert difference("Series Three", "three", Context())[0] == "value"  # "series" names no column here
+
+
+def test_rounding_units_and_percents_are_writing_only_when_they_give_the_other_number():
+    table = context_of(["venue", "distance (km)", "wins"], [["cork", 12, 2]])
+    cases = [("18.4", "18.36", "format", "rounding"), ("18.3", "18.36", "format", "rounding"),  # rounded, or cut
+             ("19", "18.01", "value", None), ("18.2", "18.36", "value", None),  # neither rounded nor cut
+             ("45%", "0.45", "format", "percent written as a fraction"), ("45.5%", "0.455", "format", "fraction"),
+             ("0.46", "45%", "value", None), ("12 km", "12", "format", "unit"), ("2 wins", "2", "format", "unit"),
+             ("12 km", "13", "value", None), ("12 miles", "12", "value", None),  # no column says miles
+             ("1982 Limerick", "1982", "value", None),  # a name is no unit
+             ("1.5 million", "1500000", "format", "million"), ("257.10 billion", "257.1", "format", "billion"),
+             ("$1,062", "1062", "format", "$"), ("3 - 0", "3", "value", None)]
+    for gold, answer, kind, why in cases:
+        got, reasons = difference(gold, answer, table)
+        assert got == kind, (gold, answer, got, reasons)
+        assert why is None or any(why in r for r in reasons), (gold, answer, reasons)
+
+
+def test_a_forecast_near_the_candidates_is_another_method_not_a_wrong_gold():
+    assert close("69.07, 77.71", ["70.81", "79.97"], 0.05)  # 2.5% and 2.8% off
+    assert not close("23.53, 4.70, 18.8", ["23.53", "4.7", "31.72"], 0.05) and not close("55555", "22.43", 0.05)
+    assert not close("69.07", ["70.81", "79.97"], 0.05) and not close("north, 5", "south, 5", 0.05)
+    q, task = "What might be the forecasted life expectancy for 2010 - 2015?", "TableBench/DataAnalysis/TrendForecasting"
+    near = decide(q, task, "69.07, 77.71", [_c(n, "70.81, 79.97") for n in "abc"], Context())
+    assert near["kind"] == "ambiguous" and not near["wrong_gold"] and not near["ask"] and "within 5%" in near["detail"]
+    far = decide(q, task, "23.53, 4.70, 18.8", [_c(n, "23.53, 4.7, 31.72") for n in "abc"], Context())
+    assert far["kind"] == "ambiguous" and far["disagree"] and "needs judge/review" in far["detail"]
+
+
+def _judged(gold, answers, reply, rules=()):
+    """One finding of the vote, as `vote_sample` leaves it, after one judge reply (HAND-WRITTEN)."""
+    votes = [{"name": n, "answer": a, "program": "print(1)", "ambiguous": False, "note": ""} for n, a in answers]
+    votes += [{"name": n, "answer": a, "program": f"rule {n}", "ambiguous": False, "note": ""} for n, a in rules]
+    finding = {"sample_id": "s1", "source_id": "q1", "kind": "ambiguous", "gold": gold, "recomputed": answers[0][1],
+               "wrong_gold": False, "confidence": 0.5, "engines": [n for n, _ in answers], "detail": "", "votes": votes,
+               "judge": {"by": None}, "evidence": {}}
+    request = {"sample_ids": ["s1"], "table": "t", "columns": ["n"], "rows": [{"n": 1}]}
+    report = apply_vote_judge({"findings": [finding]}, [request], {"s1": json.dumps(reply)}, "hand")
+    return report["findings"][0]
+
+
+def test_a_wrong_gold_needs_every_candidate_against_it_and_the_judge():
+    wrong = {"verdict": "gold_wrong", "answer": "40", "rows": [], "reason": "r"}
+    split = _judged("14", [("a", "40"), ("b", "14"), ("c", "40")], wrong)
+    assert split["kind"] == "ambiguous" and not split["wrong_gold"] and "do not all agree" in split["detail"]
+    agreed = _judged("4", [("a", "4"), ("b", "4"), ("c", "4")], {**wrong, "answer": "8"})  # the vote holds the gold
+    assert agreed["kind"] == "ambiguous" and not agreed["wrong_gold"]
+    unanimous = _judged("14", [("a", "40"), ("b", "40"), ("c", "40")], wrong, rules=[("count(n > 1500)", 12)])
+    assert unanimous["wrong_gold"] and unanimous["kind"] == "wrong_value"  # a crude rule's answer does not veto
+    loose = _judged("14", [("a", "40"), ("b", "40")], {**wrong, "answer": "about 40 people"})
+    assert loose["wrong_gold"] and "the candidates' '40'" in loose["detail"]  # its free-text answer is said
+    assert not _judged("14", [("a", "40"), ("b", "40")], {**wrong, "verdict": "ambiguous"})["wrong_gold"]
 
 
 def _c(name, answer, ambiguous=False, note=""):
@@ -90,12 +142,19 @@ def test_a_judge_reply_is_read_as_a_verdict_or_as_nothing():
     assert vote_verdict('{"verdict": "maybe"}') is None and vote_verdict("") is None
 
 
+def test_the_evidence_names_rows_as_ranges_and_shows_programs_as_written():
+    from curate.validators.audit_vote import program_shown, row_ranges
+
+    assert row_ranges([9, 2, 3, 4, 5, 3]) == "2-5, 9" and row_ranges([7]) == "7" and row_ranges([]) == ""
+    assert program_shown("df.to_csv('table.csv', index=False)\nimport pandas as pd") == "import pandas as pd"
+
+
 # Six of TableBench's original-release questions (the design half of the md5 split), answered by three
 # HAND-WRITTEN candidates (replayed answers and programs): they test the plumbing, not a model.
 ISMB, SERIES, SPLIT = "7341c70da411447ef71639df09d1b994", "8e90a54d425a61c7bb3cc66e5698edbf", "65aadc9add4b1a42f5b5071d6a16cfd6"
 FORECAST, COMPARE, MOUNTAINS = "c7d3b4bc8a57ba77136b864b42e00c90", "a391095376b9b00a461c12b58b5cf94b", \
     "2a01a6240ddabb477a15919fcca82afb"
-ANSWERS = {ISMB: ["70.63"] * 3, SERIES: ["three"] * 3, SPLIT: ["40", "14", "40"], FORECAST: ["70.81, 79.97"] * 3,
+ANSWERS = {ISMB: ["70.63"] * 3, SERIES: ["three"] * 3, SPLIT: ["40", "14", "40"], FORECAST: ["75.9, 85.3"] * 3,
            COMPARE: ["e2 - 2000, 202.5"] * 3,
            MOUNTAINS: ["aoraki / mount cook, mount aspiring / tititea, mount tapuaenuku"] * 3}
 AMBIGUOUS = {SPLIT: "three side-by-side blocks", COMPARE: "comparison form unspecified"}

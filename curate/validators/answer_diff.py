@@ -3,20 +3,24 @@ two). The audit's vote groups candidates and compares them with the gold under t
 gold that is only written differently is never called wrong.
 
 `difference(gold, answer, context)` -> (kind, reasons): `same` (equal up to trivial spelling: "2.0" and "2"),
-`format` (one answer written differently: a thousands separator, a percent sign, letter case, spacing, a
-full-width list comma, rounding stated on one side only, a sign where the table writes none, the column's name
-added to a cell value, a comparison stated as a word where the other gives the difference: "higher" and "202.5"),
+`format` (one answer written differently: a thousands separator, a percent sign or a percent written as a
+fraction ("45%" and 0.45), a unit or scale word on one side only ("12 km" and 12, "1.5 million" and 1500000),
+letter case, spacing, a full-width list comma, rounding stated on one side only (the finer number rounded half
+away from zero, or cut, gives the coarser: 18.33 and 18.3, never 18.01 and 19), a sign where the table writes
+none, the column's name added to a cell value, a comparison stated as a word where the other gives the
+difference: "higher" and "202.5"),
 `items` (some items in common, some missing or extra) or `value`. Built on
 `curation.answers` (normalize_answer, Equivalence), the rule every metric and judge applies.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from curate.curation.answers import Equivalence, normalize_answer, split_list
+from curate.curation.answers import Equivalence, normalize_answer, round_number, split_list
 
 SAME, FORMAT, ITEMS, VALUE = "same", "format", "items", "value"
 _DECIMALS = re.compile(r"\.(\d+)\s*%?\s*$")
@@ -65,14 +69,79 @@ def _decimals(raw: Any) -> int:
 
 
 def _near(g: float, a: float, gold: Any, answer: Any) -> str | None:
-    """None when two numbers differ; "" when equal; why, when one is the other rounded (or cut) to the
-    coarser of the two writings (18.33 and 18.3; 3209008.86 and 3209008)."""
+    """None when two numbers differ; "" when equal; why, when the more precise one rounded (half away from zero)
+    or cut to the coarser writing gives the other (18.33 and 18.3; 3209008.86 and 3209008), or one is the other
+    as a percent written as a fraction ("45%" and 0.45)."""
     if _EXACT.same(a, g):
         return ""
     dg, da = _decimals(gold), _decimals(answer)
-    if dg != da and abs(a - g) < 10 ** -min(dg, da) - 1e-12:
-        return f"rounding (the gold states {dg} decimals, the answer {da})"
+    if dg != da:
+        coarse, fine, places = (g, a, dg) if dg < da else (a, g, da)
+        if coarse == round_number(fine, places) or coarse == math.trunc(fine * 10 ** places) / 10 ** places:
+            return f"rounding (the gold states {dg} decimals, the answer {da})"
+    for percent, fraction, raw in ((g, a, gold), (a, g, answer)):
+        if str(raw).strip().endswith("%") and percent != 0 and \
+                _near(percent / 100, fraction, _shift(raw), fraction if raw is gold else gold) == "":
+            return "a percent written as a fraction"
     return None
+
+
+def _shift(percent: Any) -> str:
+    """A percent's writing as a fraction: "45.5%" states 3 decimals as 0.455."""
+    return "0." + "0" * (_decimals(percent) + 2) if _decimals(percent) + 2 else "0"
+
+
+_UNIT = re.compile(r"^\s*(?P<pre>[$€£¥])?\s*(?P<num>[-+]?[\d.,]*\d%?)\s*(?P<unit>[^\W\d_][^\d]{0,24})?\s*$")
+_SCALE = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "b": 1e9,
+          "trillion": 1e12}
+
+
+def _with_unit(text: Any) -> tuple[float, str, float] | None:
+    """A number written with a unit or a currency sign ("12 km", "$1,062", "1.5 million"): (the number, the unit,
+    the scale its word says); None for a plain number or anything else."""
+    m = _UNIT.match(str(text)) if isinstance(text, str) else None
+    if not m or not (m.group("pre") or m.group("unit")):
+        return None
+    number = normalize_answer(m.group("num"))
+    if not isinstance(number, float):
+        return None
+    unit = " ".join(filter(None, (m.group("pre"), (m.group("unit") or "").strip().lower())))
+    return number, unit, _SCALE.get((m.group("unit") or "").strip().lower().rstrip("s"), 1.0)
+
+
+def _unit_difference(gold: Any, answer: Any, ctx: Context) -> str | None:
+    """Why a number with a unit and the bare number are one answer ("12 km" and 12; "1.5 million" and 1500000:
+    the unit or scale word written on one side only), None when they are not. A unit is a currency sign, a
+    scale word, or words the table's column names hold ("km" of "distance (km)"): "1982 Limerick" is no 1982."""
+    for with_unit, bare, raw in ((gold, answer, answer), (answer, gold, gold)):
+        said, plain_number = _with_unit(with_unit), normalize_answer(bare)
+        if said is None or not isinstance(plain_number, float) or _with_unit(bare) is not None:
+            continue
+        number, unit, scale = said
+        words = _WORD.findall(unit)
+        if scale == 1.0 and not (set(unit) & set("$€£¥")) and not (words and set(words) <= ctx.header_words):
+            continue
+        for value in {number, number * scale}:
+            near = _near(plain_number, value, raw, str(number) if value == number else repr(value))
+            if near is not None:
+                return ", ".join(filter(None, [f"a unit written on one side only ({unit})", near]))
+    return None
+
+
+def close(gold: Any, answer: Any, rel_tol: float) -> bool:
+    """Every number of the gold within `rel_tol` of the answer's, item by item in order, and the texts the same:
+    how near a forecast must be to count as the same forecast by another method (`audit_vote.FORECAST_TOLERANCE`)."""
+    gp, ap = parts(gold), parts(answer)
+    if len(gp) != len(ap):
+        return False
+    for g, a in zip(gp, ap):
+        ng, na = normalize_answer(g), normalize_answer(a)
+        if isinstance(ng, float) and isinstance(na, float):
+            if abs(ng - na) > rel_tol * max(abs(na), 1e-12):
+                return False
+        elif item_difference(g, a)[0] not in (SAME, FORMAT):
+            return False
+    return True
 
 
 def _direction(word: Any, number: Any) -> str | None:
@@ -89,7 +158,7 @@ def item_difference(gold: Any, answer: Any, ctx: Context = Context()) -> tuple[s
     """One item against one item: (same | format | value, why)."""
     g, a = normalize_answer(gold), normalize_answer(answer)
     written_g, written_a = str(gold).strip(), str(answer).strip()
-    compared = _direction(g, a) or _direction(a, g)
+    compared = _direction(g, a) or _direction(a, g) or _unit_difference(gold, answer, ctx)
     if compared:
         return FORMAT, compared
     if isinstance(g, float) and isinstance(a, float):

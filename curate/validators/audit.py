@@ -1230,7 +1230,9 @@ def write_errata(report: dict[str, Any], out: str) -> list[str]:
 def _who_decided(f: dict[str, Any]) -> str:
     judge = f.get("judge") or {}
     if judge.get("by"):
-        rows = f" (rows {', '.join(map(str, judge['rows']))})" if judge.get("rows") else ""
+        from curate.validators.audit_vote import row_ranges
+
+        rows = f" (rows {row_ranges(judge['rows'])})" if judge.get("rows") else ""
         return f"judge {judge['by']}: {str(judge.get('verdict', '')).replace('_', ' ')}{rows}: {judge.get('reason', '')}"
     return str(judge.get("reason", ""))
 
@@ -1246,8 +1248,10 @@ def _votes_md(f: dict[str, Any]) -> list[str]:
     out += ["", "| candidate | answer | against the gold | ambiguous | note |", "| --- | --- | --- | --- | --- |"]
     out += [f"| {v['name']} | `{v['answer']!r}` | {v['versus_gold']} | {'yes' if v['ambiguous'] else ''} | "
             f"{str(v['note']).replace('|', '/')} |" for v in f["votes"]]
+    from curate.validators.audit_vote import program_shown
+
     for v in f["votes"]:
-        program = str(v["program"]).strip()
+        program = program_shown(str(v["program"]))
         if program and not program.startswith("rule "):
             body = program if program.startswith("```") else f"```\n{program}\n```"
             out += ["", f"{v['name']}'s program:", "", body]
@@ -1257,6 +1261,8 @@ def _votes_md(f: dict[str, Any]) -> list[str]:
 def _votes_html(f: dict[str, Any]) -> list[str]:
     import html
 
+    from curate.validators.audit_vote import program_shown
+
     if not f.get("votes"):
         return []
     out = [f"<p>decided by: {html.escape(_who_decided(f))}</p>"] if f.get("judge") else []
@@ -1264,6 +1270,6 @@ def _votes_html(f: dict[str, Any]) -> list[str]:
                "<th>program</th></tr>")
     out += [f"<tr><td>{html.escape(v['name'])}</td><td>{html.escape(repr(v['answer']))}</td><td>{v['versus_gold']}"
             f"</td><td>{'yes' if v['ambiguous'] else ''}</td><td>{html.escape(str(v['note']))}</td><td><pre>"
-            f"{html.escape(str(v['program']))}</pre></td></tr>" for v in f["votes"]]
+            f"{html.escape(program_shown(str(v['program'])))}</pre></td></tr>" for v in f["votes"]]
     out.append("</table>")
     return out

@@ -11,10 +11,14 @@ For each sample, the candidates are grouped by answer (a difference only in writ
   all candidates agree on another answer, none says the question is ambiguous, and it is no forecast (whose
   answer depends on a method the question does not name): TReB's table, the gold is wrong. A split vote, a
   candidate that calls the question ambiguous, or a forecast is `ambiguous` and "needs judge/review".
+- a forecast whose gold is within `FORECAST_TOLERANCE` of the largest group's forecast is the same forecast by
+  another method: `ambiguous`, never a wrong gold, and the judge is not asked.
 - an LLM judge (prompt: `prompts/audit_judge.toml`, `[vote_judge]`) sees the table, the question, the gold and
   each candidate's program, answer and note, and decides every disagreement: `gold_wrong` (its answer, compared
   with the gold by the same equivalence: a difference only in writing stays `presentation`), `ambiguous`, or
-  `gold_right` (no finding; listed in the report's judge section). Replies come live, replayed from a file, or
+  `gold_right` (no finding; listed in the report's judge section). Its `gold_wrong` makes a wrong gold only
+  where the rule's threshold holds too (`against_gold`: every candidate on one answer against the gold);
+  otherwise the finding is `ambiguous`, with the judge's reason. Replies come live, replayed from a file, or
   from batch output lines (`curate audit --judge-prompts`, then `--judge-replies`).
 """
 
@@ -26,6 +30,10 @@ from pathlib import Path
 from typing import Any
 
 FORECAST = re.compile(r"\b(forecast\w*|predict\w*|project(?:ed|ion|ions)?|extrapolat\w*)\b", re.I)
+# a forecast's answer depends on a method the question does not name: a gold within 5% of the candidates'
+# forecast, number by number, is the same forecast by another method (a linear trend one period off, an average
+# change instead of a fitted line), never a wrong gold
+FORECAST_TOLERANCE = 0.05
 VERDICTS = ("gold_right", "gold_wrong", "ambiguous")
 _NEEDS = "needs judge/review"
 
@@ -48,13 +56,34 @@ def replay_remarks(path: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+def is_forecast(question: str, task: str) -> bool:
+    return bool(FORECAST.search(question)) or "forecast" in task.lower()
+
+
+def models(voters: list[dict[str, Any]]) -> list[Any]:
+    """The answers of the candidates a model wrote: the general rules' answers (program "rule ...") are
+    evidence shown beside them, not votes of the threshold (a crude rule that misreads a table must not veto)."""
+    return [v["answer"] for v in voters if not str(v.get("program", "")).startswith("rule ")]
+
+
+def against_gold(gold: Any, answers: list[Any], ctx: Any, min_votes: int = 2) -> bool:
+    """The one threshold for a wrong gold: at least `min_votes` candidates (`models`), every one giving one
+    answer, and that answer differing from the gold in value or items (not only in writing). A split vote, or a
+    vote that holds the gold's answer, never makes a gold wrong, whatever a judge says: it is reported as
+    ambiguous."""
+    from curate.validators.answer_diff import FORMAT, SAME, difference, same_answer
+
+    return (len(answers) >= max(min_votes, 1) and all(same_answer(a, answers[0], ctx) for a in answers[1:])
+            and difference(gold, answers[0], ctx)[0] not in (SAME, FORMAT))
+
+
 def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]], ctx: Any,
            min_votes: int = 2) -> dict[str, Any] | None:
     """The rule judge's decision for one sample: None when the candidates hold the gold's answer (and say
     nothing against the question), else {kind, wrong_gold, disagree, group, detail, reasons} (and `ask`: the
     judge is asked although the vote holds the gold's answer). `candidates`:
     [{name, answer, ambiguous, note}] with usable answers."""
-    from curate.validators.answer_diff import FORMAT, ITEMS, SAME, difference, same_answer
+    from curate.validators.answer_diff import FORMAT, ITEMS, SAME, close, difference, same_answer
 
     if not candidates:
         return None
@@ -82,11 +111,18 @@ def decide(question: str, task: str, gold: Any, candidates: list[dict[str, Any]]
                     "reasons": reasons, "detail": f"{len(largest)} of {n} candidates ({names}) give the gold's "
                                                   f"answer written differently: {'; '.join(reasons)}"}
         return None
-    if len(largest) < n or len(largest) < min_votes:
+    forecast = is_forecast(question, task)
+    if forecast and 2 * len(largest) > n and close(gold, largest[0]["answer"], FORECAST_TOLERANCE):
+        return {"kind": "ambiguous", "wrong_gold": False, "disagree": False, "ask": False, "group": largest,
+                "reasons": reasons,
+                "detail": f"a forecast: the gold is within {FORECAST_TOLERANCE:.0%} of {len(largest)} of {n} "
+                          f"candidates' ({largest[0]['answer']}), the same forecast by another method (the question "
+                          f"names none); not a wrong gold"}
+    if not against_gold(gold, models(candidates), ctx, min_votes):
         why = f"the candidates split ({' / '.join(str(g[0]['answer']) for g in groups)})"
     elif marked:
         why = f"{len(marked)} of {n} candidates say the question is ambiguous"
-    elif FORECAST.search(question) or "forecast" in task.lower():
+    elif forecast:
         why = "a forecast: its answer depends on a method the question does not name"
     else:
         wrong = "missing_or_extra_items" if kind == ITEMS else "wrong_value"
@@ -196,13 +232,24 @@ def judge_prompt(template: str, body: Any, question: str, gold: Any, votes: list
     shown = "\n\n".join(f"{v['name']}: answer {v['answer']!r}" + (f" ({versus[v['versus_gold']]})"
                                                                    if v.get("versus_gold") in versus else "")
                         + (" (marked ambiguous)" if v["ambiguous"] else "")
-                        + (f"; note: {v['note']}" if v["note"] else "") + f"\n{_program_shown(v['program'])}"
+                        + (f"; note: {v['note']}" if v["note"] else "") + f"\n{program_shown(v['program'])}"
                         for v in votes)
     return template.format(rows=body.num_rows, table="\n".join(lines), question=question, gold=gold,
                            candidates=shown, rule=rule)
 
 
-def _program_shown(program: str) -> str:
+def row_ranges(rows: list[int]) -> str:
+    """Row numbers as a reader writes them: [2, 3, 4, 5, 9] is "2-5, 9"."""
+    out: list[list[int]] = []
+    for n in sorted(set(rows)):
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
+
+
+def program_shown(program: str) -> str:
     """A candidate's program as its writer wrote it: without the line the replay adds to write the table out."""
     return "\n".join(x for x in program.splitlines() if x.strip() != "df.to_csv('table.csv', index=False)").strip()
 
@@ -275,7 +322,7 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
     from collections import Counter
 
     from curate.curation.answers import plain
-    from curate.validators.answer_diff import FORMAT, ITEMS, SAME, context_of, difference
+    from curate.validators.answer_diff import FORMAT, ITEMS, SAME, context_of, difference, same_answer
     from curate.validators.findings import KINDS, proposed_answer
 
     by_sample = {f["sample_id"]: f for f in report["findings"] if f["sample_id"]}
@@ -293,7 +340,7 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
         f["judge"] = {"by": judge, **verdict}
         if verdict["rows"]:
             numbered = [[n, *r["rows"][n - 1].values()] for n in verdict["rows"] if 0 < n <= len(r["rows"])]
-            judged = {f"{r['table']}, rows {', '.join(map(str, verdict['rows']))}": {
+            judged = {f"{r['table']}, rows {row_ranges(verdict['rows'])}": {
                 "columns": ["#", *r["columns"]], "rows": plain(numbered[:12]), "matching_rows": len(numbered),
                 "what": "rows the judge used"}}
             f["evidence"] = {**judged, **(f.get("evidence") or {})}  # the judge's rows first
@@ -313,6 +360,13 @@ def apply_vote_judge(report: dict[str, Any], requests: list[dict[str, Any]], rep
             f.update(kind="presentation", wrong_gold=False, confidence=0.7, proposed=None,
                      detail=f"{said}; but its answer {answer!r} is the gold written differently ({'; '.join(reasons)})")
             continue
+        if not against_gold(f["gold"], models(f["votes"]), ctx):
+            f.update(kind="ambiguous", wrong_gold=False, confidence=0.6, proposed=None,
+                     detail=f"{said}; not a wrong gold: the candidates do not all agree on one answer against the "
+                            f"gold (a wrong gold needs them and the judge)")
+            continue
+        if not same_answer(answer, f["recomputed"], ctx):  # its answer is free text: said, not a veto
+            said += f"; its answer {answer!r}, the candidates' {f['recomputed']!r}"
         wrong = "missing_or_extra_items" if kind == ITEMS else "wrong_value"
         f.update(kind=wrong, wrong_gold=True, confidence=0.9, recomputed=answer, detail=said,
                  proposed=proposed_answer(f["gold"], answer))
