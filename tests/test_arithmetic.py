@@ -70,6 +70,21 @@ def test_columns_that_move_together_are_one_coincidence() -> None:
     assert arithmetic.aggregate_rows(table(["industry", "2019", "2020"], INDUSTRIES)) == {0, 3}
 
 
+def test_a_column_of_small_figures_does_not_tie_the_telling_ones_together() -> None:
+    """A BLS sheet (RealHiTBench employment-table15): women 20 years and over = 20 to 24 + 25 and over in
+    every industry. Mining's 12 = 1 + 11 is a multiple of any column within its rounding, and must not
+    make construction (286 = 24 + 262), manufacturing and trade one coincidence."""
+    from curate.curation.sources.readers import xlsx
+    from tests.conftest import shared
+
+    [sheet] = xlsx.read(str(shared("realhitbench", "tables", "employment-table15.xlsx")), [])
+    labels = sheet.body.column(0).to_pylist()
+    assert labels[70:75] == ["Women, 16 years and over", "16 to 19 years", "20 years and over", "20 to 24 years",
+                             "25 years and over"]
+    found = {(a.at, a.of) for a in arithmetic.row_relations(sheet)}
+    assert (72, (73, 74)) in found and (70, (71, 72)) in found
+
+
 def test_derived_columns_are_found_and_recorded_as_inputs() -> None:
     rng = np.random.default_rng(1)
     rows = []

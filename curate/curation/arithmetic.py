@@ -145,43 +145,49 @@ class Numbers:
         return Numbers(self.values.T.copy(), self.half.T.copy(), self.step.T.copy())
 
 
-def proportional_clusters(values: np.ndarray, half: np.ndarray, min_rows: int = 3) -> np.ndarray:
+def proportional_clusters(values: np.ndarray, half: np.ndarray) -> np.ndarray:
     """Columns that are one constant multiple of another in every row (an employee's take, 23% of the amount
     billed): one piece of evidence, however many of them agree with a sum."""
     m = values.shape[1]
     cluster = np.arange(m)
     for j in range(m):
         for i in range(j):
-            if cluster[i] != i:
-                continue
-            both = np.isfinite(values[:, i]) & np.isfinite(values[:, j])
-            x, y = values[both, i], values[both, j]
-            if both.sum() < min_rows or not np.array_equal(x == 0, y == 0) or not (y != 0).any():
-                continue
-            ratio = float(np.median(x[y != 0] / y[y != 0]))
-            if np.all(np.abs(x - ratio * y) <= half[both, i] + abs(ratio) * half[both, j] + 1e-9 * np.abs(x)):
+            if cluster[i] == i and proportional(values[:, i], values[:, j], half[:, i], half[:, j]):
                 cluster[j] = i
                 break
     return cluster
 
 
-def local_clusters(values: np.ndarray, half: np.ndarray, agree: np.ndarray, cluster: np.ndarray) -> np.ndarray:
-    """`cluster`, with the agreeing columns that are multiples of one another over these rows alone (a
-    candidate aggregate and its block) joined. Child mortality by year and sex rises and falls together:
-    where Jordan's 36 is Jamaica's 16 + Japan's 20 (rounded), its 27 = 12 + 15 says nothing more. Such
-    columns hold one coincidence, however many of them repeat it. The table itself is returned when no
-    columns join."""
-    columns = np.flatnonzero(agree)
+def proportional(x: np.ndarray, y: np.ndarray, hx: np.ndarray, hy: np.ndarray, min_rows: int = 3) -> bool:
+    """Is `x` one constant multiple of `y` in every row both fill, within the rounding of each?"""
+    both = np.isfinite(x) & np.isfinite(y)
+    x, y, hx, hy = x[both], y[both], hx[both], hy[both]
+    if both.sum() < min_rows or not np.array_equal(x == 0, y == 0) or not (y != 0).any():
+        return False
+    ratio = float(np.median(x[y != 0] / y[y != 0]))
+    return bool(np.all(np.abs(x - ratio * y) <= hx + abs(ratio) * hy + 1e-9 * np.abs(x)))
+
+
+def local_clusters(values: np.ndarray, half: np.ndarray, agree: np.ndarray, weight: np.ndarray,
+                   cluster: np.ndarray) -> np.ndarray:
+    """`cluster`, with each agreeing column joined to a more telling one it is a multiple of over these rows
+    alone (a candidate aggregate and its block). Child mortality by year and sex rises and falls together:
+    where Jordan's 36 is Jamaica's 30 + Japan's 6, its 27 = 22 + 5 says nothing more. Columns are taken
+    from the most telling match down, and each joins only such a column: a column of small figures (a
+    sector's 12 = 1 + 11) is a multiple of almost anything within its rounding, and must not tie the
+    telling columns together. The table's own `cluster` is returned when no column joins."""
+    columns = sorted(np.flatnonzero(agree), key=lambda j: -weight[j])
     if len(columns) < 2:
         return cluster
-    local = proportional_clusters(values[:, columns], half[:, columns], min_rows=2)
-    if np.array_equal(local, np.arange(len(columns))):
-        return cluster
-    out = cluster.copy()
-    for a, b in enumerate(local):
-        if b != a:
-            out[out == out[columns[a]]] = out[columns[b]]
-    return out
+    out, leads, joined = cluster.copy(), [], False
+    for j in columns:
+        lead = next((i for i in leads if proportional(values[:, i], values[:, j], half[:, i], half[:, j], 2)), None)
+        if lead is None:
+            leads.append(j)
+        elif out[j] != out[lead]:
+            out[out == out[j]] = out[lead]
+            joined = True
+    return out if joined else cluster
 
 
 def numbers(table: Any, columns: Sequence[int]) -> Numbers:
@@ -281,7 +287,8 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) 
                 grand & claim(match, checkable, weight, grid.cluster, 1))
             for i in np.flatnonzero(accept):
                 rows = [int(heads[i])] + list(range(int(lo[i]), int(hi[i])))
-                cluster = local_clusters(V[rows], H[rows], match[i], grid.cluster)
+                cluster = local_clusters(V[rows], H[rows], match[i], weight[i], grid.cluster) if axis == "R" \
+                    else grid.cluster  # a column's sum is checked row by row, over many rows
                 if cluster is not grid.cluster and not claim(
                         match[i:i + 1], checkable[i:i + 1], weight[i:i + 1], cluster, 1 if grand[i] else tried)[0]:
                     continue  # its columns move together over these rows: one coincidence, counted once
