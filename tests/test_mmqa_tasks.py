@@ -290,9 +290,9 @@ def test_an_unnamed_question_reads_as_entries_and_leaves_the_linking_table_for_t
     assert text == "What is the lowest {c.num} among the entries linked to students with {a.cat} {v}?"
     text = without_table_names("Which {B} entry (give its {b.label}) has the most recent {A} entry by {a.date}?")
     assert text == "Which entry (give its {b.label}) has the most recent entry by {a.date}?"
-    text = without_table_names("What is the average {a.num} of the {A} whose {B} entry has a {b.num2} above {v}?",
+    text = without_table_names("What is the average {a.num} of the {A} whose {B} entry has a {b.num2} of more than {v}?",
                                {"A": Noun("country", "countries", from_key=True)})
-    assert text == "What is the average {a.num} of the countries with a {b.num2} above {v}?"  # not "whose entry has"
+    assert text == "What is the average {a.num} of the countries with a {b.num2} of more than {v}?"  # not "whose entry has"
 
 
 def test_a_table_named_by_a_plural_phrase_is_counted_by_it_not_by_its_entries():

@@ -4,6 +4,7 @@ execution in DuckDB and SQLite, every rejection reason, MMQA's five tasks, `cura
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pyarrow as pa
@@ -97,6 +98,30 @@ def test_a_bad_template_is_a_clear_error(entry, message):
         build_template({**base, **entry}, "test", "count")
     with pytest.raises(ValueError, match="category"):
         build_template(base, "test", "trivia")
+
+
+_ABOVE_SQL = "SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE a.num > :v"
+_AT_LEAST_SQL = "SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE a.num >= :v"
+
+
+@pytest.mark.parametrize("sql, question, message", [
+    (_ABOVE_SQL, "How many {A} entries have a {a.num} above {v}?", "above"),  # ties read both ways
+    (_ABOVE_SQL, "How many {A} entries have a {a.num} of at least {v}?", "more than"),  # the other side of 18
+    (_AT_LEAST_SQL, "How many {A} entries have a {a.num} of more than {v}?", "at least"),
+    (_ABOVE_SQL, "How many {A} entries have a {a.num} of more than {v}?", None),
+    (_AT_LEAST_SQL, "How many {A} entries have a {a.num} of {v} or more?", None),
+])
+def test_a_threshold_is_worded_as_its_sql_compares(sql, question, message):
+    entry = {"id": "t", "tables": 2, "sql": sql, "question": question}
+    if message is None:
+        assert build_template(entry, "test", "count").values["v"]
+        return
+    with pytest.raises(ValueError, match=message):
+        build_template(entry, "test", "count")
+
+
+def test_no_shipped_question_says_above():
+    assert not [t.id for t in load_sql_templates() if re.search(r"\b(above|below)\b", t.question)]
 
 
 def test_dropping_an_end_table_removes_its_join_its_conditions_and_its_subquery():

@@ -200,7 +200,7 @@ def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = 
             text = (text.replace(f"{{{letter}}} entries", noun.many).replace(f"{{{letter}}} entry", noun.one)
                     .replace(f"{{{letter}}}", noun.many))
     text = re.sub(r" through \{B\}(?= to )", "", text)  # the linking table is what the reader must find
-    # "the countries whose {B} entry has a `c_section` above 28": the related table is the reader's to find
+    # "the countries whose {B} entry has a `c_section` of more than 28": the related table is the reader's to find
     text = re.sub(r"\bwhose \{[ABC]\} entry has ", "with ", text)
     for letter in "ABC":
         text = text.replace(f"{{{letter}}} entries", "entries").replace(f"{{{letter}}} entry", "entry")
