@@ -319,3 +319,16 @@ def test_no_foreign_key_question_where_the_data_holds_a_link_the_schema_does_not
     declared = Database("w", db.tables, pks, (*fks, ForeignKey("land", ("hauptstadt",), "stadt", ("id",))))
     graph = SchemaGraph(declared, {"land": land, "stadt": stadt})
     assert [s for s in key_samples(declared, graph, {"land": "t1", "stadt": "t2"}) if s.task == FK_SELECTION]
+
+
+def test_a_documented_label_is_carried_as_a_noun_phrase_never_as_a_clause_or_coding_note():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import column_words
+
+    # "team seasons with won a wild card (Y or N) (`WCWin`) "N"": a clause with its coding note, pasted
+    assert column_words("WCWin", ColumnInfo("WCWin", label="won a wild card (Y or N)")) == "`WCWin`"
+    assert column_words("sex", ColumnInfo("sex", label="sex (1 = male, 0 = female)")) == "sex"
+    assert column_words("vote", ColumnInfo("vote", label="whether the senator voted yes")) == "vote"
+    assert column_words("male", ColumnInfo("male", label="1 if male")) == "male"
+    # a unit in parentheses is part of the name, not a coding note
+    assert column_words("pop", ColumnInfo("pop", label="population (thousands)")) == "population (thousands) (`pop`)"
