@@ -461,3 +461,12 @@ def test_a_retrieval_question_may_say_a_translated_tables_english_noun_but_never
         assert synth._unrevealing("flights") is None  # "flights" would name the answer
     finally:
         synth.close()
+
+
+def test_a_row_is_never_named_by_a_number_or_an_amount():
+    from curate.generators.sql.roles import column_roles
+
+    body = pa.table({"lieferant": ["Oren", "Ali", "Bea", "Cem"],
+                     "einzelpreis": ["4.5 EUR", "2 EUR", "3 EUR", "9 EUR"],  # an amount by its name
+                     "bestellwert": ["15752.45", "1.20", "3,10", "7"]})  # numbers stored as text
+    assert column_roles(body, set())["label"] == ["lieferant"]
