@@ -135,8 +135,9 @@ def _synth(bodies, pks, fks, templates):
 
 AIRPORTS = pa.table({"faa": ["JFK", "LGA", "EWR", "BOS"], "name": ["Kennedy", "LaGuardia", "Newark", "Logan"],
                      "zone": ["east", "east", "west", "west"]})
+# passengers: a count that adds up (a SUM template takes additive measures only)
 FLIGHTS = pa.table({"flight_id": list(range(1, 13)), "origin": ["JFK", "LGA", "EWR"] * 4,
-                    "dest": ["BOS", "BOS", "JFK", "LGA"] * 3, "seats": [float(100 + 7 * i) for i in range(12)]})
+                    "dest": ["BOS", "BOS", "JFK", "LGA"] * 3, "passengers": [float(100 + 7 * i) for i in range(12)]})
 
 
 def test_when_two_keys_join_the_same_tables_the_question_names_the_one_it_uses():
@@ -196,7 +197,7 @@ def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tab
     (retrieval,) = [s for s in samples if s.task == RETRIEVAL]
     assert retrieval.answer == ["toy.airports", "toy.flights"]
     assert not any(name in retrieval.question.lower() for name in ("airport", "flight", "carrier"))
-    assert "seats" in retrieval.question and "zone" in retrieval.question and kept[0].values["v"] in retrieval.question
+    assert "passengers" in retrieval.question and "zone" in retrieval.question and kept[0].values["v"] in retrieval.question
     assert json.loads(retrieval.provenance["candidates"]) == ["toy.airports", "toy.carriers", "toy.flights"]
 
 

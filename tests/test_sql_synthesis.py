@@ -470,3 +470,23 @@ def test_a_row_is_never_named_by_a_number_or_an_amount():
                      "einzelpreis": ["4.5 EUR", "2 EUR", "3 EUR", "9 EUR"],  # an amount by its name
                      "bestellwert": ["15752.45", "1.20", "3,10", "7"]})  # numbers stored as text
     assert column_roles(body, set())["label"] == ["lieferant"]
+
+
+def test_a_row_named_by_its_label_is_named_with_the_column_holding_it():
+    # unnamed for retrieval, "linked to the entry "Oren"" leaves the reader to guess which column holds "Oren"
+    for template in load_sql_templates():
+        slot = template.values["v"].slot if "v" in template.values else ""
+        if slot.endswith(".label"):
+            assert f"{{{slot}}} {{v}}" in template.question, template.id
+
+
+def test_a_sum_adds_up_counts_and_amounts_never_a_height_or_an_identifier():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.roles import summable
+
+    sums = {t.id: t.summed for t in load_sql_templates() if t.summed}
+    assert sums and all(refs <= {"a.num", "b.num"} for refs in sums.values())
+    assert not summable("height", ColumnInfo("height", role="measure", label="height in inches"))
+    assert not summable("flight", None) and not summable("arr_delay", None)
+    assert summable("H", ColumnInfo("H", role="count", label="hits"))
+    assert summable("population", None)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
+    from curate.curation.semantics import ColumnInfo
+
 MAX_CATEGORIES = 30  # a categorical column has at most this many distinct values...
 MAX_CATEGORY_SHARE = 0.6  # ...and repeats: distinct values are at most this share of its rows
 MAX_LABEL_CHARS = 60  # ...and short enough to be an answer
@@ -69,6 +71,20 @@ def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]
                 if longest <= MAX_LABEL_CHARS and not _names_no_row(name, sample):
                     roles["label"].append(name)
     return roles
+
+
+def summable(column: str, info: "ColumnInfo | None") -> bool:
+    """May a SUM add this measure up? Counts and amounts (hits, votes, dollars) add up to a whole;
+    a height, a rate, a year or an average does not ("the total height in inches of the players").
+    The words are the rule generator's (`rules.profile.additive`), so one rule says it for both."""
+    from curate.curation.semantics import COUNT
+    from curate.generators.rules.profile import ADDITIVE, NOT_ADDITIVE
+
+    if info is not None and info.role == COUNT:
+        return True
+    words = " ".join(filter(None, (re.sub(r"([a-z])([A-Z])", r"\1 \2", column).replace("_", " ").replace(".", " "),
+                                   info.label if info else "", info.unit if info else "")))
+    return bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
 
 
 def _names_no_row(name: str, sample: list[str]) -> bool:

@@ -69,6 +69,7 @@ class SqlTemplate:
     groups: bool = False  # GROUP BY, EXCEPT, INTERSECT, IN: several rows of one table per row of another (no 1:1 join)
     counted: str = ""  # the alias whose rows a count question counts (COUNT(*): a; COUNT(DISTINCT x.label): x)
     pinned: str = ""  # the alias one row of which the question names (`x.label = :v`)
+    summed: frozenset[str] = frozenset()  # slots a SUM adds up ("a.num"): additive measures only
 
     @property
     def answer(self) -> str:
@@ -150,6 +151,8 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
     if template.answer == "one":
         template.tie_query = _tie_query(skeleton)
     template.aggregated = _aggregated_aliases(skeleton)
+    template.summed = frozenset(f"{c.table}.{c.name}" for total in skeleton.find_all(exp.Sum)
+                                for c in total.find_all(exp.Column) if c.table in allowed)
     template.groups = any(skeleton.find(kind) is not None for kind in (exp.Group, exp.Except, exp.Intersect, exp.In))
     template.counted, template.pinned = _counted_and_pinned(skeleton) if category == "count" else ("", "")
     return template
