@@ -135,8 +135,9 @@ def _synth(bodies, pks, fks, templates):
 
 AIRPORTS = pa.table({"faa": ["JFK", "LGA", "EWR", "BOS"], "name": ["Kennedy", "LaGuardia", "Newark", "Logan"],
                      "zone": ["east", "east", "west", "west"]})
+# passengers: a count that adds up (a SUM template takes additive measures only)
 FLIGHTS = pa.table({"flight_id": list(range(1, 13)), "origin": ["JFK", "LGA", "EWR"] * 4,
-                    "dest": ["BOS", "BOS", "JFK", "LGA"] * 3, "seats": [float(100 + 7 * i) for i in range(12)]})
+                    "dest": ["BOS", "BOS", "JFK", "LGA"] * 3, "passengers": [float(100 + 7 * i) for i in range(12)]})
 
 
 def test_when_two_keys_join_the_same_tables_the_question_names_the_one_it_uses():
@@ -196,7 +197,7 @@ def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tab
     (retrieval,) = [s for s in samples if s.task == RETRIEVAL]
     assert retrieval.answer == ["toy.airports", "toy.flights"]
     assert not any(name in retrieval.question.lower() for name in ("airport", "flight", "carrier"))
-    assert "seats" in retrieval.question and "zone" in retrieval.question and kept[0].values["v"] in retrieval.question
+    assert "passengers" in retrieval.question and "zone" in retrieval.question and kept[0].values["v"] in retrieval.question
     assert json.loads(retrieval.provenance["candidates"]) == ["toy.airports", "toy.carriers", "toy.flights"]
 
 
@@ -290,9 +291,9 @@ def test_an_unnamed_question_reads_as_entries_and_leaves_the_linking_table_for_t
     assert text == "What is the lowest {c.num} among the entries linked to students with {a.cat} {v}?"
     text = without_table_names("Which {B} entry (give its {b.label}) has the most recent {A} entry by {a.date}?")
     assert text == "Which entry (give its {b.label}) has the most recent entry by {a.date}?"
-    text = without_table_names("What is the average {a.num} of the {A} whose {B} entry has a {b.num2} above {v}?",
+    text = without_table_names("What is the average {a.num} of the {A} whose {B} entry has a {b.num2} of more than {v}?",
                                {"A": Noun("country", "countries", from_key=True)})
-    assert text == "What is the average {a.num} of the countries with a {b.num2} above {v}?"  # not "whose entry has"
+    assert text == "What is the average {a.num} of the countries with a {b.num2} of more than {v}?"  # not "whose entry has"
 
 
 def test_a_table_named_by_a_plural_phrase_is_counted_by_it_not_by_its_entries():
@@ -319,3 +320,16 @@ def test_no_foreign_key_question_where_the_data_holds_a_link_the_schema_does_not
     declared = Database("w", db.tables, pks, (*fks, ForeignKey("land", ("hauptstadt",), "stadt", ("id",))))
     graph = SchemaGraph(declared, {"land": land, "stadt": stadt})
     assert [s for s in key_samples(declared, graph, {"land": "t1", "stadt": "t2"}) if s.task == FK_SELECTION]
+
+
+def test_a_documented_label_is_carried_as_a_noun_phrase_never_as_a_clause_or_coding_note():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import column_words
+
+    # "team seasons with won a wild card (Y or N) (`WCWin`) "N"": a clause with its coding note, pasted
+    assert column_words("WCWin", ColumnInfo("WCWin", label="won a wild card (Y or N)")) == "`WCWin`"
+    assert column_words("sex", ColumnInfo("sex", label="sex (1 = male, 0 = female)")) == "sex"
+    assert column_words("vote", ColumnInfo("vote", label="whether the senator voted yes")) == "vote"
+    assert column_words("male", ColumnInfo("male", label="1 if male")) == "male"
+    # a unit in parentheses is part of the name, not a coding note
+    assert column_words("pop", ColumnInfo("pop", label="population (thousands)")) == "population (thousands) (`pop`)"

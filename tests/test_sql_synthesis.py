@@ -4,6 +4,7 @@ execution in DuckDB and SQLite, every rejection reason, MMQA's five tasks, `cura
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pyarrow as pa
@@ -97,6 +98,30 @@ def test_a_bad_template_is_a_clear_error(entry, message):
         build_template({**base, **entry}, "test", "count")
     with pytest.raises(ValueError, match="category"):
         build_template(base, "test", "trivia")
+
+
+_ABOVE_SQL = "SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE a.num > :v"
+_AT_LEAST_SQL = "SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE a.num >= :v"
+
+
+@pytest.mark.parametrize("sql, question, message", [
+    (_ABOVE_SQL, "How many {A} entries have a {a.num} above {v}?", "above"),  # ties read both ways
+    (_ABOVE_SQL, "How many {A} entries have a {a.num} of at least {v}?", "more than"),  # the other side of 18
+    (_AT_LEAST_SQL, "How many {A} entries have a {a.num} of more than {v}?", "at least"),
+    (_ABOVE_SQL, "How many {A} entries have a {a.num} of more than {v}?", None),
+    (_AT_LEAST_SQL, "How many {A} entries have a {a.num} of {v} or more?", None),
+])
+def test_a_threshold_is_worded_as_its_sql_compares(sql, question, message):
+    entry = {"id": "t", "tables": 2, "sql": sql, "question": question}
+    if message is None:
+        assert build_template(entry, "test", "count").values["v"]
+        return
+    with pytest.raises(ValueError, match=message):
+        build_template(entry, "test", "count")
+
+
+def test_no_shipped_question_says_above():
+    assert not [t.id for t in load_sql_templates() if re.search(r"\b(above|below)\b", t.question)]
 
 
 def test_dropping_an_end_table_removes_its_join_its_conditions_and_its_subquery():
@@ -436,3 +461,32 @@ def test_a_retrieval_question_may_say_a_translated_tables_english_noun_but_never
         assert synth._unrevealing("flights") is None  # "flights" would name the answer
     finally:
         synth.close()
+
+
+def test_a_row_is_never_named_by_a_number_or_an_amount():
+    from curate.generators.sql.roles import column_roles
+
+    body = pa.table({"lieferant": ["Oren", "Ali", "Bea", "Cem"],
+                     "einzelpreis": ["4.5 EUR", "2 EUR", "3 EUR", "9 EUR"],  # an amount by its name
+                     "bestellwert": ["15752.45", "1.20", "3,10", "7"]})  # numbers stored as text
+    assert column_roles(body, set())["label"] == ["lieferant"]
+
+
+def test_a_row_named_by_its_label_is_named_with_the_column_holding_it():
+    # unnamed for retrieval, "linked to the entry "Oren"" leaves the reader to guess which column holds "Oren"
+    for template in load_sql_templates():
+        slot = template.values["v"].slot if "v" in template.values else ""
+        if slot.endswith(".label"):
+            assert f"{{{slot}}} {{v}}" in template.question, template.id
+
+
+def test_a_sum_adds_up_counts_and_amounts_never_a_height_or_an_identifier():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.roles import summable
+
+    sums = {t.id: t.summed for t in load_sql_templates() if t.summed}
+    assert sums and all(refs <= {"a.num", "b.num"} for refs in sums.values())
+    assert not summable("height", ColumnInfo("height", role="measure", label="height in inches"))
+    assert not summable("flight", None) and not summable("arr_delay", None)
+    assert summable("H", ColumnInfo("H", role="count", label="hits"))
+    assert summable("population", None)

@@ -130,19 +130,34 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
 _NOT_COUNTED = frozenset("staff data information equipment weather music software personnel".split())
 
 
+# a documented label's coding note ("won a wild card (Y or N)", "sex (1 = male)"): the values say it
+_CODING_NOTE = re.compile(r"\s*[(\[][^()\[\]]*(?:\bor\b|=|/|:)[^()\[\]]*[)\]]\s*$", re.I)
+# a label that is a clause, not a name: "won a wild card", "whether the team ...", "1 if male"
+_CLAUSE_START = re.compile(r"^(?:won|lost|has|had|have|is|was|were|are|did|does|do|whether|if|\d+\s+(?:if|=))\b", re.I)
+
+
+def noun_phrase(text: str) -> str:
+    """A documented label as a question can carry it after "with a ... of": its coding note
+    dropped, and "" where what is left is a clause ("won a wild card"), which pasted into a
+    question reads "team seasons with won a wild card (Y or N)"."""
+    text = _CODING_NOTE.sub("", text.strip()).strip()
+    return "" if not text or _CLAUSE_START.match(text) else text
+
+
 def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -> str:
     """How a question names a column: its documented label with the header the model sees, as the
     rule questions do ("per capita income in the state (`Income`)", "weight (`gewicht`)"), or the
     header as words in an English schema where it says itself, else the header itself (`getötet`)."""
     from curate.curation.semantics import says_itself
 
-    if info is None or not info.label or len(info.label.split()) > 8:
+    said = noun_phrase(info.label) if info is not None and info.label else ""
+    if not said or len(said.split()) > 8:
         return label(column) if english and says_itself(column) else quoted(column)
-    if re.sub(r"[\W_]+", "", info.label.lower()) == re.sub(r"[\W_]+", "", column.lower()):
+    if re.sub(r"[\W_]+", "", said.lower()) == re.sub(r"[\W_]+", "", column.lower()):
         return label(column) if english and says_itself(column) else quoted(column)  # "address id" says no more
-    if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I):
-        return info.label
-    return f"{info.label} (`{column}`)"
+    if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", said, re.I):
+        return said
+    return f"{said} (`{column}`)"
 
 
 def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any],
@@ -200,7 +215,7 @@ def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = 
             text = (text.replace(f"{{{letter}}} entries", noun.many).replace(f"{{{letter}}} entry", noun.one)
                     .replace(f"{{{letter}}}", noun.many))
     text = re.sub(r" through \{B\}(?= to )", "", text)  # the linking table is what the reader must find
-    # "the countries whose {B} entry has a `c_section` above 28": the related table is the reader's to find
+    # "the countries whose {B} entry has a `c_section` of more than 28": the related table is the reader's to find
     text = re.sub(r"\bwhose \{[ABC]\} entry has ", "with ", text)
     for letter in "ABC":
         text = text.replace(f"{{{letter}}} entries", "entries").replace(f"{{{letter}}} entry", "entry")

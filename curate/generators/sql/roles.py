@@ -12,12 +12,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
+    from curate.curation.semantics import ColumnInfo
+
 MAX_CATEGORIES = 30  # a categorical column has at most this many distinct values...
 MAX_CATEGORY_SHARE = 0.6  # ...and repeats: distinct values are at most this share of its rows
 MAX_LABEL_CHARS = 60  # ...and short enough to be an answer
 # R's rownames (a row number); standard codes of states and countries (ICPSR, FIPS, COW), no measures
 _ID_LIKE = re.compile(r"(^|_)u?id$|[a-z]Id$|ID$|^rownames$|^Unnamed: \d+$|^(?i:icpsr|fips|ccode|cowcode|iso_?num)$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+# a label names a row as a reader would ("the supplier "Oren""); a number or an amount does not
+# ("the product supplier "15752.45"", a price stored as text)
+_NUMBER_TEXT = re.compile(r"^\s*[-+]?[$€£]?\s*\d[\d.,\s]*%?\s*$")
+_AMOUNT_NAME = re.compile(r"(^|[^a-z])(price|amount|cost|total|sum|salary|value|balance|revenue|fee)s?($|[^a-z])"
+                          r"|betrag|preis|kosten|summe|gehalt|saldo|umsatz|gebühr")  # German: in compounds too
 _YEAR_NAME = re.compile(r"(^|_)(year|yr|jahr|season)s?($|_)", re.IGNORECASE)
 
 
@@ -61,9 +68,30 @@ def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]
                 roles["cat"].append(name)
             elif distinct == len(valid) and distinct >= 3:  # a label names one row: "sp." of six genera does not
                 longest = pc.max(pc.utf8_length(valid)).as_py() or 0
-                if longest <= MAX_LABEL_CHARS:
+                if longest <= MAX_LABEL_CHARS and not _names_no_row(name, sample):
                     roles["label"].append(name)
     return roles
+
+
+def summable(column: str, info: "ColumnInfo | None") -> bool:
+    """May a SUM add this measure up? Counts and amounts (hits, votes, dollars) add up to a whole;
+    a height, a rate, a year or an average does not ("the total height in inches of the players").
+    The words are the rule generator's (`rules.profile.additive`), so one rule says it for both."""
+    from curate.curation.semantics import COUNT
+    from curate.generators.rules.profile import ADDITIVE, NOT_ADDITIVE
+
+    if info is not None and info.role == COUNT:
+        return True
+    words = " ".join(filter(None, (re.sub(r"([a-z])([A-Z])", r"\1 \2", column).replace("_", " ").replace(".", " "),
+                                   info.label if info else "", info.unit if info else "")))
+    return bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
+
+
+def _names_no_row(name: str, sample: list[str]) -> bool:
+    """Is a text column of distinct values a number or an amount, not a name a reader calls a row by?"""
+    numeric = sum(bool(_NUMBER_TEXT.match(v)) for v in sample)
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()  # "unitPrice": unit price
+    return bool(_AMOUNT_NAME.search(words)) or numeric * 2 > len(sample)
 
 
 def _all_years(values: "pa.Array") -> bool:

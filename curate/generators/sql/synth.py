@@ -38,7 +38,7 @@ from curate.curation.semantics import QUANTITIES, opaque_code, says_itself, valu
 from curate.generators.sql.personal import personal_columns
 from curate.generators.sql.render import (Noun, column_words, english_schema, label, natural_name, quoted, render, table_noun,
                                    without_table_names)
-from curate.generators.sql.roles import column_roles
+from curate.generators.sql.roles import column_roles, summable
 from curate.generators.sql.schema import SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
 
@@ -394,6 +394,9 @@ class Synthesizer:
                 return None
             for ref, pick in zip(sorted(refs), rng.choice(len(choices), size=len(refs), replace=False)):
                 columns[ref] = choices[int(pick)]
+        infos = self.infos
+        if any(not summable(columns[ref], infos[tables[ref[0]]].get(columns[ref])) for ref in template.summed):
+            return None  # SUM over a height or a rate: no total a reader asks for
         return columns
 
     def _path_join(self, orientation: Orientation, target: Any) -> Any:

@@ -69,6 +69,7 @@ class SqlTemplate:
     groups: bool = False  # GROUP BY, EXCEPT, INTERSECT, IN: several rows of one table per row of another (no 1:1 join)
     counted: str = ""  # the alias whose rows a count question counts (COUNT(*): a; COUNT(DISTINCT x.label): x)
     pinned: str = ""  # the alias one row of which the question names (`x.label = :v`)
+    summed: frozenset[str] = frozenset()  # slots a SUM adds up ("a.num"): additive measures only
 
     @property
     def answer(self) -> str:
@@ -142,6 +143,7 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
         for ref in re.findall(r"\{([^}]*)\}", text):
             if ref not in template.slots and ref not in template.values and ref not in letters:
                 raise ValueError(f"question refers to {{{ref}}}, which the SQL does not define")
+    _check_threshold_wording(template.question, skeleton)
     for letter in (letters[0], letters[-1]):
         dropped = drop_table(skeleton, letter)
         if dropped is not None:
@@ -149,9 +151,41 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
     if template.answer == "one":
         template.tie_query = _tie_query(skeleton)
     template.aggregated = _aggregated_aliases(skeleton)
+    template.summed = frozenset(f"{c.table}.{c.name}" for total in skeleton.find_all(exp.Sum)
+                                for c in total.find_all(exp.Column) if c.table in allowed)
     template.groups = any(skeleton.find(kind) is not None for kind in (exp.Group, exp.Except, exp.Intersect, exp.In))
     template.counted, template.pinned = _counted_and_pinned(skeleton) if category == "count" else ("", "")
     return template
+
+
+# How a question says a threshold, by the comparison its SQL makes: "more than 18" leaves 18 out,
+# "at least 18" / "18 or more" keeps it. "above 18" (or "below", "over", "under") is read both
+# ways by readers, so no question may say it (the rules generator's `HAVE` says the same).
+# Dates say it in time words: "after" leaves the day out, "on or after" keeps it.
+THRESHOLD_WORDING = {">": ("more than {x}", "later than {x}"), ">=": ("at least {x}", "{x} or more", "on or after {x}", "{x} or later"),
+                     "<": ("less than {x}", "fewer than {x}", "earlier than {x}"),
+                     "<=": ("at most {x}", "{x} or less", "{x} or fewer", "on or before {x}", "{x} or earlier")}
+_AMBIGUOUS_THRESHOLD = re.compile(r"\b(above|below|over|under|exceeding)\s+\{", re.I)
+
+
+def _check_threshold_wording(question: str, skeleton: Any) -> None:
+    """Refuse a template whose question leaves a tie open or says the other side of it from its
+    SQL: the reader's "above 18" and the gold's `> 18` disagree on every row equal to 18."""
+    from sqlglot import exp
+
+    if (m := _AMBIGUOUS_THRESHOLD.search(question)):
+        raise ValueError(f"question says {m.group(0)!r}...: say 'more than' (>) or 'at least' (>=) so ties are clear")
+    operators = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+    for kind, op in operators.items():
+        for node in skeleton.find_all(kind):
+            if not isinstance(node.expression, exp.Placeholder):
+                continue
+            name = node.expression.name
+            if f"{{{name}}}" not in question:
+                continue  # a value the question does not say (a count's :n said elsewhere)
+            if not any(phrase.format(x=f"{{{name}}}") in question for phrase in THRESHOLD_WORDING[op]):
+                raise ValueError(f"SQL compares {op} :{name}; the question must say "
+                                 f"{' or '.join(repr(p.format(x=name)) for p in THRESHOLD_WORDING[op])}")
 
 
 def _counted_and_pinned(skeleton: Any) -> tuple[str, str]:
