@@ -77,6 +77,23 @@ def test_a_foreign_key_of_several_columns_is_one_item():
     assert "several columns is one item" in fk.question
 
 
+def test_no_foreign_key_question_between_tables_of_one_row_per_key_each():
+    """openintro's sowc_demographics and sowc_maternal_newborn hold one row per country each: which
+    refers to which is the schema's choice, so no reader could find the gold's direction."""
+    countries = [f"Country {i}" for i in range(8)]
+    demographics = pa.table({"country": countries, "population": [float(10 + i) for i in range(8)]})
+    newborn = pa.table({"country": countries[::-1], "births": [float(3 + i) for i in range(8)]})
+    pks = [PrimaryKey("demographics", ("country",)), PrimaryKey("newborn", ("country",))]
+    fks = [ForeignKey("newborn", ("country",), "demographics", ("country",))]
+    bodies = {"demographics": demographics, "newborn": newborn}
+    db, graph = graph_of(bodies, (pks, fks))
+    assert not [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in bodies}) if s.task == FK_SELECTION]
+    one_fewer = {"demographics": demographics, "newborn": newborn.slice(1)}  # not every country: a direction
+    db, graph = graph_of(one_fewer, (pks, fks))
+    (fk,) = [s for s in key_samples(db, graph, {n: f"tbl-{n}" for n in bodies}) if s.task == FK_SELECTION]
+    assert fk.answer == ["newborn.country -> demographics.country"]
+
+
 def test_an_id_beside_a_unique_name_is_still_one_key():
     teachers = pa.table({"teacher_id": [1, 2, 3], "full_name": ["Ann Li", "Bo Ek", "Cy Ma"]})
     courses = pa.table({"course_id": [1, 2, 3, 4], "teacher_id": [1, 1, 2, 3], "level": ["a", "b", "a", "b"]})

@@ -7,7 +7,8 @@ distractors are the other tables of the database, `provenance.candidates`). A qu
 large to be serialized in a release gives only its text-to-SQL sample (SQL is written from the
 schema; the rows are never needed). Each join path also gives one primary-key and one foreign-key
 selection sample: the primary-key question names only the tables whose key is the one key their
-data allows, so every table asked about has its whole key in the gold.
+data allows, so every table asked about has its whole key in the gold; the foreign-key question is
+not asked where a reference reads either way (one row per key on both sides).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from curate.generators.sql.render import quoted
 from curate.generators.sql.schema import second_routes
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
     from curate.curation.database import Database
     from curate.generators.sql.schema import SchemaGraph
     from curate.generators.sql.synth import SqlQuery
@@ -169,7 +172,8 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                          "table.column for every key column.",
                 question_short=f"primary keys of {named}?"))
         foreign = foreign_key_items(graph, chosen)
-        if foreign and seen_whole and not (declared and undeclared_links(graph, chosen)):
+        if foreign and seen_whole and not (declared and undeclared_links(graph, chosen)) \
+                and not one_to_one_links(graph, chosen):
             several = " A key of several columns is one item: table.(column, column) -> " \
                 "referenced_table.(column, column)." if any("(" in item for item in foreign) else ""
             samples.append(Sample(
@@ -191,6 +195,34 @@ def foreign_key_items(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str
     chosen = set(tables)
     return sorted({f"{side(k.table, tuple(k.columns))} -> {side(k.ref_table, tuple(k.ref_columns))}"
                    for k in graph.foreign_keys if k.table in chosen and k.ref_table in chosen})
+
+
+def one_to_one_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
+    """References between these tables that the data could read either way: the referencing
+    columns unique and holding exactly the referenced key's values (openintro's
+    `sowc_demographics` and `sowc_maternal_newborn`, one row per country each). Which table
+    refers to which is then the schema's choice, not something a reader can find."""
+    found = []
+    for key in graph.foreign_keys:
+        if key.table not in tables or key.ref_table not in tables:
+            continue
+        child, parent = graph.bodies[key.table], graph.bodies[key.ref_table]
+        mine = child.select(list(key.columns)).drop_null()
+        if len(mine) != child.num_rows or _distinct_rows(mine) != child.num_rows \
+                or child.num_rows != parent.num_rows:
+            continue
+        theirs = parent.select(list(key.ref_columns)).drop_null()
+        if _row_set(mine) == _row_set(theirs):
+            found.append(f"{key.table} <-> {key.ref_table}")
+    return found
+
+
+def _distinct_rows(table: "pa.Table") -> int:
+    return table.group_by(table.column_names).aggregate([]).num_rows
+
+
+def _row_set(table: "pa.Table") -> set[tuple[Any, ...]]:
+    return set(zip(*(table.column(c).to_pylist() for c in table.column_names)))
 
 
 def undeclared_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
