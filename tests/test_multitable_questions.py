@@ -232,3 +232,17 @@ def test_every_lahman_table_is_named_by_what_its_rows_are():
     body = pa.table({"stint": [1, 1, 2, 1, 3, 1] * 3, "G": list(range(18))})
     infos = infer(Table(name="lahman/Batting", body=body, semantics=(ColumnInfo(name="stint", description=CODED["stint"]),)))
     assert infos[0].role == CODE
+
+
+def test_the_table_a_filter_column_belongs_to_is_left_unsaid_where_no_other_table_has_it():
+    """"the countries whose `sowc_maternal_newborn` row has a maternal mortality ratio of more than 186"
+    reads as database words; each country has one such row, and only that table holds the column."""
+    from curate.generators.sql.render import owner_unsaid
+
+    text = "What is the average {a.num} of the {A} whose {B} entry has a {b.num2} of more than {v}?"
+    columns = {"a.num": "life_expectancy_1970", "b.num2": "maternal_mortality_ratio_2017"}
+    holders = {"A": {"country", "life_expectancy_1970"}, "B": {"country", "maternal_mortality_ratio_2017"}}
+    assert owner_unsaid(text, columns, holders) == "What is the average {a.num} of the {A} with a {b.num2} of more than {v}?"
+    both = {"A": {"country", "year"}, "B": {"country", "year"}}  # a reader could not tell whose `year`
+    assert owner_unsaid(text.replace("b.num2", "b.num"), {"a.num": "x", "b.num": "year"}, both) == \
+        text.replace("b.num2", "b.num")

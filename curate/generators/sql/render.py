@@ -202,6 +202,27 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
     return out[:1].upper() + out[1:]
 
 
+_WHOSE_ENTRY = re.compile(r"\bwhose \{([ABC])\} entry has (?=(?:an? )?\{([abc]\.\w+)\})")
+
+
+def owner_unsaid(text: str, columns: Mapping[str, str], holders: Mapping[str, set[str]]) -> str:
+    """A template's question with "whose {B} entry has {b.cat} {v}" said as "with {b.cat} {v}" where no
+    other table of the question has that column: "the countries with a maternal mortality ratio of more
+    than 186", not "the countries whose `sowc_maternal_newborn` row has a ...". Each row of the first
+    table has one entry in the other (the reference runs that way), so naming that table adds only
+    database words. `holders`: per table letter, the column names of that table."""
+    def unsaid(match: re.Match) -> str:
+        letter, slot = match.group(1), match.group(2)
+        if slot[0].upper() != letter or slot not in columns:
+            return match.group(0)
+        column = columns[slot]
+        if any(column in names for other, names in holders.items() if other != letter):
+            return match.group(0)
+        return "with "
+
+    return _WHOSE_ENTRY.sub(unsaid, text)
+
+
 def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = None) -> str:
     """A template's question with its tables unnamed, as MMQA's retrieval questions read: a table
     is the entity its key names ("states"), else plain "entries"; a table that only links two others
