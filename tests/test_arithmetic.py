@@ -171,3 +171,20 @@ def test_numbers_remembered_for_one_table_are_never_another_tables() -> None:
     assert arithmetic.numbers(same_body, [1, 2]) is arithmetic.numbers(parents, [1, 2])
     assert arithmetic.aggregate_rows(parents) == {0, 3}
     assert not np.array_equal(arithmetic.numbers(no_sums, [1, 2]).values, arithmetic.numbers(parents, [1, 2]).values)
+
+
+def test_a_total_holds_in_the_counts_though_medians_and_errors_beside_them_do_not_add() -> None:
+    """A CPS table: workers (thousands) by age group, each beside its median weekly earnings and that median's
+    standard error. "Total" is the sum of the two age groups and "16 to 24" of its two parts in the counts;
+    the medians never add up, and only outnumber the counts, so they must not outvote them."""
+    columns = ["group", "workers", "median", "error", "men", "men_median", "women", "women_median"]
+    rows = [("Total, 16 years and older", 117584, 1139, 4.1, 62695, 1255, 54889, 1021),
+            ("16 to 24 years", 13160, 692, 5.2, 6980, 721, 6180, 655),
+            ("16 to 19 years", 1914, 529, 9.7, 1000, 540, 914, 505),
+            ("20 to 24 years", 11246, 710, 5.5, 5980, 738, 5266, 676),
+            ("25 years and older", 104424, 1204, 4.3, 55715, 1318, 48709, 1075),
+            ("25 to 34 years", 28120, 1051, 5.0, 15310, 1097, 12810, 994),
+            ("35 to 54 years", 51402, 1292, 4.8, 27520, 1431, 23882, 1113),
+            ("55 years and older", 24902, 1250, 6.1, 12885, 1380, 12017, 1090)]
+    found = {(a.at, a.of) for a in arithmetic.row_relations(table(columns, rows))}
+    assert found == {(0, (1, 4)), (1, (2, 3)), (4, (5, 6, 7))}

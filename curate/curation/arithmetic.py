@@ -220,7 +220,7 @@ def digits(total: np.ndarray, miss: np.ndarray, step: np.ndarray) -> np.ndarray:
 
 
 def claim(match: np.ndarray, checkable: np.ndarray, weight: np.ndarray, cluster: np.ndarray, tried: int,
-          at_least: int = 2) -> np.ndarray:
+          at_least: int = 2, most: float = MOST) -> np.ndarray:
     """Per candidate (rows of the arrays; columns the evidence): at least `at_least` columns agree, most of
     those that can be checked, with MIN_DIGITS of evidence beyond what trying `tried` candidates buys by
     chance. Columns that are multiples of one another count once."""
@@ -237,7 +237,7 @@ def claim(match: np.ndarray, checkable: np.ndarray, weight: np.ndarray, cluster:
             n_match += match[:, members].any(axis=1)
             n_check += checkable[:, members].any(axis=1)
     need = MIN_DIGITS + np.log10(max(tried, 1))
-    return (n_match >= at_least) & (n_match >= MOST * n_check) & (evidence >= need)
+    return (n_match >= at_least) & (n_match >= most * n_check) & (evidence >= need)
 
 
 def row_aggregates(grid: Numbers, axis: str = "R") -> list[Aggregate]:
@@ -248,9 +248,10 @@ def row_aggregates(grid: Numbers, axis: str = "R") -> list[Aggregate]:
         return []
     present = np.isfinite(grid.values)
     units = [r for r in range(n) if present[r].any()]
+    idle = idle_columns(grid, present, units) if axis == "R" else None
     found: list[Aggregate] = []
     while True:
-        new = _one_level(grid, present, units, axis)
+        new = [a for a, _, _ in _one_level(grid, present, units, axis, idle)]
         if not new:
             return found
         found += new
@@ -258,7 +259,25 @@ def row_aggregates(grid: Numbers, axis: str = "R") -> list[Aggregate]:
         units = [u for u in units if u not in children]
 
 
-def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) -> list[Aggregate]:
+def idle_columns(grid: Numbers, present: np.ndarray, units: list[int]) -> np.ndarray | None:
+    """Columns that add up in none of the sums the other columns show, though they could be checked in two
+    or more: a median, a standard error or a ratio beside the counts ("Total, 16 years and older" is the sum
+    of its age groups in the three columns of workers, not in their median earnings). They are left out of
+    the "most columns" a sum must hold in, so a table of counts and medians keeps its totals; a column that
+    adds up anywhere is not idle."""
+    m = grid.values.shape[1]
+    checked, agreed = np.zeros(m, dtype=int), np.zeros(m, dtype=int)
+    for _, match, checkable in _one_level(grid, present, units, "R", most=0.0):
+        checked += checkable
+        agreed += match
+    idle = (checked >= 2) & (agreed == 0)
+    return idle if idle.any() else None
+
+
+def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str, idle: np.ndarray | None = None,
+               most: float = MOST) -> list[tuple[Aggregate, np.ndarray, np.ndarray]]:
+    """The aggregates of one level, each with the columns that agree with it and those that could be checked.
+    `idle` columns (see `idle_columns`) are never counted as checkable."""
     if len(units) < 3:
         return []
     V, H, G, P = grid.values[units], grid.half[units], grid.step[units], present[units]
@@ -269,7 +288,7 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) 
     nonzero = np.vstack([zero, np.cumsum(P & (V != 0), axis=0)])
     u = len(units)
     tried = u * min(MAX_BLOCK, u)  # about 2 directions x blocks x heads, halved: most are absurd
-    candidates: list[tuple[int, float, Aggregate]] = []
+    candidates: list[tuple[int, float, Aggregate, np.ndarray, np.ndarray]] = []
     for k in range(2, min(MAX_BLOCK, u - 1) + 1):
         for direction in (1, -1):  # the block below its aggregate, or above it
             heads = np.arange(0, u - k) if direction == 1 else np.arange(k, u)
@@ -277,36 +296,40 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) 
             hi = lo + k
             T = V[heads]
             checkable = ((missing[hi] - missing[lo]) == 0) & P[heads] & ((nonzero[hi] - nonzero[lo]) >= 2)
+            if idle is not None:
+                checkable &= ~idle
             tol = H[heads] + (tols[hi] - tols[lo]) + 1e-9 * np.maximum(np.abs(T), 1.0)
             with np.errstate(invalid="ignore"):
                 match = checkable & (np.abs(T - (sums[hi] - sums[lo])) <= tol) & (T != 0)
             weight = digits(T, T - (sums[hi] - sums[lo]), G[heads])
             # a total of every other unit, first or last, is one hypothesis, not one of `tried`
             grand = (k == u - 1) & np.ones(len(heads), dtype=bool)
-            accept = claim(match, checkable, weight, grid.cluster, tried) | (
-                grand & claim(match, checkable, weight, grid.cluster, 1))
+            accept = claim(match, checkable, weight, grid.cluster, tried, most=most) | (
+                grand & claim(match, checkable, weight, grid.cluster, 1, most=most))
             for i in np.flatnonzero(accept):
                 rows = [int(heads[i])] + list(range(int(lo[i]), int(hi[i])))
                 cluster = local_clusters(V[rows], H[rows], match[i], weight[i], grid.cluster) if axis == "R" \
                     else grid.cluster  # a column's sum is checked row by row, over many rows
                 if cluster is not grid.cluster and not claim(
-                        match[i:i + 1], checkable[i:i + 1], weight[i:i + 1], cluster, 1 if grand[i] else tried)[0]:
+                        match[i:i + 1], checkable[i:i + 1], weight[i:i + 1], cluster, 1 if grand[i] else tried,
+                        most=most)[0]:
                     continue  # its columns move together over these rows: one coincidence, counted once
                 block = tuple(units[x] for x in range(int(lo[i]), int(hi[i])))
                 candidates.append((k, -float(weight[i][match[i]].sum()),
-                                   Aggregate(axis, units[int(heads[i])], block, "sum", int(match[i].sum()))))
+                                   Aggregate(axis, units[int(heads[i])], block, "sum", int(match[i].sum())),
+                                   match[i], checkable[i]))
     candidates.sort(key=lambda c: (c[0], c[1]))
     # a block holding the head of another block waits for the next level: "41 hours and over" first sums
     # its three parts, then stands as one part of "35 hours and over"
-    heads = {a.at for _, _, a in candidates}
+    heads = {c[2].at for c in candidates}
     ready = [c for c in candidates if not heads & set(c[2].of)] or candidates
     used: set[int] = set()
     parents: set[int] = set()
     out = []
-    for _, _, a in ready:
+    for _, _, a, agreeing, checkable in ready:
         if a.at in used or a.at in parents or any(c in used or c in parents for c in a.of):
             continue
-        out.append(a)
+        out.append((a, agreeing, checkable))
         parents.add(a.at)
         used.update(a.of)
     return out
