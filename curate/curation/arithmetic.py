@@ -240,15 +240,17 @@ def claim(match: np.ndarray, checkable: np.ndarray, weight: np.ndarray, cluster:
     return (n_match >= at_least) & (n_match >= most * n_check) & (evidence >= need)
 
 
-def row_aggregates(grid: Numbers, axis: str = "R") -> list[Aggregate]:
+def row_aggregates(grid: Numbers, axis: str = "R", idle: np.ndarray | None = None) -> list[Aggregate]:
     """Rows that are the sum of a contiguous block of their siblings, read bottom-up: the smallest blocks
-    first, each then standing as one unit (its aggregate) for the level above."""
+    first, each then standing as one unit (its aggregate) for the level above. `idle`: the columns that
+    add up nowhere (found here for rows when not given)."""
     n, m = grid.values.shape
     if n < 3 or m == 0 or n > MAX_ROWS or m > MAX_COLUMNS:
         return []
     present = np.isfinite(grid.values)
     units = [r for r in range(n) if present[r].any()]
-    idle = idle_columns(grid, present, units) if axis == "R" else None
+    if idle is None and axis == "R":
+        idle = idle_columns(grid, present, units)
     found: list[Aggregate] = []
     while True:
         new = [a for a, _, _ in _one_level(grid, present, units, axis, idle)]
@@ -388,8 +390,47 @@ def row_relations(table: Any) -> list[Aggregate]:
     if not 3 <= table.n_rows <= MAX_ROWS:
         return []
     grid = numbers(table, numeric_columns(table))
-    rows = row_aggregates(grid, "R")
+    present = np.isfinite(grid.values)
+    idle = idle_columns(grid, present, [r for r in range(table.n_rows) if present[r].any()])
+    rows = row_aggregates(grid, "R", idle)
+    rows += parallel_sections(grid, rows, idle)
     return rows + ratio_rows(grid, {a.at for a in rows}, "R")
+
+
+def parallel_sections(grid: Numbers, found: list[Aggregate], idle: np.ndarray | None) -> list[Aggregate]:
+    """Rows of a section that is the sum of its sibling sections, row by row. A BLS table lists "Total, 16
+    years and over" with its age groups, then Men's and Women's the same way: the total row is the sum of
+    the two section heads (a sum `found` already), and so is each age group of the Total section (its
+    "16 to 17 years" is Men's plus Women's), though no block of rows next to it adds up to it. Sections are
+    the blocks `found` below (or above) their heads; they must be equally long, and most of their rows
+    must add up in most of the columns that can be checked, or none is taken."""
+    span: dict[int, tuple[int, int]] = {}
+    for a in found:
+        low, high = min(a.of), max(a.of)
+        if low == a.at + 1 or high == a.at - 1:  # a contiguous block next to its head: the head's section
+            if a.at not in span or high - low > span[a.at][1] - span[a.at][0]:
+                span[a.at] = (low, high)
+    V, H = grid.values, grid.half
+    usable = np.isfinite(V) & (True if idle is None else ~idle)
+    out: list[Aggregate] = []
+    for a in found:
+        heads = (a.at, *a.of)
+        if len(a.of) < 2 or not all(h in span for h in heads):
+            continue
+        lengths = {span[h][1] - span[h][0] for h in heads}
+        if len(lengths) != 1:
+            continue
+        rows = [(span[a.at][0] + i, tuple(span[c][0] + i for c in a.of)) for i in range(lengths.pop() + 1)]
+        adds = []
+        for total, parts in rows:
+            checkable = usable[total] & usable[list(parts)].all(axis=0)
+            tol = H[total] + H[list(parts)].sum(axis=0) + 1e-9 * np.maximum(np.abs(V[total]), 1.0)
+            with np.errstate(invalid="ignore"):
+                match = checkable & (np.abs(V[total] - V[list(parts)].sum(axis=0)) <= tol)
+            adds.append(int(match.sum()) if checkable.any() and match.sum() >= MOST * checkable.sum() else 0)
+        if len(rows) >= 2 and sum(map(bool, adds)) >= 0.8 * len(rows):
+            out += [Aggregate("R", total, parts, "sum", n) for (total, parts), n in zip(rows, adds) if n]
+    return out
 
 
 def aggregate_rows(table: Any) -> set[int]:
