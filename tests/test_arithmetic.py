@@ -171,3 +171,45 @@ def test_numbers_remembered_for_one_table_are_never_another_tables() -> None:
     assert arithmetic.numbers(same_body, [1, 2]) is arithmetic.numbers(parents, [1, 2])
     assert arithmetic.aggregate_rows(parents) == {0, 3}
     assert not np.array_equal(arithmetic.numbers(no_sums, [1, 2]).values, arithmetic.numbers(parents, [1, 2]).values)
+
+
+def test_a_total_holds_in_the_counts_though_medians_and_errors_beside_them_do_not_add() -> None:
+    """A CPS table: workers (thousands) by age group, each beside its median weekly earnings and that median's
+    standard error. "Total" is the sum of the two age groups and "16 to 24" of its two parts in the counts;
+    the medians never add up, and only outnumber the counts, so they must not outvote them."""
+    columns = ["group", "workers", "median", "error", "men", "men_median", "women", "women_median"]
+    rows = [("Total, 16 years and older", 117584, 1139, 4.1, 62695, 1255, 54889, 1021),
+            ("16 to 24 years", 13160, 692, 5.2, 6980, 721, 6180, 655),
+            ("16 to 19 years", 1914, 529, 9.7, 1000, 540, 914, 505),
+            ("20 to 24 years", 11246, 710, 5.5, 5980, 738, 5266, 676),
+            ("25 years and older", 104424, 1204, 4.3, 55715, 1318, 48709, 1075),
+            ("25 to 34 years", 28120, 1051, 5.0, 15310, 1097, 12810, 994),
+            ("35 to 54 years", 51402, 1292, 4.8, 27520, 1431, 23882, 1113),
+            ("55 years and older", 24902, 1250, 6.1, 12885, 1380, 12017, 1090)]
+    found = {(a.at, a.of) for a in arithmetic.row_relations(table(columns, rows))}
+    assert found == {(0, (1, 4)), (1, (2, 3)), (4, (5, 6, 7))}
+
+
+def test_a_section_that_sums_its_sibling_sections_is_an_aggregate_row_by_row() -> None:
+    """BLS's employment by age and sex: the Total section's "16 to 17 years" is Men's plus Women's, though
+    no block of rows beside it adds up to it; left in, every age group would be counted twice."""
+    rng = np.random.default_rng(7)
+    ages = ["16 to 19 years", "16 to 17 years", "18 to 19 years", "20 to 24 years", "25 to 54 years", "55 years and over"]
+
+    def people() -> list[list[int]]:
+        young = rng.integers(200, 900, size=(2, 4))  # 16 to 17, 18 to 19
+        rest = rng.integers(1000, 60000, size=(3, 4))
+        return [list(young.sum(axis=0)), *map(list, young), *map(list, rest)]
+
+    men, women = people(), people()
+    total = [[a + b for a, b in zip(m, w)] for m, w in zip(men, women)]
+
+    def section(name: str, parts: list[list[int]]) -> list[tuple]:
+        head = [sum(p[j] for k, p in enumerate(parts) if k not in (1, 2)) for j in range(4)]
+        return [(f"{name}, 16 years and over", *map(int, head))] + [(age, *map(int, p)) for age, p in zip(ages, parts)]
+
+    rows = section("Total", total) + section("Men", men) + section("Women", women)
+    found = {(a.at, a.of) for a in arithmetic.row_relations(table(["group", "all", "wage", "self", "family"], rows))}
+    assert (0, (7, 14)) in found and (1, (2, 3)) in found  # the sections and the age bands, as before
+    assert {(r, (r + 7, r + 14)) for r in range(1, 7)} <= found  # and each row of the Total section
+    assert all(a[0] < 7 or a[1] == (a[0] + 1, a[0] + 2) or min(a[1]) == a[0] + 1 for a in found)  # Men's rows sum no Women's

@@ -100,6 +100,15 @@ def test_names_that_merely_start_with_a_keyword_are_data_not_summaries():
     assert verdict.marks["summary_rows"] == (6, 7)  # a bare "All", and "Total ..." in the last rows
 
 
+def test_a_label_ending_in_total_in_the_last_rows_is_a_summary():
+    """TableBench's ISAF troops: the last row, "isaf exact total", is not the sum of the rows above (they add
+    to 113,112, it says 112,579), so only its label says it is no country; in the middle rows the same
+    words would be data."""
+    names = ["united states", "united kingdom", "germany", "total security", "italy", "isaf exact total"]
+    table = Table(name="isaf", body=pa.table({"country": names, "troops": [74400, 9500, 4318, 120, 3770, 112579]}))
+    assert rule_summary(table, CleaningConfig()).marks["summary_rows"] == (5,)
+
+
 def test_empty_and_constant_columns_are_flagged_and_all_of_them_drops():
     t = Table(name="t", body=pa.table({"a": [1, 2, 3], "empty": [None, None, None], "same": ["k", "k", "k"]}))
     v = rule_columns(t, DEFAULT)

@@ -220,7 +220,7 @@ def digits(total: np.ndarray, miss: np.ndarray, step: np.ndarray) -> np.ndarray:
 
 
 def claim(match: np.ndarray, checkable: np.ndarray, weight: np.ndarray, cluster: np.ndarray, tried: int,
-          at_least: int = 2) -> np.ndarray:
+          at_least: int = 2, most: float = MOST) -> np.ndarray:
     """Per candidate (rows of the arrays; columns the evidence): at least `at_least` columns agree, most of
     those that can be checked, with MIN_DIGITS of evidence beyond what trying `tried` candidates buys by
     chance. Columns that are multiples of one another count once."""
@@ -237,20 +237,23 @@ def claim(match: np.ndarray, checkable: np.ndarray, weight: np.ndarray, cluster:
             n_match += match[:, members].any(axis=1)
             n_check += checkable[:, members].any(axis=1)
     need = MIN_DIGITS + np.log10(max(tried, 1))
-    return (n_match >= at_least) & (n_match >= MOST * n_check) & (evidence >= need)
+    return (n_match >= at_least) & (n_match >= most * n_check) & (evidence >= need)
 
 
-def row_aggregates(grid: Numbers, axis: str = "R") -> list[Aggregate]:
+def row_aggregates(grid: Numbers, axis: str = "R", idle: np.ndarray | None = None) -> list[Aggregate]:
     """Rows that are the sum of a contiguous block of their siblings, read bottom-up: the smallest blocks
-    first, each then standing as one unit (its aggregate) for the level above."""
+    first, each then standing as one unit (its aggregate) for the level above. `idle`: the columns that
+    add up nowhere (found here for rows when not given)."""
     n, m = grid.values.shape
     if n < 3 or m == 0 or n > MAX_ROWS or m > MAX_COLUMNS:
         return []
     present = np.isfinite(grid.values)
     units = [r for r in range(n) if present[r].any()]
+    if idle is None and axis == "R":
+        idle = idle_columns(grid, present, units)
     found: list[Aggregate] = []
     while True:
-        new = _one_level(grid, present, units, axis)
+        new = [a for a, _, _ in _one_level(grid, present, units, axis, idle)]
         if not new:
             return found
         found += new
@@ -258,7 +261,25 @@ def row_aggregates(grid: Numbers, axis: str = "R") -> list[Aggregate]:
         units = [u for u in units if u not in children]
 
 
-def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) -> list[Aggregate]:
+def idle_columns(grid: Numbers, present: np.ndarray, units: list[int]) -> np.ndarray | None:
+    """Columns that add up in none of the sums the other columns show, though they could be checked in two
+    or more: a median, a standard error or a ratio beside the counts ("Total, 16 years and older" is the sum
+    of its age groups in the three columns of workers, not in their median earnings). They are left out of
+    the "most columns" a sum must hold in, so a table of counts and medians keeps its totals; a column that
+    adds up anywhere is not idle."""
+    m = grid.values.shape[1]
+    checked, agreed = np.zeros(m, dtype=int), np.zeros(m, dtype=int)
+    for _, match, checkable in _one_level(grid, present, units, "R", most=0.0):
+        checked += checkable
+        agreed += match
+    idle = (checked >= 2) & (agreed == 0)
+    return idle if idle.any() else None
+
+
+def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str, idle: np.ndarray | None = None,
+               most: float = MOST) -> list[tuple[Aggregate, np.ndarray, np.ndarray]]:
+    """The aggregates of one level, each with the columns that agree with it and those that could be checked.
+    `idle` columns (see `idle_columns`) are never counted as checkable."""
     if len(units) < 3:
         return []
     V, H, G, P = grid.values[units], grid.half[units], grid.step[units], present[units]
@@ -269,7 +290,7 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) 
     nonzero = np.vstack([zero, np.cumsum(P & (V != 0), axis=0)])
     u = len(units)
     tried = u * min(MAX_BLOCK, u)  # about 2 directions x blocks x heads, halved: most are absurd
-    candidates: list[tuple[int, float, Aggregate]] = []
+    candidates: list[tuple[int, float, Aggregate, np.ndarray, np.ndarray]] = []
     for k in range(2, min(MAX_BLOCK, u - 1) + 1):
         for direction in (1, -1):  # the block below its aggregate, or above it
             heads = np.arange(0, u - k) if direction == 1 else np.arange(k, u)
@@ -277,36 +298,40 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str) 
             hi = lo + k
             T = V[heads]
             checkable = ((missing[hi] - missing[lo]) == 0) & P[heads] & ((nonzero[hi] - nonzero[lo]) >= 2)
+            if idle is not None:
+                checkable &= ~idle
             tol = H[heads] + (tols[hi] - tols[lo]) + 1e-9 * np.maximum(np.abs(T), 1.0)
             with np.errstate(invalid="ignore"):
                 match = checkable & (np.abs(T - (sums[hi] - sums[lo])) <= tol) & (T != 0)
             weight = digits(T, T - (sums[hi] - sums[lo]), G[heads])
             # a total of every other unit, first or last, is one hypothesis, not one of `tried`
             grand = (k == u - 1) & np.ones(len(heads), dtype=bool)
-            accept = claim(match, checkable, weight, grid.cluster, tried) | (
-                grand & claim(match, checkable, weight, grid.cluster, 1))
+            accept = claim(match, checkable, weight, grid.cluster, tried, most=most) | (
+                grand & claim(match, checkable, weight, grid.cluster, 1, most=most))
             for i in np.flatnonzero(accept):
                 rows = [int(heads[i])] + list(range(int(lo[i]), int(hi[i])))
                 cluster = local_clusters(V[rows], H[rows], match[i], weight[i], grid.cluster) if axis == "R" \
                     else grid.cluster  # a column's sum is checked row by row, over many rows
                 if cluster is not grid.cluster and not claim(
-                        match[i:i + 1], checkable[i:i + 1], weight[i:i + 1], cluster, 1 if grand[i] else tried)[0]:
+                        match[i:i + 1], checkable[i:i + 1], weight[i:i + 1], cluster, 1 if grand[i] else tried,
+                        most=most)[0]:
                     continue  # its columns move together over these rows: one coincidence, counted once
                 block = tuple(units[x] for x in range(int(lo[i]), int(hi[i])))
                 candidates.append((k, -float(weight[i][match[i]].sum()),
-                                   Aggregate(axis, units[int(heads[i])], block, "sum", int(match[i].sum()))))
+                                   Aggregate(axis, units[int(heads[i])], block, "sum", int(match[i].sum())),
+                                   match[i], checkable[i]))
     candidates.sort(key=lambda c: (c[0], c[1]))
     # a block holding the head of another block waits for the next level: "41 hours and over" first sums
     # its three parts, then stands as one part of "35 hours and over"
-    heads = {a.at for _, _, a in candidates}
+    heads = {c[2].at for c in candidates}
     ready = [c for c in candidates if not heads & set(c[2].of)] or candidates
     used: set[int] = set()
     parents: set[int] = set()
     out = []
-    for _, _, a in ready:
+    for _, _, a, agreeing, checkable in ready:
         if a.at in used or a.at in parents or any(c in used or c in parents for c in a.of):
             continue
-        out.append(a)
+        out.append((a, agreeing, checkable))
         parents.add(a.at)
         used.update(a.of)
     return out
@@ -365,8 +390,47 @@ def row_relations(table: Any) -> list[Aggregate]:
     if not 3 <= table.n_rows <= MAX_ROWS:
         return []
     grid = numbers(table, numeric_columns(table))
-    rows = row_aggregates(grid, "R")
+    present = np.isfinite(grid.values)
+    idle = idle_columns(grid, present, [r for r in range(table.n_rows) if present[r].any()])
+    rows = row_aggregates(grid, "R", idle)
+    rows += parallel_sections(grid, rows, idle)
     return rows + ratio_rows(grid, {a.at for a in rows}, "R")
+
+
+def parallel_sections(grid: Numbers, found: list[Aggregate], idle: np.ndarray | None) -> list[Aggregate]:
+    """Rows of a section that is the sum of its sibling sections, row by row. A BLS table lists "Total, 16
+    years and over" with its age groups, then Men's and Women's the same way: the total row is the sum of
+    the two section heads (a sum `found` already), and so is each age group of the Total section (its
+    "16 to 17 years" is Men's plus Women's), though no block of rows next to it adds up to it. Sections are
+    the blocks `found` below (or above) their heads; they must be equally long, and most of their rows
+    must add up in most of the columns that can be checked, or none is taken."""
+    span: dict[int, tuple[int, int]] = {}
+    for a in found:
+        low, high = min(a.of), max(a.of)
+        if low == a.at + 1 or high == a.at - 1:  # a contiguous block next to its head: the head's section
+            if a.at not in span or high - low > span[a.at][1] - span[a.at][0]:
+                span[a.at] = (low, high)
+    V, H = grid.values, grid.half
+    usable = np.isfinite(V) & (True if idle is None else ~idle)
+    out: list[Aggregate] = []
+    for a in found:
+        heads = (a.at, *a.of)
+        if len(a.of) < 2 or not all(h in span for h in heads):
+            continue
+        lengths = {span[h][1] - span[h][0] for h in heads}
+        if len(lengths) != 1:
+            continue
+        rows = [(span[a.at][0] + i, tuple(span[c][0] + i for c in a.of)) for i in range(lengths.pop() + 1)]
+        adds = []
+        for total, parts in rows:
+            checkable = usable[total] & usable[list(parts)].all(axis=0)
+            tol = H[total] + H[list(parts)].sum(axis=0) + 1e-9 * np.maximum(np.abs(V[total]), 1.0)
+            with np.errstate(invalid="ignore"):
+                match = checkable & (np.abs(V[total] - V[list(parts)].sum(axis=0)) <= tol)
+            adds.append(int(match.sum()) if checkable.any() and match.sum() >= MOST * checkable.sum() else 0)
+        if len(rows) >= 2 and sum(map(bool, adds)) >= 0.8 * len(rows):
+            out += [Aggregate("R", total, parts, "sum", n) for (total, parts), n in zip(rows, adds) if n]
+    return out
 
 
 def aggregate_rows(table: Any) -> set[int]:

@@ -166,11 +166,14 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
         label_columns.append(table.body.column(j))
     for first in label_columns:
         # the whole label is a keyword ("Total", "All:") or a statistic ("SD", "Maximum marks"), or a
-        # keyword starts a label in the first or the last two rows ("Total 2019"); "All-Bran" and a
-        # cereal called "Total Raisin Bran" are data
+        # keyword starts a label, or "total" ends one, in the first or the last two rows ("Total 2019",
+        # "isaf exact total"); "All-Bran" and a cereal called "Total Raisin Bran" are data
         whole = pc.match_substring_regex(first, rf"(?i)^\s*({words})\s*[:.]?\s*$")
         statistic = pc.match_substring_regex(first, STATISTIC_ROW.pattern, ignore_case=True)
         leading = pc.match_substring_regex(first, rf"(?i)^\s*({words})(\s|:|$)")
+        # or a total ends the label there ("isaf exact total", "Africa Total" under its countries)
+        leading = pc.or_(pc.fill_null(leading, False),
+                         pc.fill_null(pc.match_substring_regex(first, r"(?i)\b(sub-?)?totals?\s*[:.]?\s*$"), False))
         edge = np.zeros(table.n_rows, dtype=bool)
         edge[[0, *range(max(0, table.n_rows - 2), table.n_rows)]] = True
         tail = np.zeros(table.n_rows, dtype=bool)  # where statistics stand: the first row, the last four
