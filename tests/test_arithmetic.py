@@ -213,3 +213,13 @@ def test_a_section_that_sums_its_sibling_sections_is_an_aggregate_row_by_row() -
     assert (0, (7, 14)) in found and (1, (2, 3)) in found  # the sections and the age bands, as before
     assert {(r, (r + 7, r + 14)) for r in range(1, 7)} <= found  # and each row of the Total section
     assert all(a[0] < 7 or a[1] == (a[0] + 1, a[0] + 2) or min(a[1]) == a[0] + 1 for a in found)  # Men's rows sum no Women's
+
+
+def test_a_grand_total_of_more_rows_than_any_block_is_still_read() -> None:
+    """A price list's "Grand Total" under 81 product sizes: longer than any block a subtotal heads, but one
+    hypothesis (the total of everything above it), so it needs no more evidence than a short one."""
+    rng = np.random.default_rng(3)
+    rows = [(f"size {20 + 5 * i}", int(rng.integers(1, 40)), round(float(rng.uniform(1, 30)), 1)) for i in range(81)]
+    rows.append(("Grand Total", sum(r[1] for r in rows), round(sum(r[2] for r in rows), 1)))
+    found = arithmetic.row_relations(table(["size", "count", "weight"], rows))
+    assert [(a.at, a.of) for a in found] == [(81, tuple(range(81)))]

@@ -107,6 +107,9 @@ def test_a_label_ending_in_total_in_the_last_rows_is_a_summary():
     names = ["united states", "united kingdom", "germany", "total security", "italy", "isaf exact total"]
     table = Table(name="isaf", body=pa.table({"country": names, "troops": [74400, 9500, 4318, 120, 3770, 112579]}))
     assert rule_summary(table, CleaningConfig()).marks["summary_rows"] == (5,)
+    countries = Table(name="cities", body=pa.table({"country": ["china", "india", "world", "japan", "usa", "world"],
+                                                    "2010": [1341.3, 1230.9, 6916.2, 128.1, 309.3, 6916.2]}))
+    assert rule_summary(countries, CleaningConfig()).marks["summary_rows"] == (5,)  # the world of its last row
 
 
 def test_empty_and_constant_columns_are_flagged_and_all_of_them_drops():

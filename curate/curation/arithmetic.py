@@ -291,21 +291,25 @@ def _one_level(grid: Numbers, present: np.ndarray, units: list[int], axis: str, 
     u = len(units)
     tried = u * min(MAX_BLOCK, u)  # about 2 directions x blocks x heads, halved: most are absurd
     candidates: list[tuple[int, float, Aggregate, np.ndarray, np.ndarray]] = []
-    for k in range(2, min(MAX_BLOCK, u - 1) + 1):
+    # blocks of up to MAX_BLOCK units, and a grand total of all the others however many (a "Grand Total"
+    # under 81 sizes of a product)
+    for k in [*range(2, min(MAX_BLOCK, u - 1) + 1), *([u - 1] if u - 1 > MAX_BLOCK else [])]:
         for direction in (1, -1):  # the block below its aggregate, or above it
             heads = np.arange(0, u - k) if direction == 1 else np.arange(k, u)
             lo = heads + 1 if direction == 1 else heads - k
             hi = lo + k
             T = V[heads]
-            checkable = ((missing[hi] - missing[lo]) == 0) & P[heads] & ((nonzero[hi] - nonzero[lo]) >= 2)
+            # a total of every other unit, first or last, is one hypothesis, not one of `tried`; it adds a
+            # blank as nothing, as a spreadsheet's SUM does (a "Grand Total" over a column with gaps)
+            grand = (k == u - 1) & np.ones(len(heads), dtype=bool)
+            complete = ((missing[hi] - missing[lo]) == 0) | grand[:, None]
+            checkable = complete & P[heads] & ((nonzero[hi] - nonzero[lo]) >= 2)
             if idle is not None:
                 checkable &= ~idle
             tol = H[heads] + (tols[hi] - tols[lo]) + 1e-9 * np.maximum(np.abs(T), 1.0)
             with np.errstate(invalid="ignore"):
                 match = checkable & (np.abs(T - (sums[hi] - sums[lo])) <= tol) & (T != 0)
             weight = digits(T, T - (sums[hi] - sums[lo]), G[heads])
-            # a total of every other unit, first or last, is one hypothesis, not one of `tried`
-            grand = (k == u - 1) & np.ones(len(heads), dtype=bool)
             accept = claim(match, checkable, weight, grid.cluster, tried, most=most) | (
                 grand & claim(match, checkable, weight, grid.cluster, 1, most=most))
             for i in np.flatnonzero(accept):

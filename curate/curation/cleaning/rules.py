@@ -171,9 +171,10 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
         whole = pc.match_substring_regex(first, rf"(?i)^\s*({words})\s*[:.]?\s*$")
         statistic = pc.match_substring_regex(first, STATISTIC_ROW.pattern, ignore_case=True)
         leading = pc.match_substring_regex(first, rf"(?i)^\s*({words})(\s|:|$)")
-        # or a total ends the label there ("isaf exact total", "Africa Total" under its countries)
-        leading = pc.or_(pc.fill_null(leading, False),
-                         pc.fill_null(pc.match_substring_regex(first, r"(?i)\b(sub-?)?totals?\s*[:.]?\s*$"), False))
+        # or a total ends the label there ("isaf exact total", "Africa Total" under its countries), or the
+        # label is the world the rows are part of ("world" under the countries of a table)
+        leading = pc.or_(pc.fill_null(leading, False), pc.fill_null(pc.match_substring_regex(
+            first, r"(?i)\b(sub-?)?totals?\s*[:.]?\s*$|^\s*(the )?(world|worldwide|global)\s*[:.]?\s*$"), False))
         edge = np.zeros(table.n_rows, dtype=bool)
         edge[[0, *range(max(0, table.n_rows - 2), table.n_rows)]] = True
         tail = np.zeros(table.n_rows, dtype=bool)  # where statistics stand: the first row, the last four
