@@ -331,7 +331,10 @@ def test_constant_and_summary_columns_and_rows_are_skipped():
     samples, _, _ = generate(table, ["tco.sum", "tu.cell_lookup"])
     answers = by_program(samples)
     assert answers['SELECT sum("units") FROM t'] == 6  # not 12: the Total row is no data
-    assert not any("Total" in s.question for s in samples)
+    asked = {s.template: s.question for s in samples}
+    assert not any("Total" in q.split(" Leave out")[0] for q in asked.values())  # no question asks about it
+    # and one over the rows says it leaves it out: a reader summing every row shown would get 12
+    assert asked["tco.sum"].endswith(' Leave out the row that totals others: "Total".')
     assert not any('"flag"' in s.program.text for s in samples if s.template == "tco.sum")
 
 

@@ -38,6 +38,10 @@ AGG_SYNONYM = {"minimum": "lowest", "maximum": "highest", "average": "mean", "me
 MAX_PAIRS = 16
 
 
+# tasks about the table's shape (its columns, which table it is), not its rows' values
+STRUCTURE_TASKS = frozenset({"TU/column_naming", "TU/table_retrieval", "TBO/table_selection"})
+
+
 @dataclass
 class Template:
     id: str
@@ -170,6 +174,8 @@ class Context:
         short = short_form.format(**slots)
         if program is None:
             program = ("sql", spec_sql(spec))  # type: ignore[arg-type]
+        if not t.reads_the_tree and t.task not in STRUCTURE_TASKS:  # tree ops say what they leave out
+            question += self.profile.rows_left_out
         if rounds:  # numpy's floats too
             gold: Any = round_number(float(answer), self._decimals)
             if "decimal" not in phrasing:  # the rounding is part of the question

@@ -26,6 +26,8 @@ from curate.curation.programs import data_view
 from curate.curation.programs.chain import Frame, condition_mask, frame_from_arrow
 from curate.curation.table import Table
 
+_NUMBER_TEXT = re.compile(r"^[\s\d.,%()+-]*$")  # a cell that is a figure, not a label
+
 TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
 NOT_ADDITIVE = re.compile(r"\b(rate|ratio|rank|ranking|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
@@ -211,6 +213,28 @@ class TableProfile:
         self.numeric = [c for c in self.numeric if c not in self.levels]  # a level's plain median weighs no case
         self.counts_cells = self._cell_counts()
         self.simulated = bool(SIMULATED.search(f"{table.name} {table.caption}"))
+
+    @cached_property
+    def rows_left_out(self) -> str:
+        """What a question over this table's rows must say it leaves out: the rows that total others,
+        which its program never reads (the data view) but the reader sees ("Leave out the rows that
+        total others: "Total, 16 years and over", "16 to 19 years" and 9 more."); "" when there are none.
+        Without it a reader's skewness over all 40 rows is "wrong" against a gold over the 39 parts."""
+        rows = [r for r in sorted(self.table.summary_rows) if r < self.table.n_rows]
+        if not rows:
+            return ""
+        from curate.exports.serialize import shown_rows
+
+        shown = shown_rows(self.table)
+        labels = []
+        for r in rows:
+            text = next((c for c in shown[r] if c and not _NUMBER_TEXT.match(c)), f"row {r + 1}")
+            labels.append(f'"{text}"')
+        if len(labels) > 3:
+            said = ", ".join(labels[:3]) + f" and {len(labels) - 3} more"
+        else:
+            said = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+        return f" Leave out the {'row that totals' if len(rows) == 1 else 'rows that total'} others: {said}."
 
     # -- column roles -----------------------------------------------------------------------
     def present(self, column: str) -> np.ndarray:
