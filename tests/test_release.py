@@ -22,7 +22,7 @@ from curate.curation.build import ContractsFailed, run_build
 from curate.curation.pipeline.executor import LocalExecutor
 from curate.curation.workspace import Workspace
 from curate.exports.release import SEMVER, ReleaseExists, check_files, next_version, versions, write_release
-from tests.conftest import ROOT, curate_command
+from tests.conftest import ROOT, curate_command, seed_workspace
 from tests.test_cli import invoke
 
 CONFIG = """
@@ -50,9 +50,10 @@ def build(tmp: Path, config_text: str = CONFIG, workspace: str = "ws", releases:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, openintro_stages):
     """One uninterrupted build; the tests below read its release and reuse its workspace."""
     tmp = tmp_path_factory.mktemp("build")
+    seed_workspace(openintro_stages, tmp / "ws")
     result = build(tmp)
     return tmp, result
 
@@ -276,11 +277,11 @@ def _kill_when(args: list[str], condition, cwd: Path) -> int | None:
     return process.returncode
 
 
-def test_a_build_killed_at_any_point_resumes_to_the_same_fingerprint(built, tmp_path):
+def test_a_build_killed_at_any_point_resumes_to_the_same_fingerprint(built, tmp_path, openintro_stages):
     _, uninterrupted = built
     config = write_config(tmp_path / "build.toml")
     args = ["build", str(config), "-q", "--json"]
-    stages = tmp_path / "curate-work" / "stages"
+    stages = seed_workspace(openintro_stages, tmp_path / "curate-work") / "stages"  # killed after clean, as before
 
     def in_rules() -> bool:  # some parts of the rules stage written, not all
         return any((d / "part-00000.done").exists() and not (d / "_COMPLETE.json").exists()

@@ -13,6 +13,7 @@ import pytest
 
 from curate.annotation.review import fleiss_kappa, pull, push, sample_decisions, status
 from curate.annotation.tasks import decision, label_config
+from tests.conftest import seed_workspace
 
 # per test; the build of .envs/labelstudio and its migrated data folder (fixtures) are not counted
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300, func_only=True)]
@@ -222,7 +223,7 @@ def step(result, stage: str) -> dict:
 
 
 def test_the_loop_push_annotate_pull_rebuild_drains_the_queue_and_each_release_holds_only_what_was_decided(
-        server, tmp_path):
+        server, tmp_path, openintro_stages):
     """A real build (openintro's tables, review required), an audit share of its samples pushed to a
     real Label Studio, two rounds of annotation by three annotators, each round pulled and rebuilt."""
     import tomllib
@@ -234,7 +235,7 @@ def test_the_loop_push_annotate_pull_rebuild_drains_the_queue_and_each_release_h
     from curate.curation.pipeline.executor import LocalExecutor
     from curate.curation.workspace import Workspace
 
-    workspace = Workspace(tmp_path / "ws")
+    workspace = Workspace(seed_workspace(openintro_stages, tmp_path / "ws"))
 
     def build():
         return run_build(workspace, tomllib.loads(LOOP_CONFIG), tmp_path / "releases", executor=LocalExecutor(2))

