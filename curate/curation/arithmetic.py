@@ -376,10 +376,16 @@ def ratio_rows(grid: Numbers, skip: set[int], axis: str = "R") -> list[Aggregate
             if not match.any():
                 continue
             weight = digits(R, R - target, G[r])
-            for i in np.flatnonzero(claim(match, checkable, weight, grid.cluster, n * len(offsets) ** 2, 3)):
+            tried = n * len(offsets) ** 2
+            for i in np.flatnonzero(claim(match, checkable, weight, grid.cluster, tried, 3)):
                 row = int(r[i])
                 if row in skip:
                     continue
+                three = [row, row + da, row + db]
+                cluster = local_clusters(V[three], H[three], match[i], weight[i], grid.cluster)
+                if cluster is not grid.cluster and not claim(
+                        match[i:i + 1], checkable[i:i + 1], weight[i:i + 1], cluster, tried, 3)[0]:
+                    continue  # columns equal over these three rows (a patient's t1, t2 and ta): one coincidence
                 used = factor[i][match[i]]
                 score = float(weight[i][match[i]].sum())
                 if len(set(used.tolist())) == 1 and (row not in best or score > best[row][0]):

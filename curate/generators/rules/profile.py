@@ -228,8 +228,8 @@ class TableProfile:
         shown = shown_rows(self.table)
         labels = []
         for r in rows:
-            text = next((c for c in shown[r] if c and not _NUMBER_TEXT.match(c)), f"row {r + 1}")
-            labels.append(f'"{text}"')
+            text = next((c for c in shown[r] if c and not _NUMBER_TEXT.match(c)), None)
+            labels.append(f'"{text}"' if text else f"row {r + 1} from the top")
         if len(labels) > 3:
             said = ", ".join(labels[:3]) + f" and {len(labels) - 3} more"
         else:
