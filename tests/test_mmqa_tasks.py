@@ -271,8 +271,9 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     question = render("What is the average {a.num} of the {A} whose {B} entry has {b.cat} {v}?",
                       {"A": "Election16", "B": "Election08"}, {"a.num": "HS", "b.cat": "ObamaWin"},
                       {"v": 1}, nouns, {"a.num": column_words("HS", grads)})
-    # two tables whose rows are both states: the second keeps its name, so a reader tells them apart
-    assert question == ("What is the average percent high school grads (`HS`) of the states whose "
+    # two tables whose rows are both states: each keeps its name, so a reader tells them apart ("How many
+    # countries belong to a `sowc_demographics` row ..." was read as counting sowc_demographics' countries)
+    assert question == ("What is the average percent high school grads (`HS`) of the `Election16` rows whose "
                         "`Election08` row has obama win 1?")
 
 

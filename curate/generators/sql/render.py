@@ -166,18 +166,15 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
     """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value). `nouns` (by table)
     names a table by what its rows are; `words` (by column slot) names a column; `names` (by table)
     how a table without a noun is said (default: its identifier, "`hat_haustier` rows"); `meanings` (by value) what a code's value stands
-    for ("1 (yes)"). Two tables of one question that are rows of the same thing keep their names,
+    for ("1 (yes)"). Two tables of one question that are rows of the same thing both keep their names,
     so a reader tells them apart."""
     nouns = nouns or {}
     words = words or {}
     named = {ref: nouns.get(table) for ref, table in tables.items()}
-    seen: dict[str, str] = {}
-    for ref in sorted(named):
-        noun = named[ref]
-        if noun is not None and noun.one in seen:
-            named[ref] = None
-        elif noun is not None:
-            seen[noun.one] = ref
+    said = [noun.one for noun in named.values() if noun is not None]
+    # neither is "countries" where both are: "How many countries belong to a `sowc_demographics` row ..."
+    # counts the rows of the other table, and a reader cannot tell which
+    named = {ref: None if noun is not None and said.count(noun.one) > 1 else noun for ref, noun in named.items()}
     for ref, noun in named.items():
         if noun is not None:
             text = (text.replace(f"{{{ref}}} entries", noun.many).replace(f"{{{ref}}} entry", noun.one)

@@ -168,8 +168,9 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
                             "keys": json.dumps({"primary_keys": asked_keys, "foreign_keys": []}, ensure_ascii=False,
                                                sort_keys=True)},
                 question=f"In the {quoted(database.name)} database, which columns form the primary key of "
-                         f"{tables_word} {named}? A key is the fewest columns whose values together tell every row "
-                         "apart (one column or several); answer with table.column for every key column.",
+                         f"{tables_word} {named}? A key is the fewest columns that identify what each row is (one column "
+                         "or several; not a measured amount that merely differs from row to row); answer with "
+                         "table.column for every key column.",
                 question_short=f"primary keys of {named}?"))
         foreign = foreign_key_items(graph, chosen)
         if foreign and seen_whole and not (declared and undeclared_links(graph, chosen)) \
