@@ -223,12 +223,16 @@ class TableProfile:
         rows = [r for r in sorted(self.table.summary_rows) if r < self.table.n_rows]
         if not rows:
             return ""
-        from curate.exports.serialize import shown_rows
+        from curate.curation.body import cell_text
+        from curate.curation.header_tree import row_paths
 
-        shown = shown_rows(self.table)
+        paths = row_paths(self.table.header, self.table.n_rows)
         labels = []
         for r in rows:
-            text = next((c for c in shown[r] if c and not _NUMBER_TEXT.match(c)), None)
+            cells = [cell_text(v) for v in self.table.body.slice(r, 1).to_pylist()[0].values()]
+            own = next((c for c in cells if c and not _NUMBER_TEXT.match(c)), None)
+            path = [x for x in paths[r] if x != own]  # "Total / 16 to 19 years", as the table shows it
+            text = " / ".join([*path, own]) if own else " / ".join(path)
             labels.append(f'"{text}"' if text else f"row {r + 1} from the top")
         if len(labels) > 3:
             said = ", ".join(labels[:3]) + f" and {len(labels) - 3} more"
