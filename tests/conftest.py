@@ -142,7 +142,7 @@ def _heavy_env_builds(request, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def llm_env() -> Path:
-    """`.envs/llm`: llama.cpp's server and Gemma 3 270M, built portably on first use (~3 min)."""
+    """`.envs/llm`: llama.cpp's server and Gemma 3 270M, built portably on first use (~9 min)."""
     from tests.heavy_envs import ensure
 
     return ensure("llm")
