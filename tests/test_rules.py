@@ -338,6 +338,19 @@ def test_constant_and_summary_columns_and_rows_are_skipped():
     assert not any('"flag"' in s.program.text for s in samples if s.template == "tco.sum")
 
 
+def test_a_label_that_several_total_rows_carry_is_said_once_with_how_many():
+    quarters = {"imports": [[1082, 1135, 1313, 1015], [1012, 1218, 1331, 1328], [1431, 1315, 1207, 1139]],
+                "exports": [[2791, 2378, 2386, 2678], [2710, 2779, 2462, 2504], [2382, 2558, 2426, 2529]],
+                "production": [[14409, 12424, 14213, 14633], [14241, 13679, 13554, 14341], [13973, 13758, 13724, 14017]]}
+    body = {"year": [y for y in (2020, 2021, 2022) for _ in range(5)], "period": ["Q1", "Q2", "Q3", "Q4", "Year"] * 3}
+    body |= {column: [v for year in years for v in (*year, sum(year))] for column, years in quarters.items()}
+    table = cleaned(Table(name="stocks", body=pa.table(body)))
+    assert table.summary_rows == (4, 9, 14)
+    samples, _, _ = generate(table, ["tco.sum"])
+    assert samples and all(s.question.endswith(' Leave out the rows that total others: "Year" (3 rows).')
+                           for s in samples)
+
+
 # ---------------------------------------------------------------------------- chains
 
 @pytest.mark.parametrize("template", ["ada.retrieval", "ada.fact_checking", "ada.operations", "ada.correlation",

@@ -11,6 +11,7 @@ A column is named in a question by its label and its header: "per capita crime r
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable
@@ -219,7 +220,9 @@ class TableProfile:
         """What a question over this table's rows must say it leaves out: the rows that total others,
         which its program never reads (the data view) but the reader sees ("Leave out the rows that
         total others: "Total, 16 years and over", "16 to 19 years" and 9 more."); "" when there are none.
-        Without it a reader's skewness over all 40 rows is "wrong" against a gold over the 39 parts."""
+        Without it a reader's skewness over all 40 rows is "wrong" against a gold over the 39 parts.
+        A label several of them carry is said once, with how many ("Yr Jan-Dec" (4 rows)): each
+        year's total, not one row named four times."""
         rows = [r for r in sorted(self.table.summary_rows) if r < self.table.n_rows]
         if not rows:
             return ""
@@ -234,6 +237,9 @@ class TableProfile:
             path = [x for x in paths[r] if x != own]  # "Total / 16 to 19 years", as the table shows it
             text = " / ".join([*path, own]) if own else " / ".join(path)
             labels.append(f'"{text}"' if text else f"row {r + 1} from the top")
+        repeats = Counter(labels)
+        labels = [f"{label} ({repeats[label]} rows)" if repeats[label] > 1 else label
+                  for label in dict.fromkeys(labels)]
         if len(labels) > 3:
             said = ", ".join(labels[:3]) + f" and {len(labels) - 3} more"
         else:
