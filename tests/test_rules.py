@@ -179,6 +179,19 @@ def test_fuzzy_query_matches_keys_as_a_user_types_them_without_case_or_punctuati
     assert all(runner.run(s.program, [table]) == s.answer for s in samples)
 
 
+def test_fuzzy_query_keeps_letters_of_every_alphabet():
+    """"San Martín" is typed "san martín", never "san martn"; a letter that SQL and Python lower apart
+    ("İ") leaves its row out."""
+    table = Table(name="lines", body=pa.table({"line": ["San Martín", "Łódź-Kaliska", "İstanbul", "Belgrano N."],
+                                               "length": [56.0, 12.5, 30.0, 54.0]}))
+    samples, _, _ = generate(table, ["tbo.fuzzy_query"])
+    answers = {json.loads(s.program.text.split("= ")[-1].replace("'", '"')): s.answer for s in samples}
+    assert answers == {"san martín": 56.0, "łódźkaliska": 12.5, "belgrano n": 54.0}
+    assert all(any(key in s.question for key in answers) for s in samples)
+    runner = ProgramRunner()
+    assert all(runner.run(s.program, [table]) == s.answer for s in samples)
+
+
 def test_selection_lists_matching_rows_in_table_order():
     samples, _, _ = generate(SALES, ["tbo.select_one_condition"])
     answers = by_program(samples)

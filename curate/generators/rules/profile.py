@@ -31,6 +31,7 @@ _NUMBER_TEXT = re.compile(r"^[\s\d.,%()+-]*$")  # a cell that is a figure, not a
 
 TIME_NAME = re.compile(r"^(year|yr|years|time|date|period|season)$", re.I)
 MAX_CATEGORIES = 12
+MOST_NAMED_ROWS = 10  # the rows a question leaves out are named up to this many
 NOT_ADDITIVE = re.compile(r"\b(rate|ratio|rank|ranking|log|index|idx|mean|average|avg|median|percent|percentage|pct|per|"
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
@@ -219,7 +220,8 @@ class TableProfile:
     def rows_left_out(self) -> str:
         """What a question over this table's rows must say it leaves out: the rows that total others,
         which its program never reads (the data view) but the reader sees ("Leave out the rows that
-        total others: "Total, 16 years and over", "16 to 19 years" and 9 more."); "" when there are none.
+        total others: "Total, 16 years and over", "16 to 19 years" and "20 to 24 years"."); "" when there
+        are none. Each is named (up to MOST_NAMED_ROWS): an unnamed one can decide the answer.
         Without it a reader's skewness over all 40 rows is "wrong" against a gold over the 39 parts.
         A label several of them carry is said once, with how many ("Yr Jan-Dec" (4 rows)): each
         year's total, not one row named four times."""
@@ -240,8 +242,8 @@ class TableProfile:
         repeats = Counter(labels)
         labels = [f"{label} ({repeats[label]} rows)" if repeats[label] > 1 else label
                   for label in dict.fromkeys(labels)]
-        if len(labels) > 3:
-            said = ", ".join(labels[:3]) + f" and {len(labels) - 3} more"
+        if len(labels) > MOST_NAMED_ROWS:
+            said = ", ".join(labels[:MOST_NAMED_ROWS]) + f" and {len(labels) - MOST_NAMED_ROWS} more"
         else:
             said = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
         return f" Leave out the {'row that totals' if len(rows) == 1 else 'rows that total'} others: {said}."

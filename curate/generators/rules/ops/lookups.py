@@ -87,8 +87,12 @@ def op_reverse_lookup(ctx: Context) -> None:
 
 
 def _normalise(text: str) -> str:
-    """A name as a user types it: lower case, punctuation dropped, single spaces ("honda civic")."""
-    kept = "".join(ch for ch in text if ch == " " or (ch.isascii() and ch.isalnum()))
+    """A name as a user types it: lower case, punctuation dropped, single spaces ("honda civic"), its
+    letters kept whatever their alphabet ("san martín", not "san martn"); "" where lower case would
+    change a letter's length ("İ"), which SQL and Python do not lower alike."""
+    if any(len(ch.lower()) != 1 for ch in text):
+        return ""
+    kept = "".join(ch for ch in text if ch == " " or ch.isalnum())
     return " ".join(kept.split()).lower()
 
 
