@@ -179,6 +179,18 @@ def test_fuzzy_query_matches_keys_as_a_user_types_them_without_case_or_punctuati
     assert all(runner.run(s.program, [table]) == s.answer for s in samples)
 
 
+def test_a_header_that_is_only_a_unit_is_never_asked_about():
+    """TableBench's "(mmol / l)", "(mmol / l).1", "(mmol / l).2": which substance each measures was a header row
+    the source lost ("Which other with (mg / dl) of more than 0 has the highest (mmol / l).1?")."""
+    table = cleaned(Table(name="fluids", body=pa.table({
+        "solution": ["d5w", "half saline", "saline", "ringer", "d5ns"],
+        "(mmol / l)": [0, 77, 154, 130, 154], "(mmol / l).1": [0, 77, 154, 109, 154],
+        "(mg / dl)": [5000, 0, 0, 0, 5000], "volume (ml)": [500.0, 1000.0, 250.0, 750.0, 400.0]})))
+    samples, _, _ = generate(table, ["tco", "tu", "ada"])
+    assert samples and all("volume" in s.question for s in samples if "(m" in s.program.text)
+    assert not any(h in s.program.text for s in samples for h in ('"(mmol / l)"', '"(mmol / l).1"', '"(mg / dl)"'))
+
+
 def test_fuzzy_query_keeps_letters_of_every_alphabet():
     """"San Martín" is typed "san martín", never "san martn"; a letter that SQL and Python lower apart
     ("İ") leaves its row out."""

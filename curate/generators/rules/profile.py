@@ -73,6 +73,9 @@ ADDITIVE = re.compile(r"\b(total|amount|number|count|counts|sum|population|pop|s
                       r"profit|loss|catch|yield|rainfall|precipitation|emissions|consumption|usage|children|"
                       r"people|persons|patients|students|members|trips|calls)\b", re.I)
 SAYS_NOTHING = frozenset({"no", "nr", "num", "na", "var", "val", "col", "field", "item", "other", "misc"})  # "the total no"
+# a header that is only a unit ("(mmol / l)", "(mmol / l).1", "[kg]"): what was measured is lost (a header row the
+# source dropped), and "the highest (mmol / l).1" is nobody's question
+UNIT_ONLY = re.compile(r"^\s*[(\[][^()\[\]]*[)\]]\s*(\.\d+)?\s*$")
 ORDER_STATISTICS = ("min", "max", "range", "count")  # what a value repeated per subject's row still answers right
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
@@ -595,10 +598,12 @@ class TableProfile:
         """Whether a question can name the column so a reader knows what it is: it has a label
         from documentation, its header is made of English words or common abbreviations
         ("UrbanPop", "life_exp", "GDP"), or it is a path of a spreadsheet's header. "X3", "e143",
-        "cunem" and "pNA.nwound.us" are not asked about."""
+        "cunem", "pNA.nwound.us" and "(mmol / l).1" are not asked about."""
         info = self.info.get(column)
         if info is not None and info.label:
             return True
+        if UNIT_ONLY.match(column):  # before paths: "(mmol / l)" holds the separator
+            return False
         if PATH_SEPARATOR in column or self.table.is_hierarchical:
             return True
         return column.strip().casefold() not in SAYS_NOTHING and sem.says_itself(column.strip())
