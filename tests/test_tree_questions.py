@@ -506,6 +506,25 @@ def test_overlapping_ranges_are_no_parts_and_monthly_dates_are_periods():
     assert changes and {s["template"] for s in changes} == {"rh.nr.change_columns"}
 
 
+def test_a_change_runs_forward_in_time_and_is_never_asked_between_dates_in_no_order():
+    """'From the "2022-04-23" row to the "2021-12-16" row, the later minus the earlier' read both ways
+    (held-out review): a series listed latest first is asked from its earliest, and dated rows in no
+    order (a fixture list's match days) are no series of one thing."""
+    def table(dates):
+        header = (C(0, 0, 0, "Fixture"), C(0, 1, 1, "Position"), R(0, 0, len(dates) - 1, "Matches"),
+                  *(R(1, k, k, d) for k, d in enumerate(dates)))
+        body = pa.table({"Fixture": dates, "Position": [5, 8, 3, 12][:len(dates)]})
+        return Table(name="fixtures", body=body, header=header)
+
+    latest_first, _ = generate(table(["2023", "2022", "2021"]), ["rh.nr.change_rows"])
+    assert latest_first and all(s["question"].index('"2021') < s["question"].index('"2022')
+                                if '"2021' in s["question"] and '"2022' in s["question"] else True
+                                for s in latest_first)
+    assert all('from the "2023"' not in s["question"] for s in latest_first)
+    shuffled, _ = generate(table(["2022-04-23", "2021-12-16", "2022-01-02", "2021-08-14"]), ["rh.nr.change_rows"])
+    assert shuffled == []
+
+
 def test_a_subtotal_read_flat_beside_its_parts_or_a_repeated_label_makes_no_comparison():
     """Indentation lost: 'Management' holds the sum of the two rows below it in every column, so
     the rows are no set of cases to compare; nor are rows where 'Women' stands twice."""

@@ -1150,6 +1150,37 @@ def _series(view: TreeView, axis: str, periods: bool) -> list[tuple[str, tuple[P
     return out
 
 
+_DATED = re.compile(r"^\s*(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?")
+
+
+def _forward_in_time(parts: tuple[Part, ...]) -> tuple[Part, ...] | None:
+    """A series of periods from earliest to latest, so "from a to b, the later minus the earlier"
+    has one reading: as shown, reversed where the table lists the latest first, and None where dated
+    labels are in no order (a fixture list's match days: one row is no later state of another).
+    Periods without a year ("Q1", "Jan") stay as shown."""
+    keys = []
+    for part in parts:
+        m = _DATED.match(part.label or "")
+        if m is None:
+            return parts
+        keys.append(tuple(int(g or 0) for g in m.groups()))
+    if all(a <= b for a, b in zip(keys, keys[1:])):
+        return parts
+    if all(a >= b for a, b in zip(keys, keys[1:])):
+        return parts[::-1]
+    return None
+
+
+def _changes(view: TreeView, axis: str) -> list[tuple[str, tuple[Part, ...], int]]:
+    """The series a change from one period to another is asked of, each earliest first."""
+    out = []
+    for name, parts, other in _series(view, axis, True):
+        forward = _forward_in_time(parts)
+        if forward is not None:
+            out.append((name, forward, other))
+    return out
+
+
 def _series_slots(view: TreeView, axis: str, name: str, other: int) -> dict[str, Any]:
     if axis == "C":
         what = f'the "{name}" figure' if name else "the value"
@@ -1178,7 +1209,8 @@ def op_tree_difference(ctx: "Context") -> None:
     if view is None:
         return
     axis, periods = ctx.template.params.get("axis", "C"), ctx.template.params.get("between", "periods") == "periods"
-    cands = [(name, parts, other, a, b) for name, parts, other in _series(view, axis, periods)
+    series = _changes(view, axis) if periods else _series(view, axis, False)
+    cands = [(name, parts, other, a, b) for name, parts, other in series
              if not sem.numbered_labels(p.label for p in parts)  # Field_5 minus Field_6: which sample, no thing
              for a, b in _pairs(len(parts))]
     cands = [c for c in cands if _value(view, axis, c[1][c[3]], c[2]) != _value(view, axis, c[1][c[4]], c[2])]
@@ -1207,7 +1239,7 @@ def op_tree_change(ctx: "Context") -> None:
         return
     axis = ctx.template.params.get("axis", "C")
     cands = []
-    for name, parts, other in _series(view, axis, True):
+    for name, parts, other in _changes(view, axis):
         columns = [p.pos for p in parts] if axis == "C" else [other]
         words = _measure_words(view, columns) + " " + name
         if RELATIVE.search(words) or NOT_ADDITIVE.search(" ".join(view.column_label(j) for j in columns)) \
