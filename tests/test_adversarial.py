@@ -110,6 +110,28 @@ def test_the_tasks_metric_decides_whether_the_readers_answer_is_the_gold():
     assert not matched and why.startswith("execution_match")
 
 
+def test_several_tables_are_shown_under_the_names_their_sql_runs_on():
+    """The reader writes SQL against the names it is shown: a title alone ("Gapminder data") named no table the
+    metric could run, and a right query counted as a wrong answer."""
+    import pyarrow as pa
+
+    from curate.curation.table import Table
+    from curate.generators.adversarial import metric_context, metric_matches, tables_shown
+
+    towns = Table(name="demo/towns", caption="Towns of Norway", body=pa.table({"town": ["Oslo", "Bodo"], "cc": [1, 1]}))
+    counties = Table(name="demo/counties", caption="Counties", body=pa.table({"cc": [1], "county": ["Viken"]}))
+    shown = tables_shown([towns, counties], 1000, 30000)
+    assert shown.startswith("Table towns:\nTowns of Norway\n") and "\n\nTable counties:\nCounties\n" in shown
+    assert tables_shown([towns], 1000, 30000).startswith("Table:\nTowns of Norway\n")
+    sql = Sample(task="MMQA/text_to_sql", question="Which towns are in Viken?", answer=[["Oslo"], ["Bodo"]],
+                 answer_type="table", table_ids=("a", "b"),
+                 program=Program("sql", "SELECT town FROM towns JOIN counties USING (cc) WHERE county = 'Viken'",
+                                 "duckdb"))
+    context = metric_context(sql, [towns, counties])
+    reader = "SELECT t.town FROM towns t, counties c WHERE t.cc = c.cc AND c.county = 'Viken'"
+    assert metric_matches(sql, reader, "", context)[0]
+
+
 def test_unreadable_replies_end_as_flagged_records_after_one_retry():
     runner, g, _ = loop(lambda r: "I like tables!", lambda r: verdict(5.5))
     [outcome] = runner.run([(TEMPLATE, TABLE)])

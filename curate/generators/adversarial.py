@@ -268,6 +268,18 @@ def drawn_per_task(files: list[str], prefixes: list[str], seed: int, per_task: i
     return sorted(rows[:limit] if limit else rows)
 
 
+def tables_shown(tables: list[Any], max_rows: int, max_chars: int) -> str:
+    """The tables as both roles see them: several, each under the name its SQL uses, as `curate
+    evaluate` shows them ("Table gapminder:"); under its title alone, a reader's query named the
+    title ("Gapminder data") and missed a gold it had right."""
+    from curate.curation.llm.prompts import table_for_prompt
+
+    if len(tables) == 1:
+        return "Table:\n" + table_for_prompt(tables[0], max_rows, max_chars)
+    return "\n\n".join(f"Table {t.name.split('/')[-1] if t is not None else '?'}:\n"
+                         + table_for_prompt(t, max_rows, max_chars) for t in tables)
+
+
 def metric_context(sample: Sample, tables: list[Any]) -> dict[str, Any]:
     """What execution_match needs: the sample's tables under every name its SQL may use, the gold SQL."""
     if sample.program is None or sample.program.kind != "sql":
@@ -296,7 +308,7 @@ class AdversarialStage(Stage):
     resumed with batch replies, asks no finished request again.
     """
 
-    version = "2"  # 2: every task, one question, a discriminator that answers without the gold
+    version = "3"  # 2: every task, one question, a discriminator that answers without the gold; 3: tables named
 
     report_type = AdversarialReport
 
@@ -327,15 +339,13 @@ class AdversarialStage(Stage):
 
         from curate.curation.arrow_io import read_cached, samples_from_arrow, samples_to_arrow, table_at
         from curate.curation.llm.client import client_from_config
-        from curate.curation.llm.prompts import table_for_prompt
 
         s = stage_settings(config)
         items = []
         for path, row in task:  # sorted by file: each samples file is read once
             sample = next(samples_from_arrow(read_cached(path).slice(row, 1)))
             tables = [table_at(*shared["tables"][t]) if t in shared["tables"] else None for t in sample.table_ids]
-            shown = "\n\n".join(table_for_prompt(t, s["max_table_rows"], s["max_table_chars"]) for t in tables)
-            items.append(Item(sample, ("Tables:\n" if len(tables) > 1 else "Table:\n") + shown,
+            items.append(Item(sample, tables_shown(tables, s["max_table_rows"], s["max_table_chars"]),
                               metric_context(sample, tables)))
         generator, gen_params = client_from_config(s["generator"], shared["cache"], "generator")
         discriminator, disc_params = client_from_config(s["discriminator"], shared["cache"], "discriminator")
