@@ -132,6 +132,24 @@ def test_several_tables_are_shown_under_the_names_their_sql_runs_on():
     assert metric_matches(sql, reader, "", context)[0]
 
 
+def test_the_samples_tried_are_drawn_in_selects_order_one_template_after_another(tmp_path):
+    """A capped task keeps each template's first samples in turn: a rewrite of a sample select leaves out is
+    lost, so the loop tries samples in the same order (here two templates, two tries: one of each)."""
+    import pyarrow.parquet as pq
+
+    from curate.curation.arrow_io import samples_to_arrow
+    from curate.generators.adversarial import drawn_per_task
+
+    samples = [Sample(task="TCO/general_operations", question=f"q{template}{n}", answer=n, answer_type="number",
+                      table_ids=("t",), template=f"tco.{template}", program=Program("sql", "SELECT 1", "duckdb"))
+               for template in ("sum", "mean") for n in range(6)]
+    path = tmp_path / "samples.parquet"
+    pq.write_table(samples_to_arrow(samples), path)
+    for seed in range(5):
+        rows = [row for _, row in drawn_per_task([str(path)], [], seed, 2, 0)]
+        assert sorted(samples[r].template for r in rows) == ["tco.mean", "tco.sum"]
+
+
 def test_unreadable_replies_end_as_flagged_records_after_one_retry():
     runner, g, _ = loop(lambda r: "I like tables!", lambda r: verdict(5.5))
     [outcome] = runner.run([(TEMPLATE, TABLE)])
