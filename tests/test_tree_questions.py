@@ -523,6 +523,9 @@ def test_a_change_runs_forward_in_time_and_is_never_asked_between_dates_in_no_or
     assert all('from the "2023"' not in s["question"] for s in latest_first)
     shuffled, _ = generate(table(["2022-04-23", "2021-12-16", "2022-01-02", "2021-08-14"]), ["rh.nr.change_rows"])
     assert shuffled == []
+    quarters, _ = generate(table(["2019 Q4", "2019 Q3", "2019 Q2", "2019 Q1"]), ["rh.nr.change_rows"])
+    said = [re.findall(r'"(2019 Q\d)"', s["question"]) for s in quarters]
+    assert quarters and all(len(q) == 2 and q[0] < q[1] for q in said)  # from the earlier quarter to the later
 
 
 def test_a_subtotal_read_flat_beside_its_parts_or_a_repeated_label_makes_no_comparison():

@@ -249,8 +249,9 @@ def drawn_per_task(files: list[str], prefixes: list[str], seed: int, per_task: i
     `limit` in all (0: no limit); sorted by file, so a part reads each file once.
 
     The order is `select`'s (each template's samples by hash, then the templates taken in turn), so
-    with the build's seed the samples tried are those a capped task keeps: a rewrite of a template
-    that select leaves out is lost (8 of 49 in a build whose draw had its own order)."""
+    with the build's seed the samples tried are mostly those a capped task keeps: a rewrite of a
+    template that select leaves out is lost (8 of 49 in a build whose draw had its own order). Select
+    also drops near-duplicates and caps a database's share first, which this draw does not know."""
     import duckdb
 
     from curate.curation.taxonomy import tasks

@@ -42,9 +42,8 @@ def spec_sql(spec: dict[str, Any]) -> str:
     if kind == "cell":
         return f"SELECT {q(spec['column'])} FROM t WHERE {_key_is(spec)}"
     if kind == "fuzzy":
-        dropped = "'[^\\p{L}\\p{N} ]'"  # all but letters (of every alphabet), digits and spaces
         return (f"SELECT {q(spec['column'])} FROM t WHERE "
-                f"lower(trim(regexp_replace(regexp_replace({q(spec['key'])}, {dropped}, '', 'g'), ' +', ' ', 'g')))"
+                f"lower(trim(regexp_replace(regexp_replace({q(spec['key'])}, '[^A-Za-z0-9 ]', '', 'g'), ' +', ' ', 'g')))"
                 f" = {lit(spec['norm'])}")
     if kind == "reverse":
         return f"SELECT {q(spec['key'])} FROM t WHERE {q(spec['column'])} = {lit(spec['value'])}"
@@ -141,7 +140,7 @@ def naive_answer(df: "pd.DataFrame", spec: dict[str, Any]) -> Any:
     if kind == "cell":
         return plain(df.loc[df[spec["key"]] == spec["key_value"], spec["column"]].iloc[0])
     if kind == "fuzzy":
-        norm = (df[spec["key"]].str.replace(r"[^\w ]|_", "", regex=True).str.replace(r" +", " ", regex=True)
+        norm = (df[spec["key"]].str.replace(r"[^A-Za-z0-9 ]", "", regex=True).str.replace(r" +", " ", regex=True)
                 .str.strip().str.lower())
         return plain(df.loc[norm == spec["norm"], spec["column"]].iloc[0])
     if kind == "reverse":

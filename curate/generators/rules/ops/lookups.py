@@ -87,13 +87,16 @@ def op_reverse_lookup(ctx: Context) -> None:
 
 
 def _normalise(text: str) -> str:
-    """A name as a user types it: lower case, punctuation dropped, single spaces ("honda civic"), its
-    letters kept whatever their alphabet ("san martín", not "san martn"); "" where lower case would
-    change a letter's length ("İ"), which SQL and Python do not lower alike."""
-    if any(len(ch.lower()) != 1 for ch in text):
-        return ""
-    kept = "".join(ch for ch in text if ch == " " or ch.isalnum())
+    """A name as a user types it: lower case, punctuation dropped, single spaces ("honda civic"); what
+    the program's SQL compares (ASCII letters and digits: lowering and letter classes beyond them differ
+    between DuckDB and Python, as Greek's final sigma and Turkish's dotted I do)."""
+    kept = "".join(ch for ch in text if ch == " " or (ch.isascii() and ch.isalnum()))
     return " ".join(kept.split()).lower()
+
+
+def _loses_letters(text: str) -> bool:
+    """Whether typing the name so would drop letters: "San Martín" is not "san martn"."""
+    return any(ch.isalnum() and not ch.isascii() for ch in text)
 
 
 @op("fuzzy_lookup", params=())
@@ -109,8 +112,11 @@ def op_fuzzy_lookup(ctx: Context) -> None:
     cols = [c for c in p.usable if c != p.key]
     cands = []
     for r, n in enumerate(norms):
-        if not n or counts[n] > 1:
+        if not n or counts[n] > 1:  # counted over every key as the SQL sees it: "Zürich" is "zrich" too
             ctx.reject("normalised_key_not_unique", len(cols))
+            continue
+        if _loses_letters(p.keys[r]):
+            ctx.reject("letters_beyond_ascii", len(cols))
             continue
         if n == p.keys[r]:
             ctx.reject("key_already_normalised", len(cols))

@@ -1150,23 +1150,39 @@ def _series(view: TreeView, axis: str, periods: bool) -> list[tuple[str, tuple[P
     return out
 
 
-_DATED = re.compile(r"^\s*(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?")
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                       "dec"), 1)}
+
+
+def _when(label: str) -> tuple[int, int, int] | None:
+    """(year, month, day) of a dated period label: "2022-04-23", "2019 Q3" (its last month), "2020 Jan",
+    "2019/20" and "2019" (the year); None for one without a year or in another form."""
+    m = re.match(r"^\s*((?:1[6-9]|20)\d\d)\s*(.*?)\s*$", label or "")
+    if m is None:
+        return None
+    year, rest = int(m.group(1)), m.group(2).lower()
+    if not rest or re.fullmatch(r"[/-]\d{2}(\d{2})?", rest) and not re.fullmatch(r"-(0[1-9]|1[0-2])", rest):
+        return year, 0, 0  # a year, or a fiscal year "2019/20"
+    if d := re.fullmatch(r"-(0[1-9]|1[0-2])(?:-([0-3]\d))?", rest):
+        return year, int(d.group(1)), int(d.group(2) or 0)
+    if q := re.fullmatch(r"q([1-4])", rest):
+        return year, 3 * int(q.group(1)), 0
+    if rest[:3] in _MONTHS and rest.isalpha():
+        return year, _MONTHS[rest[:3]], 0
+    return None
 
 
 def _forward_in_time(parts: tuple[Part, ...]) -> tuple[Part, ...] | None:
     """A series of periods from earliest to latest, so "from a to b, the later minus the earlier"
     has one reading: as shown, reversed where the table lists the latest first, and None where dated
-    labels are in no order (a fixture list's match days: one row is no later state of another).
-    Periods without a year ("Q1", "Jan") stay as shown."""
-    keys = []
-    for part in parts:
-        m = _DATED.match(part.label or "")
-        if m is None:
-            return parts
-        keys.append(tuple(int(g or 0) for g in m.groups()))
-    if all(a <= b for a, b in zip(keys, keys[1:])):
+    labels are in no order (a fixture list's match days: one row is no later state of another) or two
+    fall on one date. Periods without a year ("Q1", "Jan", "2020 outturn") stay as shown."""
+    keys = [_when(part.label or "") for part in parts]
+    if any(k is None for k in keys):
         return parts
-    if all(a >= b for a, b in zip(keys, keys[1:])):
+    if all(a < b for a, b in zip(keys, keys[1:])):
+        return parts
+    if all(a > b for a, b in zip(keys, keys[1:])):
         return parts[::-1]
     return None
 
