@@ -40,6 +40,7 @@ from curate.curation.body import cell_text
 from curate.curation.programs.sql import SHEET
 from curate.curation.programs.sql import quote_ident as q
 from curate.curation.programs.sql import quote_literal as lit
+from curate.curation.sources.numfmt import MONTHS
 from curate.curation.table import HeaderNode, Table
 from curate.generators.rules.ops import op
 from curate.generators.rules.profile import ADDITIVE, NOT_ADDITIVE, RELATIVE, rounded
@@ -1150,8 +1151,7 @@ def _series(view: TreeView, axis: str, periods: bool) -> list[tuple[str, tuple[P
     return out
 
 
-_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                                       "dec"), 1)}
+_MONTHS = {m[:3].lower(): i for i, m in enumerate(MONTHS, 1)}  # "jan": 1, as a period label abbreviates it
 
 
 def _when(label: str) -> tuple[int, int, int] | None:
