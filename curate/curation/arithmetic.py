@@ -448,6 +448,37 @@ def aggregate_rows(table: Any) -> set[int]:
     return {a.at for a in row_relations(table)}
 
 
+MOST_UNDER_TOTAL = 3  # rows under a grand total at a table's foot: turnout, registered voters, "of which"
+
+
+def rows_under_grand_total(table: Any, summary: set[int] | Sequence[int]) -> set[int]:
+    """The few rows below a grand total at a table's foot: the parties' "total" (100) closes their list,
+    and "voter turnout in %" under it measures something else, never one more party. A summary row
+    that equals the sum of every other row above it (blanks adding nothing), within the rounding the
+    values are written with, in most columns where it holds a number, is such a total; the rows under
+    it are at most MOST_UNDER_TOTAL and fewer than its parts. Read from the numbers: a total with no
+    label closes the list as well."""
+    n = table.n_rows
+    if not 3 <= n <= MAX_ROWS:
+        return set()
+    summary = set(summary)
+    grid = numbers(table, numeric_columns(table))
+    for total in sorted((r for r in summary if n - MOST_UNDER_TOTAL - 1 <= r < n - 1), reverse=True):
+        parts = [r for r in range(total) if r not in summary]
+        under = list(range(total + 1, n))
+        if len(parts) < 2 or len(under) >= len(parts):
+            continue
+        values, half = grid.values[parts], grid.half[parts]
+        present = ~np.isnan(grid.values[total]) & (grid.values[total] != 0) & (~np.isnan(values)).any(axis=0)
+        if not present.any():
+            continue
+        miss = np.abs(np.nansum(values, axis=0) - grid.values[total])
+        tolerance = np.nansum(np.where(np.isnan(values), 0.0, half), axis=0) + grid.half[total] + 1e-9
+        if (miss <= tolerance)[present].sum() >= MOST * present.sum():
+            return set(under)
+    return set()
+
+
 def column_sums(table: Any) -> list[Aggregate]:
     """Columns summing blocks of columns (axis "C", body columns), confirmed by three rows or more. Flags
     and small codes are no parts: a count of 0/1 fingerprints can equal anything small."""

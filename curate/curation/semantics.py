@@ -51,7 +51,8 @@ ID_NAME = re.compile(r"(^|[^a-z]|doc|case|ref|file|rec|item|lot|part|seq)"
                      r"(id|ids|idx|uid|key|no|nr|num|number|serial|case|subject|subj|respondent|"
                      r"patient|person|household|hhid|pid|fips|zip|zipcode|postcode|isbn|ssn|phone|plot|animal|rat|mouse|"
                      r"specimen|sample|pair|obs|observation|unit|tag|band|quake|event|family|fam|page)$", re.I)
-NUMBER_SIGN = re.compile(r"[a-z]\s*#$", re.I)  # "Order #", "Reship Tracking #": the thing's number, an id
+# "Order #", "Reship Tracking #", "Int# in LiST": the thing's number, an id ("# of employees" counts)
+NUMBER_SIGN = re.compile(r"[a-z]\s*#$|[a-z]#(?=\s)", re.I)
 CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|gender|race|ethnic|status|series|"
                        r"treat|treatment|trt|arm|level|educ|edu|occupation|occ|party|state|country|site|block|"
                        r"judge|rater|wave|batch|plot|strata|stratum|cluster|district|county|cens|censor|censored|censoring)\d*$", re.I)
@@ -397,6 +398,11 @@ def singular(noun: str) -> str:
     return noun
 
 
+def _bare(name: str) -> str:
+    """A header without the full stop of its abbreviation: "Catalogue No." names a number as "Catalogue No" does."""
+    return name.rstrip(" .:")
+
+
 def snake(name: str) -> str:
     """"SampleNumber" -> "Sample_Number", so name patterns see camelCase words."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
@@ -448,7 +454,7 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             continue
         if integral and numeric and unique and n >= 5:
             x = np.sort(np.asarray(values, dtype=np.float64))
-            if np.all(np.diff(x) == 1) and (ID_NAME.search(name) or MAYBE_ROW_INDEX.match(name)
+            if np.all(np.diff(x) == 1) and (ID_NAME.search(_bare(name)) or MAYBE_ROW_INDEX.match(name)
                                             or COUNTER.match(name) and x[0] in (0, 1)):
                 done(ROW_INDEX, "consecutive whole numbers, one per row")
                 continue
@@ -479,7 +485,7 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
                 continue
         words = pa.types.is_string(typ) and sum(  # each distinct value judged once: Lahman's 115,000 rows hold 20,000
             count for v, count in Counter(values).items() if _is_word(str(v))) >= 0.8 * len(values)
-        id_name = (ID_NAME.search(snake(name)) or NUMBER_SIGN.search(name)) and not COUNT_NAME.fullmatch(name)
+        id_name = (ID_NAME.search(_bare(snake(name))) or NUMBER_SIGN.search(name)) and not COUNT_NAME.fullmatch(name)
         if re.search(r"(^|_)index$", snake(name), re.I) and integral and numeric and (unique or distinct > MAX_CODES):
             done(IDENTIFIER, f"an index ({name!r}) of whole numbers: it numbers things, it does not measure them")
             continue

@@ -170,7 +170,8 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
     rules = task_rules(task)
     if rules.get("answer") == "chart":
         mode = "chart"
-    if rules.get("tables") == "pool" and pool:
+    listed = rules.get("tables") == "pool" and bool(pool)
+    if listed:
         captions = notes = None
         names, texts = ["(candidates)"], ["\n".join(f"- {name}" + (f" (columns: {', '.join(columns)})" if columns else "")
                                                     for name, columns in pool.items())]
@@ -189,6 +190,8 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
         "tables": table_block(names, texts, captions, notes), "question": question, "final": final,
         "data": "tables are" if several else "table is", "frames": frame_names(names),
         "the_table": "each table" if several else "the table", "trees": "\n\n".join(tree_text)}
+    if listed:  # the names and columns of the tables to choose from, not a table's rows
+        fields.update(what="a list of tables (each with its columns)", it="them", tables=f"Tables:\n{texts[0]}")
     template = {"tcot": TCOT, "pot": POT, "icot": ICOT, "chart": CHART, "treethinker": TREETHINKER}[mode]
     return template.format(**fields)
 

@@ -26,6 +26,9 @@ def _choice(rng: np.random.Generator, items: list[Any]) -> Any:
     return items[int(rng.integers(len(items)))]
 
 
+MIN_DISTINCT_TO_CORRELATE = 5  # values each variable takes on the rows a correlation reads
+
+
 def _aggregate(profile: TableProfile, column: str, options: tuple[str, ...], rng: np.random.Generator) -> str:
     """One of the aggregates that mean something for the column (`TableProfile.aggregates`)."""
     allowed = profile.aggregates(column, options)
@@ -175,8 +178,13 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "needs_two_unrelated_measures"
         a, b = pairs[int(rng.integers(len(pairs)))]
         first, other = p.numeric[a], p.numeric[b]
-        if (kept & p.present(first) & p.present(other)).sum() < 8:
+        both = kept & p.present(first) & p.present(other)
+        if both.sum() < 8:
             return "too_few_rows"
+        # a column that takes four values on the rows kept (0.3 to 0.6 billion, as the sheet rounds them)
+        # correlates its rounding, not the amount
+        if min(len(np.unique(p.frame[c][both])) for c in (first, other)) < MIN_DISTINCT_TO_CORRELATE:
+            return "too_few_distinct_values"
         method = _choice(rng, ["pearson", "spearman"])
         steps = [_filter(cond), _filter(second), {"op": "correlate", "x": first, "y": other, "method": method}]
         answer = execute_chain(steps, p.frame)
@@ -223,9 +231,11 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "no_second_condition"
         if np.array_equal(second.mask, cond.mask):
             return "conditions_select_the_same_rows"
+        places = p.numbers_places(column)  # a rank: a ratio of average ranks (20.75 / 49.2) means nothing
         agg = _aggregate(p, column, ("mean", "sum", "median", "max"), rng)
         # a ratio or a percentage change of a signed quantity (an index averaging 0.025) means nothing
-        func = _choice(rng, ["difference", "ratio", "percent_change"] if p.positive(column) else ["difference"])
+        func = _choice(rng, ["difference", "ratio", "percent_change"] if p.positive(column) and not places
+                       else ["difference"])
         steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},
                  {"op": "filter", "input": "t", "where": [second.triple()]},
                  {"op": "aggregate", "func": agg, "column": column, "name": "b"},

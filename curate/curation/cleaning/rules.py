@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate.curation.arithmetic import aggregate_rows
+from curate.curation.arithmetic import aggregate_rows, rows_under_grand_total
 from curate.curation.header_tree import PATH_SEPARATOR, STATISTIC_ROW, SUMMARY_WORDS, tree_rows
 from curate.curation.semantics import infer as infer_semantics
 from curate.curation.table import Table
@@ -203,6 +203,7 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
             row_totals = np.nansum(m, axis=1)
             close = np.isclose(2 * m, row_totals[:, None], rtol=1e-6, atol=1e-9) & (np.abs(m) > 0)
             cols.update(numeric_cols[k] for k in np.flatnonzero(close.all(axis=0)))
+    rows.update(rows_under_grand_total(table, rows))  # "voter turnout in %" under the parties' total
     if rows or cols:
         return Verdict("summary", "flag", f"{len(rows)} summary rows, {len(cols)} summary columns",
                        float(len(rows) + len(cols)),

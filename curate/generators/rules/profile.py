@@ -231,6 +231,18 @@ class TableProfile:
         rows = [r for r in sorted(self.table.summary_rows) if r < self.table.n_rows]
         if not rows:
             return ""
+        from curate.curation.arithmetic import rows_under_grand_total
+
+        under = rows_under_grand_total(self.table, rows)  # "voter turnout in %" under the total: no total itself
+        totals = [r for r in rows if r not in under]
+        said = f" Leave out the {'row that totals' if len(totals) == 1 else 'rows that total'} others: {self._named(totals)}"
+        if under:
+            said += f", and the {'row' if len(under) == 1 else 'rows'} under the total: {self._named(sorted(under))}"
+        return said + "."
+
+    def _named(self, rows: list[int]) -> str:
+        """Rows as the table shows them, each by its label and its place in the row tree ("Total / 16 to
+        19 years"); a label several carry said once with how many; past MOST_NAMED_ROWS, how many more."""
         from curate.curation.body import cell_text
         from curate.curation.header_tree import row_paths
 
@@ -246,10 +258,8 @@ class TableProfile:
         labels = [f"{label} ({repeats[label]} rows)" if repeats[label] > 1 else label
                   for label in dict.fromkeys(labels)]
         if len(labels) > MOST_NAMED_ROWS:
-            said = ", ".join(labels[:MOST_NAMED_ROWS]) + f" and {len(labels) - MOST_NAMED_ROWS} more"
-        else:
-            said = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-        return f" Leave out the {'row that totals' if len(rows) == 1 else 'rows that total'} others: {said}."
+            return ", ".join(labels[:MOST_NAMED_ROWS]) + f" and {len(labels) - MOST_NAMED_ROWS} more"
+        return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
     # -- column roles -----------------------------------------------------------------------
     def present(self, column: str) -> np.ndarray:

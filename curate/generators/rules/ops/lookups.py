@@ -69,8 +69,9 @@ def op_reverse_lookup(ctx: Context) -> None:
             continue
         present = p.present(column)
         values = p.frame[column]
-        codes = np.unique(values[present].astype(str) if values.dtype == object else values[present],
-                          return_inverse=True, return_counts=True)
+        # "general" is not the only "General": a reader matches a word, not its case (the program would)
+        codes = np.unique(np.array([" ".join(str(v).split()).casefold() for v in values[present]])
+                          if values.dtype == object else values[present], return_inverse=True, return_counts=True)
         once = codes[2][codes[1]] == 1
         if values.dtype == object:  # "5, 10" or "978-0521711128": numbers written as text are no better
             once &= np.array([not NUMBERISH.fullmatch(str(v)) for v in values[present]], dtype=bool)
