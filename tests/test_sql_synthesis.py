@@ -181,6 +181,9 @@ def synthesize(sql, category="count", tables=2, question="q?", parents=PARENTS, 
     ("SELECT a.cat FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v ORDER BY 1", "list", {"max_list": 2}, "too_large"),
     ("SELECT b.cat FROM A AS a JOIN B AS b ON :ab ORDER BY b.num DESC LIMIT 1", "select", {}, "ties"),
     ("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab", "count", {}, "join_adds_nothing"),
+    # every parent has three children: "the categories with at least 2 children" are every category
+    ("SELECT b.cat FROM A AS a JOIN B AS b ON :ab GROUP BY b.cat HAVING COUNT(*) >= :n ORDER BY 1", "list", {},
+     "filter_keeps_everything"),
     ("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v", "count", {}, "duplicate"),
     ("SELECT CAST(b.cat AS INTEGER) FROM A AS a JOIN B AS b ON :ab WHERE a.num = :v", "select",
      {"sqlite_check_rows": 0}, "error"),
@@ -394,16 +397,19 @@ def test_either_or_counts_a_parent_whose_own_condition_holds_without_children():
     parents = {"parent_id": [1, 2, 3, 4, 5], "label": ["north", "south", "east", "west", "far"],
                "cat": ["x", "y", "x", "y", "y"], "zone": ["in", "out", "in", "out", "out"],
                "num": [10.0, 20.0, 20.0, 5.0, 1.0]}  # parent 5 has no children
+    # not every parent has a child of each kind, or the child's condition would keep every parent
+    children = {**CHILDREN, "kind": ["Alpha", "alpha", "beta", "beta", "beta", "beta", "Alpha", "beta", "beta",
+                                     "alpha", "alpha", "alpha"]}
     kept, _ = synthesize("""SELECT COUNT(*) FROM (
         SELECT b.key_ab FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :v
         UNION
-        SELECT b.key_ab FROM B AS b WHERE b.cat2 = :w) AS g""", "count", parents=parents,
+        SELECT b.key_ab FROM B AS b WHERE b.cat2 = :w) AS g""", "count", parents=parents, children=children,
                          question="How many {B} entries have an {A} entry with {a.cat} {v} or {b.cat2} {w}?")
     assert kept
     for q in kept:
         own = dict(zip(parents["parent_id"], parents[q.columns["b.cat2"]]))
         expected = {p for p, c in own.items() if c == q.values["w"]}
-        expected |= {p for p, k in zip(CHILDREN["parent_id"], CHILDREN["kind"]) if k == q.values["v"]}
+        expected |= {p for p, k in zip(children["parent_id"], children["kind"]) if k == q.values["v"]}
         assert q.answer == len(expected)
 
 

@@ -545,6 +545,10 @@ class Synthesizer:
                 other = plain(rows[0][0]) if len(rows) == 1 else [plain(r[0]) for r in rows]
             if other == answer:
                 return None, "join_adds_nothing"
+        for loosened in template.loosened.values():
+            rows = execute(self._build(loosened, orientation, columns, values).sql(dialect=dialect)).fetchall()
+            if self._answer(template, rows)[0] == answer:
+                return None, "filter_keeps_everything"  # the condition changes nothing: it means nothing
         return answer, ""
 
     # ------------------------------------------------------------------ the loop

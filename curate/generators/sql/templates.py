@@ -64,6 +64,7 @@ class SqlTemplate:
     slots: dict[str, Slot] = field(default_factory=dict)
     values: dict[str, ValueSpec] = field(default_factory=dict)
     drops: dict[str, Any] = field(default_factory=dict)  # end table letter -> skeleton without it
+    loosened: dict[str, Any] = field(default_factory=dict)  # value name -> skeleton with its condition TRUE
     tie_query: Any = None  # counts the answers that share the top of the ORDER BY
     aggregated: frozenset[str] = frozenset()  # aliases whose rows a SUM/AVG/COUNT over a join adds up
     groups: bool = False  # GROUP BY, EXCEPT, INTERSECT, IN: several rows of one table per row of another (no 1:1 join)
@@ -148,6 +149,8 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
         dropped = drop_table(skeleton, letter)
         if dropped is not None:
             template.drops[letter] = dropped
+    template.loosened = {name: tree for name in template.values
+                         if (tree := without_condition(skeleton, name)) is not None}
     if template.answer == "one":
         template.tie_query = _tie_query(skeleton)
     template.aggregated = _aggregated_aliases(skeleton)
@@ -287,6 +290,22 @@ def _conjuncts(condition: Any) -> list[Any]:
     if isinstance(condition, exp.Paren):
         return _conjuncts(condition.this)
     return [condition]
+
+
+def without_condition(skeleton: Any, name: str) -> Any:
+    """The skeleton with the comparison that holds the value `:name` replaced by TRUE: run beside the
+    query, it tells a filter that keeps every row ("the exhibitions whose records average more than 1313
+    attendance" where every exhibition does) from one that picks some. None when the value is no
+    comparison's (a LIMIT, a label that names the row asked about is still compared, and is kept)."""
+    from sqlglot import exp
+
+    tree = skeleton.copy()
+    for placeholder in tree.find_all(exp.Placeholder):
+        comparison = placeholder.parent
+        if placeholder.name == name and isinstance(comparison, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+            comparison.replace(exp.true())
+            return tree
+    return None
 
 
 def drop_table(skeleton: Any, letter: str) -> Any:
