@@ -242,6 +242,7 @@ class Synthesizer:
         self._values: dict[tuple, list[Any]] = {}
         self._joins: dict[tuple, Any] = {}
         self._unique: dict[tuple[str, tuple[str, ...]], bool] = {}
+        self._loosened: dict[str, Any] = {}  # a loosened query's answer by its SQL: the attempts of one path share it
         self.keys_between: dict[frozenset[str], int] = {}  # how many keys join each pair of tables
         for edge in self.graph.edges:
             pair = frozenset(edge.tables)
@@ -546,8 +547,10 @@ class Synthesizer:
             if other == answer:
                 return None, "join_adds_nothing"
         for loosened in template.loosened.values():
-            rows = execute(self._build(loosened, orientation, columns, values).sql(dialect=dialect)).fetchall()
-            if self._answer(template, rows)[0] == answer:
+            sql = self._build(loosened, orientation, columns, values).sql(dialect=dialect)
+            if sql not in self._loosened:
+                self._loosened[sql] = self._answer(template, execute(sql).fetchall())[0]
+            if self._loosened[sql] == answer:
                 return None, "filter_keeps_everything"  # the condition changes nothing: it means nothing
         return answer, ""
 
