@@ -149,8 +149,9 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
         dropped = drop_table(skeleton, letter)
         if dropped is not None:
             template.drops[letter] = dropped
-    template.loosened = {name: tree for name in template.values
-                         if (tree := without_condition(skeleton, name)) is not None}
+    # a label names the one row asked about ("the parent labelled north"): without it the answer is another's
+    template.loosened = {name: tree for name, spec in template.values.items() if not spec.slot.endswith(".label")
+                         and (tree := without_condition(skeleton, name)) is not None}
     if template.answer == "one":
         template.tie_query = _tie_query(skeleton)
     template.aggregated = _aggregated_aliases(skeleton)
