@@ -110,6 +110,23 @@ def test_a_label_ending_in_total_in_the_last_rows_is_a_summary():
     countries = Table(name="cities", body=pa.table({"country": ["china", "india", "world", "japan", "usa", "world"],
                                                     "2010": [1341.3, 1230.9, 6916.2, 128.1, 309.3, 6916.2]}))
     assert rule_summary(countries, CleaningConfig()).marks["summary_rows"] == (5,)  # the world of its last row
+    # a held-out review: the ranked countries' "world" row, its rank blank, was correlated with them
+    ranked = Table(name="wine", body=pa.table({"rank": [1, 2, 3, 4, None], "country": ["china", "italy", "chile", "iran", "world"],
+                                               "2009": [8038703, 8242500, 2600000, 2305000, 58521410],
+                                               "2010": [8651831, 7787800, 2903000, 2225000, 58292101]}))
+    assert rule_summary(ranked, CleaningConfig()).marks["summary_rows"] == (4,)
+
+
+def test_a_foot_row_where_a_repeated_label_column_stops_repeating_is_no_data():
+    """A prediction pool names each player again beside their points; its last row is the week's results
+    and the prize pot (114 in a score column), which a skewness over the players read as one more player."""
+    players = ["MARC HILTON", "JOHN CROSS", "MARK DAVIES", "BARRY TRAVIS", "JEFF LYNCH", "MICK TOOTLE"]
+    table = Table(name="pool", body=pa.table({
+        "column 1": [*players, "OFFICIAL FINAL SCORES"], "BRENTFORD": [2, 2, 2, 2, 2, 1, 1],
+        "column 8": [*players, "WEEK 3 PRIZE POT IS"], "TEAM SCORE": [1, 1, 2, 0, 1, 2, 114]}))
+    assert rule_summary(table, CleaningConfig()).marks["summary_rows"] == (6,)
+    again = Table(name="pool", body=pa.table({"column 1": players, "column 8": players, "TEAM SCORE": [1, 1, 2, 0, 1, 2]}))
+    assert rule_summary(again, CleaningConfig()).action == "keep"
 
 
 def test_empty_and_constant_columns_are_flagged_and_all_of_them_drops():

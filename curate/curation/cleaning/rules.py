@@ -159,11 +159,10 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
     for j, name in enumerate(table.columns):
         if keyword.match(name.split(PATH_SEPARATOR)[-1]):
             cols.add(j)
-    label_columns = []  # every leading text column: "Mean" and "SD" rows often stand in column B
-    for j in range(table.n_cols if table.n_rows else 0):
-        if not pa.types.is_string(table.body.column(j).type) or len(label_columns) == 3:
-            break
-        label_columns.append(table.body.column(j))
+    # the text columns among the first three: "Mean" and "SD" rows often stand in column B, and a "world"
+    # row after the ranked countries has a blank rank before it
+    label_columns = [table.body.column(j) for j in range(min(3, table.n_cols) if table.n_rows else 0)
+                     if pa.types.is_string(table.body.column(j).type)]
     for first in label_columns:
         # the whole label is a keyword ("Total", "All:") or a statistic ("SD", "Maximum marks"), or a
         # keyword starts a label, or "total" ends one, in the first or the last two rows ("Total 2019",
@@ -189,6 +188,7 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
                  if factor and labels.count(v) > 1}
         if len(found) * 2 <= table.n_rows:  # statistics on most rows are the table's subject ("Mean", "SD", "Max")
             rows.update(i for i in found if labels[i] not in level)
+    rows.update(_off_the_echo(table))  # "OFFICIAL FINAL SCORES" where column 8 repeats each player's name
     rows.update(tree_rows(table.header, table.n_rows))  # a group's own row, a Total node of the row tree
     rows.update(aggregate_rows(table))  # a row the numbers show to be a sum, share or ratio of others
     numeric_cols, m = _numeric_matrix(table)
@@ -209,6 +209,29 @@ def rule_summary(table: Table, config: CleaningConfig) -> Verdict:
                        float(len(rows) + len(cols)),
                        {"summary_rows": tuple(sorted(rows)), "summary_columns": tuple(sorted(cols))})
     return Verdict("summary", "keep")
+
+
+MOST_FOOT_ROWS = 2  # rows at a table's foot that a repeated label column may leave
+
+
+def _off_the_echo(table: Table) -> set[int]:
+    """The last rows where a column that repeats the row labels for the reader's eye (a pool's players
+    named again beside their points) stops repeating them: every row above agrees and these do not
+    ("OFFICIAL FINAL SCORES" beside "WEEK 3 PRIZE POT IS"), so they are the sheet's foot, not one more
+    row of data. Read from the values: the labels need not say "Total"."""
+    n = table.n_rows
+    texts = [j for j in range(table.n_cols) if pa.types.is_string(table.body.column(j).type)][:10]
+    if n < 6 or len(texts) < 2:
+        return set()
+    columns = {j: [" ".join(str(v).split()).casefold() if v is not None else "" for v in table.body.column(j).to_pylist()]
+               for j in texts}
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            same = [x == y and x != "" for x, y in zip(columns[a], columns[b])]
+            foot = [r for r in range(n) if not same[r]]
+            if foot and min(foot) >= n - MOST_FOOT_ROWS:
+                return set(foot)
+    return set()
 
 
 def rule_columns(table: Table, config: CleaningConfig) -> Verdict:

@@ -22,7 +22,7 @@ def side_by_side(grid: Grid) -> list[Grid]:
     """The grid cut into its side-by-side tables, left to right; `[grid]` when it holds one."""
     values = grid.values
     spans = _column_blocks(grid)
-    if len(spans) < 2:
+    if not spans:
         return [grid]
     kept = [spans[0]]
     for span in spans[1:]:
@@ -30,10 +30,36 @@ def side_by_side(grid: Grid) -> list[Grid]:
             kept.append(span)
         else:
             kept[-1] = (kept[-1][0], span[1])  # a note beside the grid, or more of the same table
+    kept = [part for span in kept for part in _repeated(values, span)]
     if len(kept) == 1:
         return [grid]
     titles = title_rows(grid, kept)
     return [_columns_of(grid, c0, c1, titles if k else []) for k, (c0, c1) in enumerate(kept)]
+
+
+def _repeated(values: list[list[Any]], span: tuple[int, int]) -> list[tuple[int, int]]:
+    """A block whose heading row repeats one run of headings from its first column on ("States, Cases,
+    States, Cases" under "Highest" and "Least"), each run opening with its own row labels: one table
+    per run, with no empty column between them. The highest states' cases beside the least ones'
+    are two lists, not pairs: a row's "Least / Cases" is not Maharashtra's. `[span]` otherwise."""
+    block = _block(values, span)
+    width = span[1] - span[0] + 1
+    for r in sorted(r for r in grid_rows(block) if sum(filled(v) for v in block[r]) >= 2)[:MAX_HEADING_ROWS]:
+        heads = [_key(v) if _label(v) else None for v in block[r]]
+        if None in heads:
+            continue  # a heading row names every column
+        for period in range(2, width // 2 + 1):
+            if width % period or any(heads[c] != heads[c % period] for c in range(width)):
+                continue
+            runs = [(span[0] + k * period, span[0] + (k + 1) * period - 1) for k in range(width // period)]
+            if all(looks_like_table(values, run) for run in runs) and all(
+                    opens_with_labels(values, a, b) for a, b in zip(runs, runs[1:])):
+                return runs
+            return [span]
+    return [span]
+
+
+MAX_HEADING_ROWS = 4  # rows of two or more cells at a block's top where its heading row may stand
 
 
 def _column_blocks(grid: Grid) -> list[tuple[int, int]]:
