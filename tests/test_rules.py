@@ -188,6 +188,11 @@ def test_fuzzy_query_matches_keys_as_a_user_types_them_without_case_or_punctuati
     assert answers == {"mazda rx4": 21.0, "fiat 128": 32.4, "honda civic": 30.4, "ford t": 14.5}
     runner = ProgramRunner()
     assert all(runner.run(s.program, [table]) == s.answer for s in samples)
+    # a row label written in LaTeX (HSAUR's studies) is typed as nothing anyone would: "citehsaurelwoodetal1974"
+    cited = Table(name="cars", body=pa.table({"model": ["\\cite{HSAuR:Elwoodetal1974}", "Fiat 128", "Ford T.", "Honda Civic"],
+                                              "mpg": [21.0, 32.4, 30.4, 14.5]}))
+    samples, _, stats = generate(cited, ["tbo.fuzzy_query"])
+    assert not any("cite" in s.question for s in samples) and stats.rejected["TBO/table_query"]["markup_in_key"] >= 1
 
 
 def test_a_header_that_is_only_a_unit_is_never_asked_about():

@@ -79,6 +79,7 @@ UNIT_ONLY = re.compile(r"^\s*[(\[][^()\[\]]*[)\]]\s*(\.\d+)?\s*$")
 ORDER_STATISTICS = ("min", "max", "range", "count")  # what a value repeated per subject's row still answers right
 SIGNIFICANT = 3  # a threshold as a person writes it: 8310, not 8314.6396484375
 MAX_EXACT = 2.0 ** 53
+SCHEDULE_TOLERANCE = 0.02  # two groups sharing every value in shares this close share a design, not a finding
 # Each comparison says whether its threshold is in or out: "more than 8" leaves 8 out, "8 or more" (or
 # "at least 8") keeps it; "above 8" is read both ways, so no phrase says it.
 HAVE = {"==": "equal to", "!=": "other than", ">": "of more than", ">=": "of at least", "<": "of less than",
@@ -850,7 +851,12 @@ class TableProfile:
             return "censoring_splits_follow_up"  # censored times are when follow-up ended, not when the event came
         keep = self.present(column) if rows is None else rows & self.present(column)
         a, b = (np.sort(self.frame[column][keep & self.mask(by, "==", g)]) for g in groups)
-        if _shares(a) == _shares(b):  # the same values in the same proportions: a schedule, not a result
+        shares_a, shares_b = _shares(a), _shares(b)
+        if shares_a == shares_b:  # the same values in the same proportions: a schedule, not a result
+            return "groups_identical"
+        # the same days sampled in both varieties, a plot or two missing: a schedule all the same
+        if len(shares_a) >= 3 and set(shares_a) == set(shares_b) and max(
+                abs(shares_a[v] - shares_b[v]) for v in shares_a) <= SCHEDULE_TOLERANCE:
             return "groups_identical"
         if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
             return "constant_within_a_group"

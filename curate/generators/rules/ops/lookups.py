@@ -95,6 +95,9 @@ def _normalise(text: str) -> str:
     return " ".join(kept.split()).lower()
 
 
+MARKUP = re.compile(r"[\\{}<>]")  # a LaTeX command or an HTML tag in a row label: not a name anyone types
+
+
 def _loses_letters(text: str) -> bool:
     """Whether typing the name so would drop letters: "San Martín" is not "san martn"."""
     return any(ch.isalnum() and not ch.isascii() for ch in text)
@@ -118,6 +121,9 @@ def op_fuzzy_lookup(ctx: Context) -> None:
             continue
         if _loses_letters(p.keys[r]):
             ctx.reject("letters_beyond_ascii", len(cols))
+            continue
+        if MARKUP.search(p.keys[r]):  # "\cite{HSAuR:Elwoodetal1974}" typed as "citehsaurelwoodetal1974" names nothing
+            ctx.reject("markup_in_key", len(cols))
             continue
         if n == p.keys[r]:
             ctx.reject("key_already_normalised", len(cols))
