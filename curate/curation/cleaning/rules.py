@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curate.curation.arithmetic import aggregate_rows, rows_under_grand_total
+from curate.curation.arithmetic import MAX_ROWS, aggregate_rows, rows_under_grand_total
 from curate.curation.header_tree import PATH_SEPARATOR, STATISTIC_ROW, SUMMARY_WORDS, tree_rows
 from curate.curation.semantics import infer as infer_semantics
 from curate.curation.table import Table
@@ -221,7 +221,7 @@ def _off_the_echo(table: Table) -> set[int]:
     row of data. Read from the values: the labels need not say "Total"."""
     n = table.n_rows
     texts = [j for j in range(table.n_cols) if pa.types.is_string(table.body.column(j).type)][:10]
-    if n < 6 or len(texts) < 2:
+    if not 6 <= n <= MAX_ROWS or len(texts) < 2:  # a longer table is records, not a report with a foot
         return set()
     columns = {j: [" ".join(str(v).split()).casefold() if v is not None else "" for v in table.body.column(j).to_pylist()]
                for j in texts}
