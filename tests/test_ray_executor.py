@@ -112,9 +112,8 @@ def test_a_worker_killed_mid_stage_is_run_again_and_the_release_is_the_same(clus
 def test_a_killed_driver_leaves_finished_parts_and_the_rerun_resumes_from_them(cluster, local_build, tmp_path):
     driver = subprocess.Popen(curate_on_ray(cluster, tmp_path), env=run_env(), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while len(list((tmp_path / "ws" / "stages").glob("rules-*/part-*.done"))) < 3:
-        assert driver.poll() is None and time.monotonic() < deadline, "the build ended before rules was half done"
+    while len(list((tmp_path / "ws" / "stages").glob("rules-*/part-*.done"))) < 3:  # a hang: the module's timeout
+        assert driver.poll() is None, "the build ended before rules was half done"
         time.sleep(0.01)
     driver.kill()
     driver.wait(30)

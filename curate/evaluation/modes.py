@@ -185,13 +185,14 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
     tree_text = trees or []
     if several and tree_text:
         tree_text = [f"Table {name}:\n{tree}" for name, tree in zip(names, tree_text)]
+    # a retrieval pool is the names and columns of the tables to choose from, not a table's rows
+    what = "a list of tables (each with its columns)" if listed else "several tables" if several else "a table"
     fields: dict[str, Any] = {
-        "what": "several tables" if several else "a table", "it": "them" if several else "it",
-        "tables": table_block(names, texts, captions, notes), "question": question, "final": final,
+        "what": what, "it": "them" if several or listed else "it",
+        "tables": f"Tables:\n{texts[0]}" if listed else table_block(names, texts, captions, notes),
+        "question": question, "final": final,
         "data": "tables are" if several else "table is", "frames": frame_names(names),
         "the_table": "each table" if several else "the table", "trees": "\n\n".join(tree_text)}
-    if listed:  # the names and columns of the tables to choose from, not a table's rows
-        fields.update(what="a list of tables (each with its columns)", it="them", tables=f"Tables:\n{texts[0]}")
     template = {"tcot": TCOT, "pot": POT, "icot": ICOT, "chart": CHART, "treethinker": TREETHINKER}[mode]
     return template.format(**fields)
 

@@ -296,8 +296,8 @@ def _conjuncts(condition: Any) -> list[Any]:
 def without_condition(skeleton: Any, name: str) -> Any:
     """The skeleton with the comparison that holds the value `:name` replaced by TRUE: run beside the
     query, it tells a filter that keeps every row ("the exhibitions whose records average more than 1313
-    attendance" where every exhibition does) from one that picks some. None when the value is no
-    comparison's (a LIMIT, a label that names the row asked about is still compared, and is kept)."""
+    attendance" where every exhibition does) from one that picks some. None when no comparison holds
+    the value."""
     from sqlglot import exp
 
     tree = skeleton.copy()
