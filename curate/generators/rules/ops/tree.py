@@ -852,6 +852,27 @@ def swapped(table: Table, axis: str, parent: tuple[str, ...], shown: tuple[str, 
     return Swap(copy, axis, parent, shown, (first.node.text,), (second.node.text,), moved, tuple(order))
 
 
+def _order_unasked(swap: Swap) -> str:
+    """Why "in what order are the entries under P shown?" asks nothing of this swap, or "":
+    some entries under P have no label (a gold of the labelled ones only leaves out the columns a
+    reader sees as "column 1"), the top level of an axis whose entries nest nothing (the question
+    is then the header read out), or labels that are running numbers (row numbers, not names)."""
+    level = branches(swap.table.header, swap.axis)  # type: ignore[arg-type]
+    span = (0, (swap.table.n_rows if swap.axis == "R" else swap.table.n_cols) - 1)
+    for label in swap.parent:
+        found = next(b for b in level if b.node.text == label)
+        level, span = found.children, (found.node.start, found.node.end)
+    covered = sorted(i for b in level for i in range(b.node.start, b.node.end + 1))
+    if covered != list(range(span[0], span[1] + 1)):
+        return "unnamed_siblings"
+    if not swap.parent and not any(b.children for b in level):
+        return "flat_level"
+    labels = [b.node.text for b in level]
+    if all(re.fullmatch(r"\s*\d+\s*", x) and not PERIOD.match(x) for x in labels):
+        return "numbered_siblings"
+    return ""
+
+
 def table_swap(ctx: "Context") -> Swap | None:
     """The one exchange drawn for this table (the same for every SC template)."""
     from curate.curation.pipeline.rng import record_rng
@@ -895,6 +916,9 @@ def op_tree_swap(ctx: "Context") -> None:
     ask = ctx.template.params.get("ask", "order")
     if ask == "order":
         ctx.considered(1)
+        unasked = _order_unasked(swap)
+        if unasked:
+            return ctx.reject(unasked)
         labels = children_labels(swap.table.header, swap.axis, swap.parent)  # type: ignore[arg-type]
         program = json.dumps({"table": swap.table.id, "field": "children", "axis": swap.axis,
                               "path": list(swap.parent)})
