@@ -220,7 +220,7 @@ class Synthesizer:
                                        if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)]
             # "with firm 1", "whose y is 0": a number standing for a category nobody names
             self.roles[name]["cat"] = [c for c in self.roles[name]["cat"]
-                                       if not opaque_code(infos.get(c), self.views[name].column(c).to_pylist())]
+                                       if not opaque_code(infos.get(c), self.views[name].column(c).unique().to_pylist())]
         # personal data (passwords, hashes, e-mail, phone, login, national ids) is never a label, a filter or an answer
         self.personal = {name: personal_columns(view) for name, view in self.views.items()}
         for name, found in self.personal.items():
