@@ -751,3 +751,26 @@ def test_portions_margins_unrelated_columns_and_numbered_samples_are_not_set_aga
                   header=header)
     samples, _ = generate(table, ["rh.nr.difference_rows", "rh.cg.two_bars"])
     assert samples == []
+
+
+def test_an_order_question_is_asked_only_of_entries_that_all_have_labels_and_nest_something():
+    """Held-out review 6: "In what order does this table show the columns that are not nested under
+    another column?" had the gold ["Runx1/b-actin (fold change)", "SD", "Mean"], leaving out the two
+    columns a reader sees as "column 1" and "column 2"; on a flat header the same question reads the
+    header out; rows labelled 56, 57, 59 are row numbers, not names."""
+    header = (C(0, 2, 3, "Runx1 (fold change)"), C(1, 2, 2, "Expt1"), C(1, 3, 3, "Expt2"), C(0, 4, 4, "SD"),
+              C(0, 5, 5, "Mean"))
+    body = pa.table({"column 1": ["Set1", "Set2", "Set3"], "column 2": ["uninf", "SAG", "AG83"],
+                     "Runx1 (fold change) / Expt1": [1.0, 1.17, 1.37], "Runx1 (fold change) / Expt2": [1.0, 1.08, 1.12],
+                     "SD": [0.0, 0.1, 0.2], "Mean": [1.0, 1.1, 1.2]})
+    table = Table(name="runx1", body=body, header=header)
+    asked, reasons = [], {}
+    for seed in range(12):
+        out, derived, stats = SampleColumns(), [], Stats()
+        generate_for_table(table, load_templates(only=["rh.sc.swap_order"]), seed, out, derived, stats)
+        asked += out.to_arrow().to_pylist() if len(out) else []
+        for reason, n in stats.rejected.get("RH/SC/structure_comprehending", {}).items():
+            reasons[reason] = reasons.get(reason, 0) + n
+    assert reasons.get("unnamed_siblings")  # the top level: two columns without a label
+    assert asked and all('directly under "Runx1 (fold change)"' in s["question"] for s in asked)
+    assert {tuple(json.loads(s["answer"])) for s in asked} == {("Expt2", "Expt1")}

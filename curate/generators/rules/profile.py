@@ -36,8 +36,9 @@ NOT_ADDITIVE = re.compile(r"\b(rate|ratio|rank|ranking|log|index|idx|mean|averag
                           r"proportion|prop|share|score|scale|temp|temperature|age|price|density|coefficient|"
                           r"lat|lon|latitude|longitude|height|weight|length|width|speed|pressure|level|grade|residual|resid|error|"
                           r"deviation|diff|difference|change|z|std|sd|se|record|time|duration|min|max|minimum|maximum|"
-                          r"mortality|fertility|incidence|prevalence)s?\b|%",
-                          re.I)  # "record time": one race's time is no part of a whole
+                          r"mortality|fertility|incidence|prevalence|depth|elevation|altitude|magnitude|diameter|radius|thickness|"
+                          r"concentration|humidity)s?\b|%",
+                          re.I)  # "record time", an earthquake's "Depth (km)": no part of a whole
 NUISANCE = re.compile(r"^(?:(block|blk|blocks|plot|rep|reps|replicate|replication|batch|panel|run|stratum|strata|"
                       r"cluster|trial|occasion|session|lab|laboratory|row|col|column|center|centre|clinic|hospital)\d*|"
                       r"x|y|xcoord|ycoord|easting|northing)$", re.I)  # a trial's site, a plant's place in a plot
@@ -54,6 +55,11 @@ PARTS = re.compile(r"\b(state|county|country|region|province|district|city|munic
                    r"commodity|crop|source|occupation|age group|product|brand|segment|division)$", re.I)  # rows that split one whole between them
 INTERVAL = re.compile(r"\b(temp|temperature|celsius|fahrenheit|degrees?|log|ln|lat|lon|latitude|longitude|"
                       r"year|date|z|score|scale|index|level|elevation|altitude|stage|rank|ranking)s?\b", re.I)  # Lake Huron's level: feet above sea
+MIN_DISTINCT_FOR_A_SHAPE = 8  # fewer values are no distribution whose skewness or normality says anything
+# a row label that names a measure, not a case ("Number of M1 per FOV", "% Phagocytosis", "Mean age"):
+# rows labelled so are a table's variables, transposed; comparing them compares unlike things
+MEASURE_LABEL = re.compile(r"^\s*((number|count|total|sum|mean|average|median|percent(age)?|rate|ratio|share|"
+                           r"proportion|index|amount)\b|no\.)|%|\bper\b|\((number|thousands|millions|percent|%)\)", re.IGNORECASE)
 RELATIVE = re.compile(r"\b(rate|ratio|index|idx|percent|percentage|pct|proportion|prop|share|fraction|"
                       r"mortality|fertility|incidence|prevalence)s?\b|%", re.I)  # swiss' Infant.Mortality: a rate
 WEIGHT_NAME = re.compile(r"^(freq|frequency|count|counts|n|cases|number|weight|wt|total)$", re.I)
@@ -771,6 +777,27 @@ class TableProfile:
 
     def is_int(self, column: str) -> bool:
         return self.frame[column].dtype.kind == "i"
+
+    @cached_property
+    def rows_are_measures(self) -> bool:
+        """Whether the rows name measures, not cases ("irrigated land per capita", "index of
+        agricultural production", "arable land as % of total land area"): the table's variables
+        written as rows, so the values down a column are unlike figures, no sample of anything."""
+        labels = [v for v in self.frame[self.key].tolist() if isinstance(v, str)] if self.key else []
+        return len(labels) >= 2 and 2 * sum(bool(MEASURE_LABEL.search(v)) for v in labels) >= len(labels)
+
+    def not_a_sample(self, column: str) -> str:
+        """Why a column's values are no sample whose shape (skewness, kurtosis, normality) means
+        something, or "": places (ranks 1, 2, 7, 7, 7 are positions), a handful of values (six
+        experimental conditions), rows that are different measures."""
+        if self.numbers_places(column):
+            return "places_are_no_sample"
+        values = self.frame[column].astype(np.float64)
+        if len(np.unique(values[np.isfinite(values)])) < MIN_DISTINCT_FOR_A_SHAPE:
+            return "too_few_distinct_values"
+        if self.rows_are_measures:
+            return "rows_are_measures"
+        return ""
 
     def numbers_places(self, name: str) -> bool:
         """Whether a question's column (a header here, or a tree question's column label) numbers

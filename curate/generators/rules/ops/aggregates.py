@@ -67,6 +67,11 @@ def _aggregate_candidates(ctx: Context, ms: MaskSet, agg: str, min_rows: int, q:
         trending = np.array([p.trending(c) for c in p.numeric], dtype=bool)[None, :]
         ctx.reject("trending_series", int((valid & trending).sum()))
         valid &= ~trending
+        for j, column in enumerate(p.numeric):  # ranks, six conditions, rows that are measures: no sample
+            reason = p.not_a_sample(column)
+            if reason:
+                ctx.reject(reason, int(valid[:, j].sum()))
+                valid[:, j] = False
     constant = valid & (ms.values("min") == ms.values("max"))  # one value under the filter: nothing to compute
     ctx.reject("constant_under_the_filter", int(constant.sum()))
     valid &= ~constant

@@ -140,12 +140,17 @@ def op_test(ctx: Context) -> None:
         return ctx.reject("frequency_table")  # each row stands for many cases: row-level tests miscount them
     steps_list = []
     if test in ("ttest", "mannwhitney", "ks"):
+        if p.rows_are_measures:
+            return ctx.reject("rows_are_measures")  # two groups of unlike figures: no populations to compare
         for by in p.categorical:
             groups = _two_groups(p, by)
             for column in p.numeric:
                 ctx.considered(1)
                 if groups is None or column == by:
                     ctx.reject("too_few_groups")
+                    continue
+                if test == "ks" and p.numbers_places(column):
+                    ctx.reject("places_are_no_sample")  # the distribution of ranks 1, 2, 7, 7 is their ties
                     continue
                 steps_list.append(({"column": column, "by": by, "a": p.shown(by, groups[0]), "b": p.shown(by, groups[1])},
                                    {"op": "test", "test": test, "column": column, "by": by, "groups": groups,
@@ -171,8 +176,8 @@ def op_test(ctx: Context) -> None:
             if (~np.isnan(values)).sum() < 8:
                 ctx.reject("too_few_rows")
                 continue
-            if len(np.unique(values[~np.isnan(values)])) < 8:
-                ctx.reject("too_few_distinct_values")  # a handful of values is not a distribution to test
+            if p.not_a_sample(column):
+                ctx.reject(p.not_a_sample(column))  # ranks, a handful of values, rows that are measures
                 continue
             if p.trending(column):
                 ctx.reject("trending_series")  # a price index rising from 1960 to 1995 is no sample

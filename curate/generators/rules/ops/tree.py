@@ -43,7 +43,7 @@ from curate.curation.programs.sql import quote_literal as lit
 from curate.curation.sources.numfmt import MONTHS
 from curate.curation.table import HeaderNode, Table
 from curate.generators.rules.ops import op
-from curate.generators.rules.profile import ADDITIVE, NOT_ADDITIVE, RELATIVE, rounded
+from curate.generators.rules.profile import ADDITIVE, MEASURE_LABEL, NOT_ADDITIVE, RELATIVE, rounded
 
 if TYPE_CHECKING:  # pragma: no cover
     from curate.generators.rules.engine import Context
@@ -970,12 +970,6 @@ def _threshold(values: list[float]) -> int | float | None:
         if t not in xs and 0 < above < n and 0.2 * n <= above <= 0.8 * n:
             return t
     return None
-
-
-# a row label that names a measure, not a case ("Number of M1 per FOV", "% Phagocytosis", "Mean age"):
-# rows labelled so are a table's variables, transposed; comparing them compares unlike things
-MEASURE_LABEL = re.compile(r"^\s*((number|count|total|sum|mean|average|median|percent(age)?|rate|ratio|share|"
-                           r"proportion|index|amount)\b|no\.)|%|\bper\b|\((number|thousands|millions|percent|%)\)", re.IGNORECASE)
 
 
 RELATIVE_LABEL = re.compile(r"%|\b(percent(age)?|rate|ratio|share|per)\b", re.IGNORECASE)
