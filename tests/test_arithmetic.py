@@ -223,3 +223,20 @@ def test_a_grand_total_of_more_rows_than_any_block_is_still_read() -> None:
     rows.append(("Grand Total", sum(r[1] for r in rows), round(sum(r[2] for r in rows), 1)))
     found = arithmetic.row_relations(table(["size", "count", "weight"], rows))
     assert [(a.at, a.of) for a in found] == [(81, tuple(range(81)))]
+
+
+def test_a_member_listed_twice_enters_its_total_once() -> None:
+    """Held-out review 7: "ec6 (1958)" is the sum of its six members, but Luxembourg and the Netherlands are
+    each listed twice (one figure changed); summed twice, no block added up, the total stayed a country and
+    a correlation over the members counted it."""
+    rows = [("belgium", 9052707, 30528, 58.316, 46878), ("france", 44788852, 674843, 312.966, 40690),
+            ("west germany", 54292038, 248717, 400.554, 41168), ("italy", 49476000, 301336, 265.192, 30116),
+            ("luxembourg", 310291, 2586, 2.938, 113533), ("luxembourg", 100000000, 2586, 2.938, 113533),
+            ("netherlands", 11186847, 41526, 83.351, 50355), ("netherlands", 11186847, 41526, 83.351, 1000),
+            ("ec6 (1958)", 169106736, 1299536, 1123.317, 6643)]
+    columns = ["member countries", "population", "area", "gdp", "gdp per capita"]
+    found = arithmetic.row_relations(table(columns, rows))
+    assert [(a.at, a.of) for a in found] == [(8, (0, 1, 2, 3, 4, 6))]
+    distinct = [r for r in rows if r[0] != "luxembourg" or r[1] == 310291]  # another country of the same name
+    distinct[5] = ("new netherlands", *distinct[5][1:3], 90.0, distinct[5][4])
+    assert arithmetic.row_relations(table(columns, distinct[:-1] + [rows[-1]])) == []

@@ -240,15 +240,17 @@ def claim(match: np.ndarray, checkable: np.ndarray, weight: np.ndarray, cluster:
     return (n_match >= at_least) & (n_match >= most * n_check) & (evidence >= need)
 
 
-def row_aggregates(grid: Numbers, axis: str = "R", idle: np.ndarray | None = None) -> list[Aggregate]:
+def row_aggregates(grid: Numbers, axis: str = "R", idle: np.ndarray | None = None,
+                   repeats: frozenset[int] = frozenset()) -> list[Aggregate]:
     """Rows that are the sum of a contiguous block of their siblings, read bottom-up: the smallest blocks
     first, each then standing as one unit (its aggregate) for the level above. `idle`: the columns that
-    add up nowhere (found here for rows when not given)."""
+    add up nowhere (found here for rows when not given); `repeats`: rows that enter a sum once, as the
+    row they repeat (see `repeated_rows`)."""
     n, m = grid.values.shape
     if n < 3 or m == 0 or n > MAX_ROWS or m > MAX_COLUMNS:
         return []
     present = np.isfinite(grid.values)
-    units = [r for r in range(n) if present[r].any()]
+    units = [r for r in range(n) if present[r].any() and r not in repeats]
     if idle is None and axis == "R":
         idle = idle_columns(grid, present, units)
     found: list[Aggregate] = []
@@ -395,14 +397,40 @@ def ratio_rows(grid: Numbers, skip: set[int], axis: str = "R") -> list[Aggregate
     return [best[r][1] for r in sorted(best)]
 
 
+def repeated_rows(table: Any, grid: Numbers) -> frozenset[int]:
+    """Rows that repeat an earlier row: the same label in the first text column and the same numbers in
+    most columns (a country entered twice, one figure changed). A total counts that country once: the
+    "ec6 (1958)" row is the sum of its six members however often one is listed."""
+    import pyarrow as pa
+
+    text = next((c for c in table.body.columns if pa.types.is_string(c.type) or pa.types.is_large_string(c.type)), None)
+    if text is None:
+        return frozenset()
+    seen: dict[str, int] = {}
+    out = set()
+    for r, label in enumerate(text.to_pylist()):
+        key = label.strip().lower() if isinstance(label, str) else ""
+        if not key:
+            continue
+        if key in seen:
+            first, now = grid.values[seen[key]], grid.values[r]
+            both = np.isfinite(first) & np.isfinite(now)
+            if both.sum() >= 2 and (first[both] == now[both]).sum() >= MOST * both.sum():
+                out.add(r)
+                continue
+        seen.setdefault(key, r)
+    return frozenset(out)
+
+
 def row_relations(table: Any) -> list[Aggregate]:
     """Rows summing blocks of rows, then share and ratio rows (axis "R", body rows)."""
     if not 3 <= table.n_rows <= MAX_ROWS:
         return []
     grid = numbers(table, numeric_columns(table))
     present = np.isfinite(grid.values)
-    idle = idle_columns(grid, present, [r for r in range(table.n_rows) if present[r].any()])
-    rows = row_aggregates(grid, "R", idle)
+    repeats = repeated_rows(table, grid)
+    idle = idle_columns(grid, present, [r for r in range(table.n_rows) if present[r].any() and r not in repeats])
+    rows = row_aggregates(grid, "R", idle, repeats)
     rows += parallel_sections(grid, rows, idle)
     return rows + ratio_rows(grid, {a.at for a in rows}, "R")
 
