@@ -246,7 +246,7 @@ def test_inferred_keys_are_asked_only_of_tables_the_model_sees_whole():
 
 def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_label():
     from curate.curation.semantics import ColumnInfo
-    from curate.generators.sql.render import Noun, column_words, render, table_noun
+    from curate.generators.sql.render import Noun, column_words, counted_in_number, render, table_noun
 
     documented = {"State": ColumnInfo("State", label="state name"),
                   "countries_and_areas": ColumnInfo("countries_and_areas", label="country or area name"),
@@ -275,6 +275,18 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     # countries belong to a `sowc_demographics` row ..." was read as counting sowc_demographics' countries)
     assert question == ("What is the average percent high school grads (`HS`) of the `Election16` rows whose "
                         "`Election08` row has obama win 1?")
+    # where the question no longer names the other table (its column said without it), the rows are states again
+    question = render("What is the average {a.num} of the {A} with {b.cat} {v}?",
+                      {"A": "Election16", "B": "Election08"}, {"a.num": "HS", "b.cat": "ObamaWin"},
+                      {"v": 1}, nouns, {"a.num": column_words("HS", grads)})
+    assert question == "What is the average percent high school grads (`HS`) of the states with obama win 1?"
+    # a count named in the plural is said as a number of things: "with more than 9 shutouts", not "a shutouts of"
+    text = "How many {A} have a {B} entry with a {b.num} of more than {v}?"
+    said = {"b.num": "shutouts (`SHO`)"}
+    assert render(counted_in_number(text, said, ["b.num"]), {"A": "Teams", "B": "Pitching"}, {"b.num": "SHO"},
+                  {"v": 9}, words=said).endswith("with more than 9 shutouts (`SHO`)?")
+    said = {"b.num": "height in inches"}  # a measure in a plural unit stays one
+    assert counted_in_number(text, said, ["b.num"]) == text
 
 
 def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_tables():

@@ -171,9 +171,10 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
     nouns = nouns or {}
     words = words or {}
     named = {ref: nouns.get(table) for ref, table in tables.items()}
-    said = [noun.one for noun in named.values() if noun is not None]
     # neither is "countries" where both are: "How many countries belong to a `sowc_demographics` row ..."
-    # counts the rows of the other table, and a reader cannot tell which
+    # counts the rows of the other table, and a reader cannot tell which; a table the question no longer
+    # names ("the countries with a maternal mortality ratio of ...": its column said without it) takes no noun
+    said = [noun.one for ref, noun in named.items() if noun is not None and f"{{{ref}}}" in text]
     named = {ref: None if noun is not None and said.count(noun.one) > 1 else noun for ref, noun in named.items()}
     for ref, noun in named.items():
         if noun is not None:
@@ -218,6 +219,25 @@ def owner_unsaid(text: str, columns: Mapping[str, str], holders: Mapping[str, se
         return "with "
 
     return _WHOSE_ENTRY.sub(unsaid, text)
+
+
+_HEAD = re.compile(r"^([a-z][a-z\- ]*?)(?= (?:in|of|by|per|between|for)\b| \(|$)")
+
+
+def counted_in_number(text: str, words: Mapping[str, str], counts: Iterable[str]) -> str:
+    """A template's question with "a {b.num} of more than {v}" said as "more than {v} {b.num}" where
+    the column counts things named in the plural ("wins", "shutouts (`SHO`)", "strikeouts by
+    pitchers"): "with more than 9 shutouts", not "with a shutouts of more than 9". `counts`: the
+    slots whose column is a count."""
+    from curate.curation.semantics import singular
+
+    for slot in counts:
+        head = _HEAD.match(words.get(slot, ""))
+        last = head.group(1).split()[-1] if head else ""
+        if not last or singular(last) == last:
+            continue
+        text = re.sub(rf"\ban? \{{{re.escape(slot)}\}} of (more|less) than (\{{\w+\}})", rf"\1 than \2 {{{slot}}}", text)
+    return text
 
 
 def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = None) -> str:

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 from curate.curation.answers import answers_match, format_answer, plain
 from curate.curation.pipeline.rng import record_rng
-from curate.curation.semantics import QUANTITIES, opaque_code, says_itself, value_meaning
+from curate.curation.semantics import COUNT, QUANTITIES, opaque_code, says_itself, value_meaning
 from curate.generators.sql.personal import personal_columns
-from curate.generators.sql.render import (Noun, column_words, english_schema, label, natural_name, owner_unsaid, quoted,
-                                          render, table_noun, without_table_names)
+from curate.generators.sql.render import (Noun, column_words, counted_in_number, english_schema, label, natural_name,
+                                          owner_unsaid, quoted, render, table_noun, without_table_names)
 from curate.generators.sql.roles import column_roles, summable
 from curate.generators.sql.schema import SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
@@ -629,8 +629,11 @@ class Synthesizer:
                              for slot, column in columns.items() if slot[:1].upper() in names}
                     meanings = self._meanings(template, names, columns, values)
                     holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
-                    question = (render(owner_unsaid(template.question, columns, holders), names, columns, values,
-                                       self.nouns, words, self.said, meanings) if not reason else "")
+                    counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
+                              and getattr(self.infos[names[slot[0].upper()]].get(column), "role", "") == COUNT]
+                    question = (render(counted_in_number(owner_unsaid(template.question, columns, holders), words, counts),
+                                       names, columns, values, self.nouns, words, self.said, meanings)
+                                if not reason else "")
                     if question:
                         question = _with_join_words(question, self.join_words(orientation))
                     said = (tuple(sorted(orientation.tables)), _normalized(question))
