@@ -15,7 +15,7 @@ import pytest
 from curate.curation.header_tree import (Exchange, block_exchange, branches, children_labels, exchanged, find_exchange,
                                   flattened_names, row_paths, sheet_exchange, summary_nodes)
 from curate.curation.sources.readers import xlsx
-from curate.curation.table import HeaderNode
+from curate.curation.table import HeaderNode, Table
 from tests.conftest import shared
 
 C = lambda level, start, end, text: HeaderNode("C", level, start, end, text)  # noqa: E731
@@ -164,3 +164,15 @@ def test_bold_sections_at_one_indentation_are_siblings_though_a_stray_cell_sits_
     bold = [True, False, False, True, False, False]
     nodes, _ = _row_header(rows, [0] * 6, [False] * 6, [False] * 6, bold)
     assert [(n.level, n.start, n.end, n.text) for n in nodes if n.level == 0] == [(0, 0, 2, "Luxury"), (0, 3, 5, "Expected")]
+
+
+def test_a_bold_total_closing_its_section_heads_none_of_the_rows_after_it():
+    """Held-out review 8: a roofing estimate's bold "Total" under the Main House items was read as the parent
+    of the Shed section after it ("Total / Flashing"), though its figures sum the rows above and the rows
+    below start with a heading row ("Section | Shed") that holds no figure."""
+    from curate.curation.sources.readers.xlsx import sheet_tables
+
+    path = shared("realhitbench", "more", "tables", "economy-table125.xlsx")
+    (table,) = [t for _, parts in sheet_tables(str(path)) for _, t in parts if isinstance(t, Table) and t.n_rows > 5]
+    totals = [n for n in table.header if n.axis == "R" and n.text == "Total"]
+    assert all(n.start == n.end for n in totals), totals

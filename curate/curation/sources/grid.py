@@ -767,11 +767,11 @@ def _figures_not_summed_below(rows: list[list[Any]], i: int, bold_stub: list[boo
     numbers (none, where only one can be checked): a line of its own (an income statement's Gross
     Profit above the expenses deducted from it), not the parent of those rows. Bold alone makes no
     nesting certain; the sheet's own figures must confirm it (in its counts, if not in the rates
-    beside them)."""
+    beside them). A row below with no figure at all (a heading: "Section | Shed") adds nothing to check."""
     end = i + 1
     while end < len(rows) and not bold_stub[end]:
         end += 1
-    below = rows[i + 1:end]
+    below = [row for row in rows[i + 1:end] if any(is_number(v) for v in row[1:])]
     if not below:
         return False
     checked = failed = 0
