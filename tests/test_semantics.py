@@ -832,3 +832,16 @@ def test_a_sex_or_a_censoring_flag_is_no_yes_or_no():
     assert sem.value_meaning(sem.ColumnInfo("cens", role=sem.FLAG, label="censoring"), 0) == ""
     assert sem.value_meaning(sem.ColumnInfo("TrumpWin", role=sem.FLAG), 1) == "yes"
     assert sem.label_from("censoring, 0/1", "cens") == "censoring"
+
+
+def test_a_time_named_first_is_a_time_and_a_long_account_code_names_a_record():
+    """Held-out review 8: "the median Year of election" (the middle of the table's span) and a chi-square
+    test of "ACCOUNT ID" (MC0001229490, repeated over an account's calls) against the product called about."""
+    table = Table(name="calls", body=pa.table({
+        "Year of election": [1971, 1975, 1979, 1983, 1985, 1987], "Date of birth": [f"1950-01-0{d}" for d in range(1, 7)],
+        "ACCOUNT ID": ["MC0001229490", "MC0001229490", "MC0000012806", "MC0000204847", "MC0000204847", "MC0000138793"],
+        "Subject": ["S01", "S01", "S02", "S02", "S03", "S03"], "Product": ["ABS", "SMS", "ABS", "SMS", "ABS", "SMS"]}))
+    roles = {i.name: i.role for i in sem.infer(table)}
+    assert roles["Year of election"] == roles["Date of birth"] == sem.TIME
+    assert roles["ACCOUNT ID"] == sem.IDENTIFIER
+    assert roles["Subject"] == roles["Product"] == sem.CATEGORY  # short codes still group rows

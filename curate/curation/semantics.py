@@ -59,6 +59,8 @@ CODE_NAME = re.compile(r"(code|cod|type|class|group|grp|cat|category|region|sex|
 TIME_NAME = re.compile(r"(^|[^a-z])(?<!per )(?<!per_)(?<!per\.)"  # "Live births per year": a rate, not a time
                        r"(year|yr|years|yyyy|month|mon|day|days?of|dow|weekday|week|wk|quarter|qtr|date|"
                        r"time|period|season|dob|birth|born|decade|century|dt)s?\d*$", re.I)
+# a time named first, then what happened in it: "Year of election", "Date of birth", "year of commission"
+TIME_OF = re.compile(r"^\W*(year|date|month|season|decade)s?\s+(of|when)\b", re.I)
 # a quantity counted over a period, not a time: "hours per week", "live births per year", "days lost",
 # "number of days", "births" (a time name's words, but the values are amounts)
 OVER_A_PERIOD = re.compile(r"\b(per|a|an|each|every)\s+(year|yr|month|week|wk|day|hour|quarter|qtr|season|annum)s?\b"
@@ -468,7 +470,8 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
         if pa.types.is_date(typ) or pa.types.is_timestamp(typ):
             done(TIME, "dates")
             continue
-        if (TIME_NAME.search(name) or (doc and DOC_TIME.match(doc))) and (numeric or pa.types.is_string(typ)) \
+        if (TIME_NAME.search(name) or TIME_OF.match(name) or (doc and DOC_TIME.match(doc))) \
+                and (numeric or pa.types.is_string(typ)) \
                 and not OVER_A_PERIOD.search(name):
             ordered = unique and all(a < b for a, b in zip(values, values[1:]))  # a series' time axis: 1949.0, 1949.083 ...
             span = numeric and (re.fullmatch(r"(time|period|season)s?", name, re.I) or (
@@ -491,6 +494,10 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
             continue
         if id_name and not words and (unique or (integral and distinct > MAX_CODES)):
             done(IDENTIFIER, f"an id-like name ({name!r}) with {'distinct' if unique else 'many whole-number'} values")
+            continue
+        if id_name and not words and pa.types.is_string(typ) and distinct >= 3 and all(
+                sum(ch.isdigit() for ch in str(v)) >= 4 for v in values):  # "ACCOUNT ID" MC0001229490 on several calls
+            done(IDENTIFIER, f"an id-like name ({name!r}) with codes, repeated over rows: which record, not a group")
             continue
         if id_name and integral and numeric and distinct >= 3 and \
                 sorted(set(values)) == list(range(int(min(values)), int(min(values)) + distinct)) and min(values) in (0, 1):
