@@ -204,9 +204,17 @@ class TreeView:
 
     def column_label(self, j: int) -> str:
         """The column's path without a title read into the header (a node spanning every column,
-        or a long text over most of them); "" for a column with no name of its own ("column 6")."""
+        or a long text over most of them); "" for a column with no name of its own ("column 6"),
+        or one whose path another column shows too (four "Mouse 1 / Basal" columns, a day apart in
+        a level read as the title): a question naming it could mean any of them."""
         label = self._column_paths[j] or self.table.columns[j]
-        return "" if AUTO_NAME.match(label.rpartition(PATH_SEPARATOR)[2]) else label
+        if AUTO_NAME.match(label.rpartition(PATH_SEPARATOR)[2]) or self._shown_labels.count(label) > 1:
+            return ""
+        return label
+
+    @cached_property
+    def _shown_labels(self) -> list[str]:
+        return [path or name for path, name in zip(self._column_paths, self.table.columns)]
 
     @cached_property
     def _column_paths(self) -> list[str]:
