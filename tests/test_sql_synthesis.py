@@ -496,3 +496,16 @@ def test_a_sum_adds_up_counts_and_amounts_never_a_height_or_an_identifier():
     assert not summable("flight", None) and not summable("arr_delay", None)
     assert summable("H", ColumnInfo("H", role="count", label="hits"))
     assert summable("population", None)
+
+
+def test_a_threshold_is_a_round_number_between_the_values_not_one_cells_value():
+    """Default MMQA review s56-mmqa: "more than 8382" is Israel's population copied from its cell, "more than
+    40.7" Mississippi's value; a person sets 8000 or 40, as long as the filter still splits the rows."""
+    from curate.generators.sql.synth import round_threshold
+
+    assert round_threshold(8382, list(range(100, 20000, 137)) + [8382]) == 8000
+    assert round_threshold(40.7, [30.1, 35.2, 38.43, 40.7, 41.2, 45.0, 50.3, 52.0]) == 40.0
+    # 10 would leave 5 of 6 values above it, 13 is a value: the drawn value to 2 figures, then 3
+    assert round_threshold(13, [3, 13, 20, 31, 45, 60]) == 13
+    assert round_threshold(0.4550069531760242, [0.1, 0.3, 0.4550069531760242, 0.6, 0.8]) == 0.5
+    assert round_threshold("1999-05-01", ["1999-01-01", "1999-05-01"]) == "1999-05-01"

@@ -193,6 +193,24 @@ def _literal(value: Any) -> Any:
     return exp.Literal.string(str(value))
 
 
+def round_threshold(value: Any, pool: list[Any]) -> Any:
+    """A threshold as a person sets one: the drawn value to 1, else 2, else 3 significant figures,
+    the first that equals no value of the column and still leaves 20-80% of its distinct values
+    above it ("more than 8000", not "more than 8382", Israel's population copied from one cell)."""
+    numbers = [v for v in pool if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if not numbers or isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
+        return value
+    present = set(numbers)
+    for significant in (1, 2, 3):
+        t: Any = float(f"{value:.{significant}g}")
+        if isinstance(value, int):
+            t = int(t)
+        above = sum(v > t for v in numbers)
+        if t not in present and 0.2 * len(numbers) <= above <= 0.8 * len(numbers):
+            return t
+    return float(f"{value:.3g}") if isinstance(value, float) else value  # "above 0.455", not 0.4550069531760242
+
+
 class Synthesizer:
     """One database loaded in DuckDB, and its small tables in SQLite too."""
 
@@ -467,8 +485,8 @@ class Synthesizer:
             if not candidates:
                 return None
             value = pool[candidates[int(rng.integers(len(candidates)))]]
-            if spec.kind == "threshold" and isinstance(value, float):
-                value = float(f"{value:.3g}")  # "above 0.455", not "above 0.4550069531760242"
+            if spec.kind == "threshold":
+                value = round_threshold(value, pool)
             taken.add(repr(value))
             values[name] = value
         return values
