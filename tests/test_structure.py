@@ -199,11 +199,17 @@ def test_external_supply_is_what_the_reader_needs_from_outside_the_body(tmp_path
     """ExternalSupply: statements above the header besides its title; notes keying markers the
     table's cells carry; a 'Label: value' outside the body; one unit declared for the whole table;
     markers among the figures whose key is elsewhere. A bare table with a title has none of them,
-    and a source line with a general note below only suggests it: the table reads without them."""
+    and a source line with a general note below only suggests it (half a sign): the table reads
+    without them. Thresholds fitted recall first claim the category on that suggestion alone."""
+    from curate.curation.sources.structure import THRESHOLDS
+
     titled = [["Sales by region"]] + PLAIN
     assert "ExternalSupply" not in _categories(_book(tmp_path / "bare.xlsx", titled))
     notes = titled + [[], ["Source: regional returns, 2022."], ["Note: 2021 figures are provisional."]]
-    assert "ExternalSupply" not in _categories(_book(tmp_path / "notes.xlsx", notes))
+    strict = {**THRESHOLDS, "ExternalSupply": 1.0}
+    assert "ExternalSupply" not in {s["realhitbench_category"] for sheet in sheet_structures(
+        _book(tmp_path / "notes.xlsx", notes), thresholds=strict) for s in sheet["structures"]}
+    assert ("ExternalSupply" in _categories(tmp_path / "notes.xlsx")) == (THRESHOLDS["ExternalSupply"] <= 0.5)
     assert by_sign(sheet_structures(_book(tmp_path / "notes.xlsx", notes), everything=True))[
         "notes_below"]["weight"] == 0.5
     marked = [["Sales by region"], ["Region", "2019", "2020", "2021"], ["North*", 12, 30, 41], ["South", 45, 8, 17],
@@ -409,3 +415,78 @@ def test_label_rows_each_heading_ten_rows_or_more_part_the_body_into_sub_tables(
     assert found["long_sections"]["evidence"] == ["A3:C3", "A16:C16"]
     assert found["long_sections"]["realhitbench_category"] == "ContentCompound"
     assert "long_sections" not in by_sign(sheet_structures(_book(tmp_path / "groups.xlsx", SECTIONS), everything=True))
+
+
+# ---- signs read from the numbers and the header row, and thresholds fitted recall first ----
+
+def test_subtotals_the_numbers_show_are_rows_classified_in_one_stub_with_no_label_saying_so(tmp_path):
+    """'Manufacturing' is the sum of the two rows under it, 'Services' of the three under it, with no
+    bold, indent or 'Total': groups in one stub (SingleRowClassified). A grand total alone nests
+    nothing, and rows that add up to nothing are a plain list."""
+    rows = [["Industry", "2022", "2023"], ["Manufacturing", 15570, 15901], ["Durable goods", 10065, 10312],
+            ["Nondurable goods", 5505, 5589], ["Services", 9172, 9630], ["Retail", 4311, 4502],
+            ["Transport", 2620, 2777], ["Finance", 2241, 2351]]
+    found = by_sign(sheet_structures(_book(tmp_path / "nested.xlsx", rows)))
+    assert found["summing_rows"]["evidence"] == ["A2:C8"] and found["summing_rows"]["detail"].startswith("2 rows")
+    assert found["summing_rows"]["realhitbench_category"] == "SingleRowClassified"
+    flat = rows[:1] + rows[2:4] + rows[5:]
+    assert "summing_rows" not in by_sign(sheet_structures(_book(tmp_path / "flat.xlsx", flat), everything=True))
+    grand = flat + [["All", sum(r[1] for r in flat[1:]), sum(r[2] for r in flat[1:])]]
+    assert "summing_rows" not in by_sign(sheet_structures(_book(tmp_path / "grand.xlsx", grand), everything=True))
+
+
+def test_a_label_heading_the_unlabelled_column_beside_it_suggests_a_merged_header(tmp_path):
+    """'Average retail price' over a price and, unlabelled, its unit: the label covers both columns as
+    a merge would (half a sign: sloppy sheets leave a label out too). A header labelling every column
+    has none."""
+    rows = [["Form", "Average retail price", None, "Yield"], ["Fresh", 1.85, "per pound", 0.9],
+            ["Sauce", 1.17, "per pound", 1.0], ["Juice", 0.87, "per pint", 1.0]]
+    found = by_sign(sheet_structures(_book(tmp_path / "apples.xlsx", rows), everything=True))
+    assert found["label_over_unlabelled"]["evidence"] == ["B1:C1"] and found["label_over_unlabelled"]["weight"] == 0.5
+    assert "label_over_unlabelled" not in by_sign(sheet_structures(_book(tmp_path / "plain.xlsx", PLAIN),
+                                                                   everything=True))
+
+
+def test_one_header_row_writing_the_same_labels_twice_side_by_side_is_structure_compound(tmp_path):
+    """'Item, Qty, Price' then, past a blank column, 'Item, Qty, Price' again: the same table twice."""
+    rows = [["Item", "Qty", "Price", None, "Item", "Qty", "Price"], ["Tomato", 10, 5, None, "Tomato", 10, 4],
+            ["Potato", 20, 10, None, "Potato", 20, 11], ["Banana", 100, 12, None, "Banana", 100, 9]]
+    found = by_sign(sheet_structures(_book(tmp_path / "twice.xlsx", rows)))
+    assert found["repeated_header_blocks"]["evidence"] == ["A1:C1", "E1:G1"]
+    assert found["repeated_header_blocks"]["realhitbench_category"] == "StructureCompound"
+    assert "repeated_header_blocks" not in by_sign(sheet_structures(_book(tmp_path / "plain.xlsx", PLAIN),
+                                                                    everything=True))
+
+
+def test_label_rows_naming_two_variables_classify_the_rows_by_both(tmp_path):
+    """An export writes 'Reference area: Belgium' and 'Sector: State government' as rows over each
+    row of figures: rows classified by two variables (MultiColumnClassified), written as rows."""
+    rows = [["", "Female", "Male"]]
+    for area, sector, f, m in (("Austria", "State", 9287, 6574), ("Belgium", "State", 27816, 18701),
+                               ("Belgium", "Municipal", 330442, 156431)):
+        rows += [[f"Reference area: {area}", None, None], [f"Sector: {sector}", None, None], [None, f, m]]
+    found = by_sign(sheet_structures(_book(tmp_path / "export.xlsx", rows), everything=True))
+    assert found["keyed_label_rows"]["realhitbench_category"] == "MultiColumnClassified"
+    assert "reference area, sector" in found["keyed_label_rows"]["detail"]
+
+
+def test_thresholds_are_fitted_recall_first_within_the_claims_budget():
+    """Lowering a threshold that recalls one more labelled sheet is worth a claim or two more, as long
+    as the sheets' mean number of claims stays within the budget; a lowering that recalls nothing is not."""
+    from curate.curation.sources.structure import REALHITBENCH_CATEGORIES, fit_thresholds
+
+    def sheet(**scores):
+        return {c: scores.get(c, 0.0) for c in REALHITBENCH_CATEGORIES}
+
+    scores = [sheet(ExternalSupply=1.0), sheet(ExternalSupply=0.5), sheet(ExternalSupply=0.5, ColumnHeaderMerge=2.0),
+              sheet(ExternalSupply=0.5, ColumnHeaderMerge=1.0), sheet(ExternalSupply=0.5, ContentCompound=1.0),
+              sheet(ContentCompound=1.0)]
+    labels = ["ExternalSupply", "ExternalSupply", "ColumnHeaderMerge", "ContentCompound", "ContentCompound",
+              "ContentCompound"]
+    from curate.curation.sources.structure import fit_threshold
+
+    assert fit_threshold([s["ExternalSupply"] for s in scores], [y == "ExternalSupply" for y in labels]) == 1.0
+    # 4 claims at the Youden thresholds; 0.5 recalls the second sheet for 4 claims more: 8 over 6 sheets
+    assert fit_thresholds(scores, labels, budget=1.4)["ExternalSupply"] == 0.5
+    assert fit_thresholds(scores, labels, budget=1.3)["ExternalSupply"] == 1.0
+    assert fit_thresholds(scores, labels, budget=3.0)["ColumnHeaderMerge"] == 2.0  # lower recalls no one more

@@ -23,6 +23,7 @@ construction, and recall is the number to watch.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ CATEGORIES = {
 REALHITBENCH_CATEGORIES = ("ColumnHeaderMerge", "MultiColumnClassified", "SingleRowClassified", "ContentCompound",
                            "StructureCompound", "ExternalSupply", "BackgroundColor")
 MAX_EVIDENCE = 12  # ranges listed per structure
+KEYED_LABEL = re.compile(r"^([A-Za-z][\w ()/-]{1,40}):\s*\S")  # "Reference area: Belgium"
 LONG_SECTION = 10  # rows a label row heads, on average, when it titles a sub-table rather than a group
 
 # What each category is, as RealHiTBench's authors define it (README of cspzyy/RealHiTBench: four
@@ -77,14 +79,18 @@ SIGNS: dict[str, tuple[str, float]] = {
     "header_levels": ("ColumnHeaderMerge", 1.0),         # two or more column header levels
     "merged_header": ("ColumnHeaderMerge", 1.0),         # header cells merged over columns
     "unmerged_group_labels": ("ColumnHeaderMerge", 1.0),  # upper labels set over the columns they group, unmerged
+    "label_over_unlabelled": ("ColumnHeaderMerge", 0.5),  # a one-row header's label also heads the unlabelled
+    # column of figures or units right of it ("Average retail price | (blank)" over "1.85 | per pound")
     "grouping_columns": ("MultiColumnClassified", 1.0),  # the reader found several classifying stub columns
     "merged_stub_column": ("MultiColumnClassified", 1.0),  # a stub cell merged down over several rows
     "sparse_stub_column": ("MultiColumnClassified", 1.0),  # outer stub labels written once, blanks below
     "runs_in_stub_column": ("MultiColumnClassified", 1.0),  # outer stub values repeated over runs of rows
+    "keyed_label_rows": ("MultiColumnClassified", 1.0),  # label rows naming two variables or more, "Area: Austria"
     "section_rows": ("SingleRowClassified", 1.0),        # rows holding only a label, heading rows below
     "bold_group_rows": ("SingleRowClassified", 1.0),     # bold stub labels among plain ones
     "closing_summaries": ("SingleRowClassified", 1.0),   # total / average rows closing group after group
     "foot_aggregate": ("SingleRowClassified", 1.0),      # under a one-level header, a foot row summing the rows
+    "summing_rows": ("SingleRowClassified", 1.0),        # rows the numbers show sum a block of their siblings
     "indentation": ("SingleRowClassified", 1.0),         # indented stub labels
     "stepped_stub": ("SingleRowClassified", 1.0),        # one label a row, set a stub column deeper under its parent
     "blocks_headed_by_label": ("SingleRowClassified", 1.0),  # blocks of one shape, each under a label row
@@ -107,12 +113,12 @@ SIGNS: dict[str, tuple[str, float]] = {
     "highlighted_cells": ("BackgroundColor", 0.5),       # figures filled apart from their row: a mark, or decoration
     "banded_rows": ("BackgroundColor", 1.0),             # body rows filled in two alternating colours
 }
-# Fitted on all 105 spreadsheets of ../shared/data/realhitbench by `fit_threshold` (Youden's J,
-# ties to the lower threshold): `python benchmarks/hierarchical_holdout.py --cross-fit` refits them
-# and reports the two-fold cross-validated figures; with `--more`, fitted on the 105 and the tuning
-# part of realhitbench/more (the same values) and measured on its held-back part.
-THRESHOLDS: dict[str, float] = {"ColumnHeaderMerge": 2.0, "MultiColumnClassified": 1.0, "SingleRowClassified": 1.0,
-                                "ContentCompound": 1.0, "StructureCompound": 0.5, "ExternalSupply": 1.0,
+# Fitted by `fit_thresholds` (recall first within CLAIMS_BUDGET) on the sheets tuned on: the 105 of
+# ../shared/data/realhitbench and the tuning part of realhitbench/more (159 sheets). `python
+# benchmarks/hierarchical_holdout.py --more --cross-fit` refits them and measures them on more's
+# held-back part; `--cross-fit` alone gives the two-fold figures on the 105.
+THRESHOLDS: dict[str, float] = {"ColumnHeaderMerge": 0.5, "MultiColumnClassified": 1.0, "SingleRowClassified": 1.0,
+                                "ContentCompound": 1.0, "StructureCompound": 1.0, "ExternalSupply": 0.5,
                                 "BackgroundColor": 1.0}
 PRIOR_THRESHOLD = 1.0  # one full sign: kept for a category no sheet of the fitting half is labelled with
 SUMMARY = re.compile(r"^(sub-?)?totals?\b|\btotals?$|^(weekly|monthly|annual|grand) total|^(avg|average|mean|sum|sd|se|"
@@ -265,6 +271,19 @@ def part_structures(part: Part) -> list[Structure]:
         if repeated:
             out.append(Structure("multi_table", tuple(repeated[:MAX_EVIDENCE]),
                                  detail="header blocks repeated side by side", sign="repeated_header_blocks"))
+    if table.column_header_levels <= 1 and first_body > 0:
+        spans = _labels_over_unlabelled(grid.values, first_body, bottom, first_col, last_col)
+        if spans:
+            out.append(Structure("hierarchical_column_header", tuple(
+                cell_range(r0 + first_body - 1, c0 + a, r0 + first_body - 1, c0 + b) for a, b in spans[:MAX_EVIDENCE]),
+                detail=f"{len(spans)} labels each heading the unlabelled column beside them",
+                sign="label_over_unlabelled"))
+        # one header row: the same run of labels written twice ("ITEM, QTY, TOTAL | ITEM, ...")
+        runs = _repeated_label_runs(grid.values[first_body - 1], first_col, last_col)
+        if runs:
+            out.append(Structure("multi_table", tuple(cell_range(r0 + first_body - 1, c0 + a, r0 + first_body - 1, c0 + b)
+                                                      for a, b in runs),
+                                 detail="one run of column labels repeated side by side", sign="repeated_header_blocks"))
 
     raw = grid.values
     rows = range(first_body, bottom + 1)
@@ -307,6 +326,15 @@ def part_structures(part: Part) -> list[Structure]:
             sections.append(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col))
         elif stub and (r, stub[0]) in grid.bold:
             bold_groups.append(r)
+    # label rows that each name a variable and its value ("Reference area: Belgium", then "Sector: State
+    # government" over the figures): rows classified by several variables, written as rows, not columns
+    keys = Counter(m.group(1).strip().lower() for rng in sections for m in [KEYED_LABEL.match(
+        " ".join(str(cell(_row_of(rng) - 1 - r0, c)) for c in range(first_col, stub_end + 1)
+                 if filled(cell(_row_of(rng) - 1 - r0, c))))] if m)
+    if sum(n >= 2 for n in keys.values()) >= 2:
+        out.append(Structure("hierarchical_row_header", tuple(sections[:MAX_EVIDENCE]), kind="multi_column",
+                             detail=f"label rows naming {len(keys)} variables: " + ", ".join(sorted(keys)),
+                             sign="keyed_label_rows"))
     # a few label rows each heading a long run of rows (ten or more on average) part the body into
     # sub-tables; a group's label heads a handful (on the sheets tuned on, sub-tables ran 8 to 42
     # rows a label, groups 1 to 7)
@@ -338,6 +366,14 @@ def part_structures(part: Part) -> list[Structure]:
                                                               for r, _ in foot),
                              kind="section_rows", detail=", ".join(f"row {r0 + r + 1} is the {kind} of the rows above"
                                                                    for r, kind in foot), sign="foot_aggregate"))
+    # rows that add up a block of their siblings, read from the numbers (curation.arithmetic): a subtotal
+    # with its parts is a group in one stub, whatever its label, bold or indent say
+    subtotals = _subtotals(table)
+    if subtotals:
+        out.append(Structure("hierarchical_row_header", (cell_range(r0 + first_body, c0 + first_col, r0 + bottom,
+                                                                    c0 + last_col),),
+                             kind="section_rows", detail=f"{subtotals} rows summing a block of the rows beside them",
+                             sign="summing_rows"))
     stub_rows = [r for r in rows if filled(cell(r, first_col))]
     if 2 <= len(bold_groups) < len(stub_rows) // 2 and data_cols:
         out.append(Structure("hierarchical_row_header", tuple(cell_range(r0 + r, c0 + first_col, r0 + r, c0 + last_col)
@@ -621,9 +657,23 @@ def _row_of(rng: str) -> int:
     return int("".join(ch for ch in rng.split(":")[0] if ch.isdigit()))
 
 
+MERGED_STUB_WIDTH = 3  # columns a stub label merged down its group may also span; wider, it is a text block
+
+
 def _merged_column(grid: Grid, first_body: int, last_col: int) -> bool:
-    """A merged cell spanning several body rows in one column, with columns to its right."""
-    return any(m[0] >= first_body and m[2] > m[0] and m[1] == m[3] and m[3] < last_col for m in grid.merges)
+    """A merged cell spanning several body rows in a stub column (or a few merged side by side: a
+    label centred over "D5:E9"), with columns to its right."""
+    return any(m[0] >= first_body and m[2] > m[0] and m[3] - m[1] < MERGED_STUB_WIDTH and m[3] < last_col
+               for m in grid.merges)
+
+
+def _subtotals(table: Any) -> int:
+    """How many body rows sum a block of their siblings that is not the whole rest of the body (a
+    grand total alone nests nothing: `foot_aggregate` says that much)."""
+    from curate.curation.arithmetic import row_relations
+
+    sums = [a for a in row_relations(table) if a.kind == "sum"]
+    return sum(len(a.of) < table.n_rows - 1 for a in sums) if sums else 0
 
 
 def _stub_heading(raw: list[list[Any]], rows: range, first_col: int, stub_end: int) -> bool:
@@ -743,6 +793,37 @@ def _repeated_blocks(table: Any) -> list[str]:
             for n in group]
 
 
+def _labels_over_unlabelled(raw: list[list[Any]], first_body: int, bottom: int, first_col: int,
+                            last_col: int) -> list[tuple[int, int]]:
+    """(label column, last column it heads) for each label of a one-row header followed by columns whose
+    header cell is blank but whose body holds something in most rows: the label covers them as a merge would."""
+    header, body = raw[first_body - 1], raw[first_body:bottom + 1]
+    labelled = lambda c: c < len(header) and filled(header[c])  # noqa: E731
+    used = lambda c: sum(c < len(r) and filled(r[c]) for r in body) * 2 > len(body)  # noqa: E731
+    out = []
+    for c in range(first_col, last_col):
+        if labelled(c) and used(c) and not labelled(c + 1) and used(c + 1):
+            end = c + 1
+            while end + 1 <= last_col and not labelled(end + 1) and used(end + 1):
+                end += 1
+            out.append((c, end))
+    return out
+
+
+def _repeated_label_runs(header: list[Any], first_col: int, last_col: int) -> list[tuple[int, int]]:
+    """The columns (first, last) of a run of two or more text labels that the header row writes again,
+    in the same order, further right: one table's columns set twice side by side."""
+    labels = [(c, " ".join(header[c].split()).lower()) for c in range(first_col, min(last_col, len(header) - 1) + 1)
+              if isinstance(header[c], str) and header[c].strip() and not is_number(header[c])]
+    texts = [t for _, t in labels]
+    for k in range(len(texts) // 2, 1, -1):
+        for i in range(len(texts) - 2 * k + 1):
+            for j in range(i + k, len(texts) - k + 1):
+                if texts[i:i + k] == texts[j:j + k] and len(set(texts[i:i + k])) == k:
+                    return [(labels[i][0], labels[i + k - 1][0]), (labels[j][0], labels[j + k - 1][0])]
+    return []
+
+
 def _ranges(cells: list[tuple[int, int]], r0: int, c0: int) -> list[str]:
     """Cells as row runs: consecutive columns of one row make one range."""
     out: list[str] = []
@@ -823,3 +904,37 @@ def fit_threshold(scores: list[float], labelled: list[bool]) -> float:
         if recall - flagged > best_j + 1e-9:
             best, best_j = t, recall - flagged
     return best
+
+
+CLAIMS_BUDGET = 2.75  # categories claimed per sheet, on average, that the fit may spend: the bar is 3
+# (issue 44), a quarter kept in hand for sheets unlike those fitted on
+
+
+def fit_thresholds(scores: list[dict[str, float]], labels: list[str], budget: float = CLAIMS_BUDGET) -> dict[str, float]:
+    """Every category's threshold, recall first within a claims budget. Each starts at its Youden
+    threshold (`fit_threshold`); then, while the sheets' mean number of claimed categories stays
+    within `budget`, the threshold whose lowering (to the next lower score seen) recalls the most
+    labelled sheets per extra claim is lowered. A category missed is a structure the reader of a
+    question never hears of; one claimed too many costs a sentence of evidence."""
+    n = len(scores)
+    thresholds = {c: fit_threshold([s[c] for s in scores], [y == c for y in labels]) for c in REALHITBENCH_CATEGORIES}
+
+    def claims(c: str, t: float) -> int:
+        return sum(s[c] > 0 and s[c] >= t for s in scores)
+
+    def recalled(c: str, t: float) -> int:
+        return sum(s[c] > 0 and s[c] >= t for s, y in zip(scores, labels) if y == c)
+
+    spent = sum(claims(c, t) for c, t in thresholds.items())
+    while n:
+        moves = []
+        for c, t in thresholds.items():
+            for to in {s[c] for s in scores if 0 < s[c] < t}:
+                gain, cost = recalled(c, to) - recalled(c, t), claims(c, to) - claims(c, t)
+                if gain > 0 and (spent + cost) / n <= budget:
+                    moves.append((gain / max(cost, 1), to, c, cost))
+        if not moves:
+            return thresholds
+        _, to, c, cost = max(moves)  # ties: the higher threshold, the fewer claims
+        thresholds[c], spent = to, spent + cost
+    return thresholds
