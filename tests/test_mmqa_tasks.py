@@ -287,6 +287,30 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
                   {"v": 9}, words=said).endswith("with more than 9 shutouts (`SHO`)?")
     said = {"b.num": "height in inches"}  # a measure in a plural unit stays one
     assert counted_in_number(text, said, ["b.num"]) == text
+    # "the lowest losses", "the average games": the number of them
+    said = {"a.num": "losses (`L`)", "b.num": "home runs allowed (`HRA`)"}
+    assert counted_in_number("What is the lowest {a.num} and the average {b.num}?", said, ["a.num", "b.num"]) == \
+        "What is the smallest number of {a.num} and the average number of {b.num}?"
+    spread = "What is the difference between the highest and the lowest {a.num}?"
+    assert counted_in_number(spread, said, ["a.num"]) == spread
+
+
+def test_a_long_documented_label_gives_way_to_a_header_that_says_itself_and_a_year_keyed_table_is_years():
+    """"type of experimental manipulation conducted on the plot (`plot_type`)" defines the column; the
+    question says "plot type". A label holding the header qualifies it and stays; a header that is no
+    English keeps a long label. A table keyed by a country and a year holds years of countries."""
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import Noun, column_words, table_noun
+
+    plot = ColumnInfo("plot_type", label="type of experimental manipulation conducted on the plot")
+    assert column_words("plot_type", plot) == "plot type"
+    assert column_words("plot_type", plot, english=False) == \
+        "type of experimental manipulation conducted on the plot (`plot_type`)"
+    gdp = ColumnInfo("gdpPercap", label="GDP per capita (US$, inflation-adjusted)")
+    assert column_words("gdpPercap", gdp) == "GDP per capita (`gdpPercap`)"  # the aside dropped
+    assert table_noun("gapminder", ["country", "year"], {}) == Noun("year", "years")
+    assert table_noun("Teams", ["yearID", "teamID"], {}, said="team seasons") == Noun("team season", "team seasons")
+    assert table_noun("school", ["schid"], {}) == Noun("school", "schools")
 
 
 def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_tables():

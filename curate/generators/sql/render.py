@@ -80,6 +80,7 @@ _ENTITY_WORDS = frozenset("""country nation state province county city district 
 team player airline airport carrier school student teacher hospital patient company firm bank store species
 plot site station party candidate senator author book movie film song artist singer""".split())
 _KEY_SUFFIX = re.compile(r"(?:[ _.]?(?:name|names|full|id|code|abb|abbr|abbreviation|label))+$", re.I)
+_YEAR_KEY = re.compile(r"^(?:year|yr|year_?id|season)$", re.I)
 _NAME_OF = re.compile(r"^(?:the )?(?:name|names) of (?:the |each |a )?([a-z]+)$", re.I)
 
 
@@ -110,6 +111,13 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
             one = singular(first)
             if one in _ENTITY_WORDS:
                 return Noun(one, plural(one), from_key=True)
+    if len(key) == 2 and not said.strip():  # (country, year): one year of a country, "countries with a year of ..."
+        times = [k for k in key if _YEAR_KEY.match(k)]
+        others = [k for k in key if k not in times]
+        if len(times) == 1 and others and table_noun(table, others, infos) is not None:
+            return Noun("year", "years")
+    if table.lower() in _ENTITY_WORDS:  # `school`, `student`: a singular identifier that names the thing
+        return Noun(table.lower(), plural(table.lower()))
     words = (said.strip() or label(table)).split()
     if 2 <= len(words) <= 3 and all(re.fullmatch(r"[a-z]+", w) for w in words):  # "car makers", "department stores"
         last = words[-1]
@@ -144,19 +152,30 @@ def noun_phrase(text: str) -> str:
     return "" if not text or _CLAUSE_START.match(text) else text
 
 
+SHORT_LABEL_WORDS = 5  # a documented label longer than this is a definition: a header that says itself is said instead
+MAX_LABEL_WORDS = 8  # longer still, it is never pasted into a question
+_REMARK = re.compile(r"\s*\([^()]*[,;$][^()]*\)$")  # a trailing aside with a comma or a currency: "(US$, adjusted)"
+
+
 def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -> str:
     """How a question names a column: its documented label with the header the model sees, as the
     rule questions do ("per capita income in the state (`Income`)", "weight (`gewicht`)"), or the
-    header as words in an English schema where it says itself, else the header itself (`getötet`)."""
+    header as words in an English schema where it says itself, else the header itself (`getötet`).
+    A label of more than SHORT_LABEL_WORDS words that does not hold the header defines the column
+    rather than names it ("type of experimental manipulation conducted on the plot"): a header that
+    says itself ("plot type") wins."""
     from curate.curation.semantics import says_itself
 
     said = noun_phrase(info.label) if info is not None and info.label else ""
-    if not said or len(said.split()) > 8:
-        return label(column) if english and says_itself(column) else quoted(column)
+    said = _REMARK.sub("", said).strip()  # "GDP per capita (US$, inflation-adjusted)": the remark aside
+    header = label(column) if english and says_itself(column) else ""
+    if said and len(said.split()) <= MAX_LABEL_WORDS and re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", said, re.I) \
+            and said.lower() != column.lower():
+        return said  # the header, qualified: "per capita income in the state"
+    if not said or len(said.split()) > MAX_LABEL_WORDS or (header and len(said.split()) > SHORT_LABEL_WORDS):
+        return header or quoted(column)  # "air time", not "amount of time spent in the air (`air_time`)"
     if re.sub(r"[\W_]+", "", said.lower()) == re.sub(r"[\W_]+", "", column.lower()):
-        return label(column) if english and says_itself(column) else quoted(column)  # "address id" says no more
-    if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", said, re.I):
-        return said
+        return header or quoted(column)  # "address id" says no more
     return f"{said} (`{column}`)"
 
 
@@ -227,16 +246,23 @@ _HEAD = re.compile(r"^([a-z][a-z\- ]*?)(?= (?:in|of|by|per|between|for)\b| \(|$)
 def counted_in_number(text: str, words: Mapping[str, str], counts: Iterable[str]) -> str:
     """A template's question with "a {b.num} of more than {v}" said as "more than {v} {b.num}" where
     the column counts things named in the plural ("wins", "shutouts (`SHO`)", "strikeouts by
-    pitchers"): "with more than 9 shutouts", not "with a shutouts of more than 9". `counts`: the
-    slots whose column is a count."""
+    pitchers"): "with more than 9 shutouts", not "with a shutouts of more than 9", and "the largest
+    number of losses", not "the highest losses" ("the average number of games", not "the average
+    games"). `counts`: the slots whose column counts: a count, or a measure in whole numbers."""
     from curate.curation.semantics import singular
 
     for slot in counts:
         head = _HEAD.match(words.get(slot, ""))
-        last = head.group(1).split()[-1] if head else ""
+        nouns = head.group(1).split() if head else []
+        while len(nouns) > 1 and nouns[-1].endswith("ed"):  # "votes received", "home runs allowed"
+            nouns.pop()
+        last = nouns[-1] if nouns else ""
         if not last or singular(last) == last:
             continue
         text = re.sub(rf"\ban? \{{{re.escape(slot)}\}} of (more|less) than (\{{\w+\}})", rf"\1 than \2 {{{slot}}}", text)
+        text = re.sub(rf"(?<!highest and )\bthe (highest|lowest) (\{{{re.escape(slot)}\}})",  # "the lowest losses": the fewest
+                      lambda m: f"the {'largest' if m.group(1) == 'highest' else 'smallest'} number of {m.group(2)}", text)
+        text = re.sub(rf"\baverage (\{{{re.escape(slot)}\}})", r"average number of \1", text)  # not "average games"
     return text
 
 

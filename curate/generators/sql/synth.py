@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from curate.curation.answers import answers_match, format_answer, plain
 from curate.curation.pipeline.rng import record_rng
-from curate.curation.semantics import COUNT, QUANTITIES, opaque_code, says_itself, value_meaning
+from curate.curation.semantics import COUNT, MEASURE, QUANTITIES, opaque_code, says_itself, value_meaning
 from curate.generators.sql.personal import personal_columns
 from curate.generators.sql.render import (Noun, column_words, counted_in_number, english_schema, label, natural_name,
                                           owner_unsaid, quoted, render, table_noun, without_table_names)
@@ -265,6 +265,16 @@ class Synthesizer:
         for edge in self.graph.edges:
             pair = frozenset(edge.tables)
             self.keys_between[pair] = self.keys_between.get(pair, 0) + 1
+
+    def _counts(self, table: str, column: str) -> bool:
+        """Does the column count things: a count, or a measure in whole numbers ("games", "home runs
+        allowed"), which a question says as "the largest number of games"?"""
+        import pyarrow as pa
+
+        role = getattr(self.infos[table].get(column), "role", "")
+        if role == COUNT:
+            return True
+        return role == MEASURE and pa.types.is_integer(self.views[table].schema.field(column).type)
 
     def close(self) -> None:
         self.runner.close()
@@ -648,7 +658,7 @@ class Synthesizer:
                     meanings = self._meanings(template, names, columns, values)
                     holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
                     counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
-                              and getattr(self.infos[names[slot[0].upper()]].get(column), "role", "") == COUNT]
+                              and self._counts(names[slot[0].upper()], column)]
                     question = (render(counted_in_number(owner_unsaid(template.question, columns, holders), words, counts),
                                        names, columns, values, self.nouns, words, self.said, meanings)
                                 if not reason else "")
