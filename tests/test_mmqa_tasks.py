@@ -311,6 +311,8 @@ def test_a_long_documented_label_gives_way_to_a_header_that_says_itself_and_a_ye
     assert table_noun("gapminder", ["country", "year"], {}) == Noun("year", "years")
     assert table_noun("Teams", ["yearID", "teamID"], {}, said="team seasons") == Noun("team season", "team seasons")
     assert table_noun("school", ["schid"], {}) == Noun("school", "schools")
+    senators = {"name": ColumnInfo("name", label="senator name, party and state")}
+    assert table_noun("iraqVote", ["name"], senators) == Noun("senator", "senators", from_key=True)
 
 
 def test_a_retrieval_question_is_asked_only_where_its_columns_point_to_its_tables():

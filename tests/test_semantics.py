@@ -102,6 +102,8 @@ def test_a_description_that_only_gives_a_type_is_no_label():
     assert sem.label_from("a factor with levels (males,female)") == ""
     assert sem.label_from("numeric vector") == ""
     assert sem.label_from("The head length of the second son, in mm.") == "head length of the second son"
+    # an example is no part of the name (pscl's iraqVote: the rows are senators)
+    assert sem.label_from("senator name, party and state, e.g., `AKAKA (D HI)`") == "senator name, party and state"
 
 
 # ---------------------------------------------------------------------------- roles from values

@@ -165,6 +165,8 @@ def label_from(description: str, name: str = "") -> str:
     if not text or PLACEHOLDER_LABEL.match(text):
         return ""
     text = re.sub(r"\s*\([^()]*=[^()]*\)", "", text)  # "(0 = V-shaped, 1 = straight)": codes, kept in `codes`
+    # an example is no part of the name: "senator name, party and state, e.g., `AKAKA (D HI)`"
+    text = re.sub(r",?\s*\(?\b(?:e\.\s?g\.|for example)(?:,|\s)[^()]*(?:\([^()]*\)[^()]*)*\)?\s*\.?\s*$", "", text)
     sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
     clauses = sentence.split(", ")  # "gender, numeric, 0 = Male": the name, then codebook notes
     junk = re.compile(r"^(a |an )?(binary |dummy |two-level |two level )?(numeric|numerical|integer|factor|character|categorical|logical|ordered|vector|"

@@ -103,7 +103,7 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
         info = (infos or {}).get(key[0])
         spoken = [_KEY_SUFFIX.sub("", key[0]).replace("_", " ").replace(".", " ").strip().lower()]
         if info is not None and info.label:
-            text = info.label.strip().lower()
+            text = info.label.strip().lower().split(",")[0].strip()  # "senator name, party and state": a senator
             named = _NAME_OF.match(text)
             spoken.append(named.group(1) if named else _KEY_SUFFIX.sub("", text).strip())
         for words in spoken:
