@@ -142,8 +142,8 @@ def _synth(bodies, pks, fks, templates):
     db = Database("toy", tuple((n, t.id) for n, t in tables.items()), tuple(pks), tuple(fks))
     synth = Synthesizer(db, tables, {"attempts": 6, "per_path": 6})
     stats = Stats()
-    built = [build_template({"id": f"t.{i}", "tables": 2, "sql": sql, "question": q}, "t", category)
-             for i, (sql, q, category) in enumerate(templates)]
+    built = [build_template({"id": name[0] if name else f"t.{i}", "tables": 2, "sql": sql, "question": q}, "t", category)
+             for i, (sql, q, category, *name) in enumerate(templates)]
     try:
         return synth.synthesize(built, stats), stats
     finally:
@@ -195,6 +195,26 @@ def test_no_aggregate_adds_up_a_row_the_join_repeats_and_no_grouping_of_one_to_o
                              "SELECT b.label FROM A AS a JOIN B AS b ON :ab GROUP BY b.label ORDER BY AVG(a.num) DESC LIMIT 1",
                              "Which {B} entry has the highest average {a.num} over its {A} entries?", "select")])
     assert kept == [] and stats.rejected.get("counts_rows_twice") == 1  # one income row per state: groups of one
+
+
+def test_children_are_not_contrasted_by_a_column_that_is_their_parents():
+    """gapminder's `continent` repeats the country's on each of its years: "countries with a year in
+    Europe and one in Asia" is never true, and "with years, but none in Europe" means "not in Europe"
+    said in database words. A column that varies among a parent's children is asked."""
+    countries = pa.table({"country": ["A", "B", "C", "D", "E"], "pop": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    years = pa.table({"country": ["A", "B", "C", "D", "E"] * 3, "year": [2000] * 5 + [2001] * 5 + [2002] * 5,
+                      "continent": ["Europe", "Asia", "Europe", "Africa", "Asia"] * 3,
+                      "regime": ["open", "closed", "open", "open", "closed", "open", "closed", "closed", "open", "open",
+                                 "closed", "closed", "open", "open", "closed"]})
+    both = ("SELECT COUNT(*) FROM (SELECT b.key_ab FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :v INTERSECT "
+            "SELECT b.key_ab FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :w) AS g",
+            "How many {B} entries have both an {A} entry with {a.cat} {v} and one with {a.cat} {w}?", "count",
+            "t.parents_in_both_categories")
+    kept, stats = _synth({"countries": countries, "years": years}, [PrimaryKey("countries", ("country",))],
+                         [ForeignKey("years", ("country",), "countries", ("country",))], [both])
+    assert stats.rejected.get("parent_attribute", 0) >= 1
+    assert kept and all(q.columns["a.cat"] == "regime" for q in kept)
+    assert all("continent" not in q.question for q in kept)
 
 
 def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tables():
@@ -311,6 +331,8 @@ def test_a_long_documented_label_gives_way_to_a_header_that_says_itself_and_a_ye
     assert table_noun("gapminder", ["country", "year"], {}) == Noun("year", "years")
     assert table_noun("Teams", ["yearID", "teamID"], {}, said="team seasons") == Noun("team season", "team seasons")
     assert table_noun("school", ["schid"], {}) == Noun("school", "schools")
+    assert table_noun("department_store_chain", ["dept_store_chain_id"], {}).many == "department store chains"
+    assert table_noun("product_pricing", [], {}) is None and table_noun("bestellungen_lieferungen", [], {}) is None
     senators = {"name": ColumnInfo("name", label="senator name, party and state")}
     assert table_noun("iraqVote", ["name"], senators) == Noun("senator", "senators", from_key=True)
 

@@ -124,6 +124,10 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
         one = singular(last) if not re.search(r"(ss|us|is)$", last) else last
         if one != last and all(is_word(w) for w in (*words, one)) and last not in _NOT_COUNTED:
             return Noun(" ".join([*words[:-1], one]), " ".join(words))
+        many = plural(last)
+        if one == last and all(is_word(w) for w in (*words, many)) and last not in _NOT_COUNTED \
+                and not last.endswith("ing"):  # "department store chain", but not "product pricing"
+            return Noun(" ".join(words), " ".join([*words[:-1], many]))
     for name, given in ((said.strip(), True), (table.lower(), False)):
         if not re.fullmatch(r"[a-z]+", name):
             continue

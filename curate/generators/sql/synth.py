@@ -20,7 +20,9 @@ it survives every check, and each rejection is counted by its reason:
   value summed once per murder record), or a grouping over a one-to-one join (groups of one);
 - `fixed_by_construction`: a count of the rows that one named row reaches through many-to-one
   steps only ("how many catalogues hold the entry "51 kr"?" is 1 whatever the data);
-- `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer.
+- `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer;
+- `parent_attribute`: a question contrasting a parent's children by a child column that is constant
+  within each parent ("countries with years, but none with continent Europe").
 
 When two tables are joined by more than one key (flights' origin and dest both name an airport),
 the question says which: "... (flights are linked to airports by their dest)?".
@@ -49,9 +51,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from curate.curation.table import Table
 
 REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
-              "join_adds_nothing", "counts_rows_twice", "fixed_by_construction", "dialects_disagree")
+              "join_adds_nothing", "counts_rows_twice", "fixed_by_construction", "dialects_disagree",
+              "parent_attribute")
 NUMBER_FORMAT = "round:4"
 MAX_VALUES = 5000  # distinct values fetched per column to draw from
+MIN_GROUPS = 3  # parents with two children or more that must agree before a child column is read as the parent's
 DEFAULTS: dict[str, Any] = {
     "seed": 0, "templates": [], "exclude": [],
     "per_path": 2,  # queries kept per template and oriented join path
@@ -260,6 +264,7 @@ class Synthesizer:
         self._values: dict[tuple, list[Any]] = {}
         self._joins: dict[tuple, Any] = {}
         self._unique: dict[tuple[str, tuple[str, ...]], bool] = {}
+        self._constant: dict[tuple[str, tuple[str, ...], str], bool] = {}
         self._loosened: dict[str, Any] = {}  # a loosened query's answer by its SQL: the attempts of one path share it
         self.keys_between: dict[frozenset[str], int] = {}  # how many keys join each pair of tables
         for edge in self.graph.edges:
@@ -291,6 +296,36 @@ class Synthesizer:
             self._unique[key] = (all(view.column(c).null_count == 0 for c in columns)
                                  and view.group_by(list(columns)).aggregate([]).num_rows == view.num_rows)
         return self._unique[key]
+
+    def parent_attribute(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str]) -> bool:
+        """Does a template that contrasts a parent's children bind a child column that is constant within
+        each parent (gapminder's `continent` within a country): a property of the parent stored on every
+        child? "How many countries have years, but none with continent Europe" then asks about the parent
+        in database words, and "both ... and ..." is never true."""
+        if ".parents_" not in template.id:
+            return False
+        for i, (left, right) in enumerate(orientation.edges):
+            for many, keys, one, one_keys in ((orientation.tables[i], left, orientation.tables[i + 1], right),
+                                              (orientation.tables[i + 1], right, orientation.tables[i], left)):
+                if not self.unique(one, tuple(one_keys)) or self.unique(many, tuple(keys)):
+                    continue
+                letter = "ABC"[orientation.tables.index(many)]
+                if any(slot[:1].upper() == letter and column not in keys and self.constant_within(many, tuple(keys), column)
+                       for slot, column in columns.items()):
+                    return True
+        return False
+
+    def constant_within(self, table: str, keys: tuple[str, ...], column: str) -> bool:
+        """Is the column one value within each group of rows sharing `keys`, over at least
+        MIN_GROUPS groups of two rows or more (groups of one prove nothing)?"""
+        key = (table, keys, column)
+        if key not in self._constant:
+            groups = (self.views[table].select([*keys, column]).group_by(list(keys))
+                      .aggregate([(column, "count_distinct"), (column, "count")]))
+            several = [n >= 2 for n in groups.column(f"{column}_count").to_pylist()]
+            self._constant[key] = (sum(several) >= MIN_GROUPS
+                                   and max(groups.column(f"{column}_count_distinct").to_pylist(), default=0) <= 1)
+        return self._constant[key]
 
     def rows_kept_once(self, orientation: Orientation, alias: str) -> bool:
         """Does each row of this alias's table appear at most once in the path's join? It does when
@@ -619,6 +654,10 @@ class Synthesizer:
                         stats.candidates += 1
                         stats.reject("fixed_by_construction")
                         break
+                    if self.parent_attribute(template, orientation, columns):
+                        stats.candidates += 1
+                        stats.reject("parent_attribute")
+                        continue  # another draw may bind a column that varies among the children
                     if orientation.key not in too_large:
                         too_large[orientation.key] = self.join_too_large(orientation)
                         stats.paths += 1
