@@ -104,6 +104,7 @@ def test_a_description_that_only_gives_a_type_is_no_label():
     assert sem.label_from("The head length of the second son, in mm.") == "head length of the second son"
     # an example is no part of the name (pscl's iraqVote: the rows are senators)
     assert sem.label_from("senator name, party and state, e.g., `AKAKA (D HI)`") == "senator name, party and state"
+    assert sem.label_from("description of status", "Status") == ""  # the header says as much
 
 
 # ---------------------------------------------------------------------------- roles from values

@@ -217,6 +217,8 @@ def label_from(description: str, name: str = "") -> str:
         return ""  # "Maternal mortality 2017 Maternal Mortality Ratio": a spreadsheet's header path pasted
     if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
         return ""
+    if name and re.fullmatch(rf"(?:a |the )?(?:description|value|name)s? of (?:the )?{re.escape(name)}s?", sentence, re.I):
+        return ""  # "description of status" for `Status`: the header says as much
     words = sentence.split()
     long_words = [w for w in words if len(w) > 3]
     title_case = len(long_words) > 1 and sum(w[:1].isupper() for w in long_words) >= 0.6 * len(long_words)
