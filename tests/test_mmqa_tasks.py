@@ -280,7 +280,7 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     income = ColumnInfo("Income", label="per capita income in the state")
     assert column_words("Income", income) == "per capita income in the state"  # the label names the header
     grads = ColumnInfo("HS", label="percent high school grads")
-    assert column_words("HS", grads) == "percent high school grads (`HS`)"
+    assert column_words("HS", grads) == "percent high school grads"  # H(igh) S(chool): the reader finds `HS`
     assert column_words("dep_delay", None) == "`dep_delay`"  # "dep" is no English word
     assert column_words("arr_time", None) == "`arr_time`" and column_words("air_time", None) == "air time"
     assert column_words("getötet", None, english=False) == "`getötet`"
@@ -293,13 +293,13 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
                       {"v": 1}, nouns, {"a.num": column_words("HS", grads)})
     # two tables whose rows are both states: each keeps its name, so a reader tells them apart ("How many
     # countries belong to a `sowc_demographics` row ..." was read as counting sowc_demographics' countries)
-    assert question == ("What is the average percent high school grads (`HS`) of the `Election16` rows whose "
+    assert question == ("What is the average percent high school grads of the `Election16` rows whose "
                         "`Election08` row has obama win 1?")
     # where the question no longer names the other table (its column said without it), the rows are states again
     question = render("What is the average {a.num} of the {A} with {b.cat} {v}?",
                       {"A": "Election16", "B": "Election08"}, {"a.num": "HS", "b.cat": "ObamaWin"},
                       {"v": 1}, nouns, {"a.num": column_words("HS", grads)})
-    assert question == "What is the average percent high school grads (`HS`) of the states with obama win 1?"
+    assert question == "What is the average percent high school grads of the states with obama win 1?"
     # a count named in the plural is said as a number of things: "with more than 9 shutouts", not "a shutouts of"
     text = "How many {A} have a {B} entry with a {b.num} of more than {v}?"
     said = {"b.num": "shutouts (`SHO`)"}
@@ -324,10 +324,12 @@ def test_a_long_documented_label_gives_way_to_a_header_that_says_itself_and_a_ye
 
     plot = ColumnInfo("plot_type", label="type of experimental manipulation conducted on the plot")
     assert column_words("plot_type", plot) == "plot type"
-    assert column_words("plot_type", plot, english=False) == \
-        "type of experimental manipulation conducted on the plot (`plot_type`)"
+    # in a schema that is not English the label is said, the header left for the reader to find in it
+    assert column_words("plot_type", plot, english=False) == "type of experimental manipulation conducted on the plot"
+    assert column_words("hindfoot_length", ColumnInfo("hindfoot_length", label="length of a back foot"), False) == \
+        "length of a back foot (`hindfoot_length`)"  # "hindfoot" begins no word of it
     gdp = ColumnInfo("gdpPercap", label="GDP per capita (US$, inflation-adjusted)")
-    assert column_words("gdpPercap", gdp) == "GDP per capita (`gdpPercap`)"  # the aside dropped
+    assert column_words("gdpPercap", gdp) == "GDP per capita"  # the aside dropped; its header spelled by it
     assert table_noun("gapminder", ["country", "year"], {}) == Noun("year", "years")
     assert table_noun("Teams", ["yearID", "teamID"], {}, said="team seasons") == Noun("team season", "team seasons")
     assert table_noun("school", ["schid"], {}) == Noun("school", "schools")
@@ -409,5 +411,6 @@ def test_a_documented_label_is_carried_as_a_noun_phrase_never_as_a_clause_or_cod
     assert column_words("sex", ColumnInfo("sex", label="sex (1 = male, 0 = female)")) == "sex"
     assert column_words("vote", ColumnInfo("vote", label="whether the senator voted yes")) == "vote"
     assert column_words("male", ColumnInfo("male", label="1 if male")) == "male"
-    # a unit in parentheses is part of the name, not a coding note
-    assert column_words("pop", ColumnInfo("pop", label="population (thousands)")) == "population (thousands) (`pop`)"
+    # a unit in parentheses is part of the name, not a coding note; `pop` begins "population": no need to show it
+    assert column_words("pop", ColumnInfo("pop", label="population (thousands)")) == "population (thousands)"
+    assert column_words("WCWin", ColumnInfo("WCWin", label="wild card berth")) == "wild card berth (`WCWin`)"
