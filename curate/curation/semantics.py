@@ -162,6 +162,9 @@ def label_from(description: str, name: str = "") -> str:
     """The first clause of a description, short enough to stand in a question; "" when the
     description says only what type the column is or repeats its name."""
     text = description.replace("\\", "").strip().strip("`").strip()  # R's escapes: "14-24\ "
+    # "a numeric vector, the recorded vote": the type, then the name
+    text = re.sub(r"^(?:an? )?(?:numeric|numerical|integer|character|logical|double)(?: vector| variable)?,\s+(?=[a-z])",
+                  "", text, flags=re.I)
     if not text or PLACEHOLDER_LABEL.match(text):
         return ""
     text = re.sub(r"\s*\([^()]*=[^()]*\)", "", text)  # "(0 = V-shaped, 1 = straight)": codes, kept in `codes`
