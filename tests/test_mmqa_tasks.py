@@ -283,6 +283,7 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     assert column_words("HS", grads) == "percent high school grads"  # H(igh) S(chool): the reader finds `HS`
     assert column_words("dep_delay", None) == "`dep_delay`"  # "dep" is no English word
     assert column_words("arr_time", None) == "`arr_time`" and column_words("air_time", None) == "air time"
+    assert column_words("pop", None) == "`pop`" and column_words("wind_dir", None) == "`wind_dir`"  # shorthand
     assert column_words("getötet", None, english=False) == "`getötet`"
     assert column_words("alter", None, english=False) == "`alter`"  # German for age, in a German schema
 
@@ -335,6 +336,7 @@ def test_a_long_documented_label_gives_way_to_a_header_that_says_itself_and_a_ye
     assert table_noun("school", ["schid"], {}) == Noun("school", "schools")
     assert table_noun("department_store_chain", ["dept_store_chain_id"], {}).many == "department store chains"
     assert table_noun("product_pricing", [], {}) is None and table_noun("bestellungen_lieferungen", [], {}) is None
+    assert table_noun("complete_old", [], {}) is None  # "old" is no thing to count: "complete olds"
     senators = {"name": ColumnInfo("name", label="senator name, party and state")}
     assert table_noun("iraqVote", ["name"], senators) == Noun("senator", "senators", from_key=True)
 

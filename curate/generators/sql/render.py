@@ -130,7 +130,7 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
             return Noun(" ".join([*words[:-1], one]), " ".join(words))
         many = plural(last)
         if one == last and all(is_word(w) for w in (*words, many)) and last not in _NOT_COUNTED \
-                and not last.endswith("ing"):  # "department store chain", but not "product pricing"
+                and len(last) >= 4 and not _NOT_A_NOUN.search(last):  # "department store chain", not "complete old"
             return Noun(" ".join(words), " ".join([*words[:-1], many]))
     for name, given in ((said.strip(), True), (table.lower(), False)):
         if not re.fullmatch(r"[a-z]+", name):
@@ -143,7 +143,10 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
     return None
 
 
-_NOT_COUNTED = frozenset("staff data information equipment weather music software personnel".split())
+_NOT_COUNTED = frozenset("staff data information info equipment weather music software personnel final total full "
+                         "main clean".split())
+# a last word that ends like an adjective or a verb form names no thing to count: "product pricing", "data final"
+_NOT_A_NOUN = re.compile(r"(ing|ed|al|ic|ous|ive|ful|less|able|ible|ary)$")
 
 
 # a documented label's coding note ("won a wild card (Y or N)", "sex (1 = male)"): the values say it
@@ -162,6 +165,8 @@ def noun_phrase(text: str) -> str:
 
 SHORT_LABEL_WORDS = 5  # a documented label longer than this is a definition: a header that says itself is said instead
 MAX_LABEL_WORDS = 8  # longer still, it is never pasted into a question
+# English words that headers use as shorthand for another word: `pop` (population), `temp`, `min`, `alt`
+_SHORTHAND = frozenset("pop temp num min max avg std var exp cum lat lon alt dep arr amt qty pct tot iso dir".split())
 _INDICATOR = re.compile(r"^(?:an? )?(?:indicator|dummy)(?: variable)? (?:for|of) (?=\w)", re.I)
 _REMARK = re.compile(r"\s*\([^()]*[,;$][^()]*\)$")  # a trailing aside with a comma or a currency: "(US$, adjusted)"
 
@@ -197,6 +202,8 @@ def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -
     said = _REMARK.sub("", said).strip()  # "GDP per capita (US$, inflation-adjusted)": the remark aside
     said = _INDICATOR.sub("", said)  # "indicator variable for part-time job": its values say yes or no
     header = label(column) if english and says_itself(column) else ""
+    if _SHORTHAND.intersection(header.lower().split()):
+        header = ""  # `pop` is an English word, but here it stands for population: the reader sees the header
     if said and len(said.split()) <= MAX_LABEL_WORDS and re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", said, re.I) \
             and said.lower() != column.lower():
         return said  # the header, qualified: "per capita income in the state"
