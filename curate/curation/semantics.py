@@ -171,6 +171,7 @@ def label_from(description: str, name: str = "") -> str:
     # an example is no part of the name: "senator name, party and state, e.g., `AKAKA (D HI)`"
     text = re.sub(r",?\s*\(?\b(?:e\.\s?g\.|for example)(?:,|\s)[^()]*(?:\([^()]*\)[^()]*)*\)?\s*\.?\s*$", "", text)
     sentence = re.split(r"(?<=[a-z0-9)\]])\.(\s|$)|;|:\s", text, maxsplit=1)[0].strip().rstrip(".")
+    sentence = re.split(r"(?<=[a-z])' (?=[A-Z])", sentence)[0]  # "weight of the individual in g' Species data": two lines run together
     clauses = sentence.split(", ")  # "gender, numeric, 0 = Male": the name, then codebook notes
     junk = re.compile(r"^(a |an )?(binary |dummy |two-level |two level )?(numeric|numerical|integer|factor|character|categorical|logical|ordered|vector|"
                       r"range\b|levels?\b|coded\b)|^as (a|an)\b|=|^\d\s*/\s*\d\b", re.I)  # "censoring, 0/1"
