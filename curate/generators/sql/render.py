@@ -202,8 +202,9 @@ def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -
     said = _REMARK.sub("", said).strip()  # "GDP per capita (US$, inflation-adjusted)": the remark aside
     said = _INDICATOR.sub("", said)  # "indicator variable for part-time job": its values say yes or no
     header = label(column) if english and says_itself(column) else ""
-    if _SHORTHAND.intersection(header.lower().split()):
-        header = ""  # `pop` is an English word, but here it stands for population: the reader sees the header
+    if _SHORTHAND.intersection(header.lower().split()) or any(
+            w.isdigit() and not 1800 <= int(w) <= 2100 for w in header.split()):
+        header = ""  # `pop` stands for population, "1519" for ages 15 to 19: the reader sees the header
     if said and len(said.split()) <= MAX_LABEL_WORDS and re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", said, re.I) \
             and said.lower() != column.lower():
         return said  # the header, qualified: "per capita income in the state"
