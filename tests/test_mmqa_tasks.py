@@ -215,6 +215,8 @@ def test_children_are_not_contrasted_by_a_column_that_is_their_parents():
     assert stats.rejected.get("parent_attribute", 0) >= 1
     assert kept and all(q.columns["a.cat"] == "regime" for q in kept)
     assert all("continent" not in q.question for q in kept)
+    # "both open and closed" is asked once, never again as "both closed and open"
+    assert all(repr(q.values["v"]) < repr(q.values["w"]) for q in kept)
 
 
 def test_a_retrieval_question_names_the_columns_and_values_it_uses_never_its_tables():

@@ -534,6 +534,10 @@ class Synthesizer:
                 value = round_threshold(value, pool)
             taken.add(repr(value))
             values[name] = value
+        if template.interchangeable:  # "both X and Y" once, never again as "both Y and X"
+            first, second = template.interchangeable
+            if repr(values[first]) > repr(values[second]):
+                values[first], values[second] = values[second], values[first]
         return values
 
     def _build(self, skeleton: Any, orientation: Orientation, columns: dict[str, str],

@@ -79,6 +79,16 @@ class SqlTemplate:
         return "list" if self.category == "list" else "one"
 
     @property
+    def interchangeable(self) -> tuple[str, ...]:
+        """Two values of one column whose order changes nothing: the two sides of an INTERSECT ("both an
+        entry with X and one with Y" asks what "both Y and X" asks)."""
+        equal = sorted(n for n, spec in self.values.items() if spec.kind == "equal")
+        if "INTERSECT" in self.sql.upper() and len(equal) == 2 \
+                and self.values[equal[0]].slot == self.values[equal[1]].slot:
+            return tuple(equal)
+        return ()
+
+    @property
     def letters(self) -> tuple[str, ...]:
         return ("A", "B", "C")[: self.tables]
 
