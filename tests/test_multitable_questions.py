@@ -246,3 +246,15 @@ def test_the_table_a_filter_column_belongs_to_is_left_unsaid_where_no_other_tabl
     both = {"A": {"country", "year"}, "B": {"country", "year"}}  # a reader could not tell whose `year`
     assert owner_unsaid(text.replace("b.num2", "b.num"), {"a.num": "x", "b.num": "year"}, both) == \
         text.replace("b.num2", "b.num")
+
+
+def test_a_column_of_the_table_a_row_belongs_to_is_said_as_its_owners():
+    """A half season belongs to one manager, who has a height; the half season has none: "the managerial
+    half seasons whose player has a height of more than 73", not "... with a height of more than 73". Only a
+    table joined one to one (a country's demographics and its mortality) is left unsaid."""
+    from curate.generators.sql.render import owner_unsaid
+
+    text = "What is the average {a.num} of the {A} whose {B} entry has a {b.num} of more than {v}?"
+    columns, holders = {"a.num": "L", "b.num": "height"}, {"A": {"playerID", "L"}, "B": {"playerID", "height"}}
+    assert owner_unsaid(text, columns, holders, same_things=set()) == text
+    assert owner_unsaid(text, columns, holders, same_things={"A", "B"}).endswith("{A} with a {b.num} of more than {v}?")

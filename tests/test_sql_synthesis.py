@@ -213,7 +213,7 @@ def test_kept_queries_carry_both_dialects_the_answer_and_an_english_question():
     by_value = {q.values["v"]: q for q in kept}
     assert by_value["x"].answer == sum([1, 2, 3, 7, 8, 9]) and by_value["y"].answer == sum([4, 5, 6, 10, 11, 12])
     q = by_value["x"]
-    assert q.question == 'What is the total amount of the child rows with cat "x"?'  # only the parent has `cat`
+    assert q.question == 'What is the total amount of the child rows whose parent row has cat "x"?'  # the parent's `cat`
     assert q.duckdb.startswith('SELECT SUM("a"."amount") FROM "child" AS a JOIN "parent" AS b')
     assert "'x'" in q.sqlite and q.sqlite_checked
 

@@ -258,15 +258,21 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
 _WHOSE_ENTRY = re.compile(r"\bwhose \{([ABC])\} entry has (?=(?:an? )?\{([abc]\.\w+)\})")
 
 
-def owner_unsaid(text: str, columns: Mapping[str, str], holders: Mapping[str, set[str]]) -> str:
+def owner_unsaid(text: str, columns: Mapping[str, str], holders: Mapping[str, set[str]],
+                 same_things: Iterable[str] | None = None) -> str:
     """A template's question with "whose {B} entry has {b.cat} {v}" said as "with {b.cat} {v}" where no
     other table of the question has that column: "the countries with a maternal mortality ratio of more
     than 186", not "the countries whose `sowc_maternal_newborn` row has a ...". Each row of the first
     table has one entry in the other (the reference runs that way), so naming that table adds only
-    database words. `holders`: per table letter, the column names of that table."""
+    database words. `holders`: per table letter, the column names of that table. `same_things`: the
+    letters whose rows are the very things the other table's rows are (joined one to one); only those
+    are unsaid, for "the managerial half seasons with a height of more than 73" gives a season the
+    height of its manager ("whose player has a height ..." says whose it is)."""
+    same = None if same_things is None else set(same_things)
+
     def unsaid(match: re.Match) -> str:
         letter, slot = match.group(1), match.group(2)
-        if slot[0].upper() != letter or slot not in columns:
+        if slot[0].upper() != letter or slot not in columns or (same is not None and letter not in same):
             return match.group(0)
         column = columns[slot]
         if any(column in names for other, names in holders.items() if other != letter):

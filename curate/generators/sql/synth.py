@@ -315,6 +315,15 @@ class Synthesizer:
                     return True
         return False
 
+    def one_to_one_letters(self, orientation: Orientation) -> set[str]:
+        """The letters whose table is joined one to one to a neighbour on the path: their rows are the
+        neighbour's very things (a country's demographics and its mortality)."""
+        out: set[str] = set()
+        for i, (left, right) in enumerate(orientation.edges):
+            if self.unique(orientation.tables[i], tuple(left)) and self.unique(orientation.tables[i + 1], tuple(right)):
+                out |= {"ABC"[i], "ABC"[i + 1]}
+        return out
+
     def constant_within(self, table: str, keys: tuple[str, ...], column: str) -> bool:
         """Is the column one value within each group of rows sharing `keys`, over at least
         MIN_GROUPS groups of two rows or more (groups of one prove nothing)?"""
@@ -702,7 +711,9 @@ class Synthesizer:
                     holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
                     counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
                               and self._counts(names[slot[0].upper()], column)]
-                    question = (render(counted_in_number(owner_unsaid(template.question, columns, holders), words, counts),
+                    same = self.one_to_one_letters(orientation)
+                    question = (render(counted_in_number(owner_unsaid(template.question, columns, holders, same), words,
+                                                         counts),
                                        names, columns, values, self.nouns, words, self.said, meanings)
                                 if not reason else "")
                     if question:
