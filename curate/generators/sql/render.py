@@ -190,12 +190,13 @@ def evident(column: str, said: str) -> bool:
 
 
 def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -> str:
-    """How a question names a column: its documented label with the header the model sees, as the
-    rule questions do ("per capita income in the state (`Income`)", "weight (`gewicht`)"), or the
-    header as words in an English schema where it says itself, else the header itself (`getötet`).
-    A label of more than SHORT_LABEL_WORDS words that does not hold the header defines the column
-    rather than names it ("type of experimental manipulation conducted on the plot"): a header that
-    says itself ("plot type") wins."""
+    """How a question names a column: its documented label, alone where it holds or spells the header
+    ("per capita income in the state", "population" for `pop`), else with the header the model sees
+    ("wild card berth (`WCWin`)", "weight (`gewicht`)"); the header as words in an English schema
+    where it says itself ("air time"); else the header itself (`getötet`). A label of more than
+    SHORT_LABEL_WORDS words that does not hold the header defines the column rather than names it
+    ("type of experimental manipulation conducted on the plot"): a header that says itself ("plot
+    type") wins."""
     from curate.curation.semantics import says_itself
 
     said = noun_phrase(info.label) if info is not None and info.label else ""
