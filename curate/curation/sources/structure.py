@@ -913,7 +913,7 @@ CLAIMS_BUDGET = 2.75  # categories claimed per sheet, on average, that the fit m
 def fit_thresholds(scores: list[dict[str, float]], labels: list[str], budget: float = CLAIMS_BUDGET) -> dict[str, float]:
     """Every category's threshold, recall first within a claims budget. Each starts at its Youden
     threshold (`fit_threshold`); then, while the sheets' mean number of claimed categories stays
-    within `budget`, the threshold whose lowering (to the next lower score seen) recalls the most
+    within `budget`, the threshold whose lowering (to a lower score seen) recalls the most
     labelled sheets per extra claim is lowered. A category missed is a structure the reader of a
     question never hears of; one claimed too many costs a sentence of evidence."""
     n = len(scores)
