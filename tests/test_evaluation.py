@@ -168,6 +168,44 @@ def test_pot_programs_run_in_the_sandbox_and_their_output_is_scored(small_releas
     assert again.run()["predicted_now"] == 0 and len(backend.calls) == len(programs)
 
 
+def test_a_question_names_a_column_by_its_label_and_the_prompt_shows_the_column_key(small_release, tmp_path):
+    """openintro's tables are documented: a question says "number of girls born", not "number of
+    girls born (`girls`)", and the model finds `girls` in the column key under the table, which
+    every prompt of `curate evaluate` shows (only the columns the table shows)."""
+    import pyarrow.parquet as pq
+
+    from curate.curation import semantics
+    from curate.curation.column_key import entries
+    from curate.evaluation.dataset import ReleaseData
+    from curate.evaluation.evaluate import Evaluator, Settings
+
+    data = ReleaseData(small_release)
+    tables = pq.read_table(small_release / "tables" / "tables.parquet", columns=["id", "columns", "semantics"]).to_pylist()
+    keys = {t["id"]: entries(semantics.from_json(t["semantics"]), t["columns"]) for t in tables}
+    asked = [s for s in data.samples() if len(s.table_ids) == 1 and keys.get(s.table_ids[0])
+             and any(label in s.question for _, label in keys[s.table_ids[0]])]
+    assert asked, "no question over a documented table names a column by its label"
+    for s in asked:
+        for column, label in keys[s.table_ids[0]]:
+            assert f"{label} (`{column}`)" not in s.question, s.question
+    prompts = []
+
+    def reply(request):
+        prompts.append(request.messages[-1]["content"])
+        return "Final Answer: 0"
+
+    client, _ = scripted_client(reply)
+    settings = Settings(modes=["tcot"], tasks=[asked[0].task], limit=None)
+    ev = Evaluator(small_release, tmp_path / "out", settings, client, {"temperature": 0})
+    ev.samples = lambda: asked[:3]
+    ev.run()
+    assert len(prompts) == len(asked[:3])
+    for s in asked[:3]:
+        text = next(p for p in prompts if f"Question: {s.question}" in p)
+        key = keys[s.table_ids[0]]
+        assert "\nColumn key:\n" + "\n".join(f"- {c}: {label}" for c, label in key) in text
+
+
 def test_icot_runs_each_code_turn_in_one_session_and_feeds_the_output_back(small_release, tmp_path):
     from curate.evaluation.evaluate import Evaluator, Settings
 

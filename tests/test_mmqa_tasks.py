@@ -287,7 +287,7 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     assert column_words("arr_time", None) == "`arr_time`" and column_words("air_time", None) == "air time"
     assert column_words("pop", None) == "`pop`" and column_words("wind_dir", None) == "`wind_dir`"  # shorthand
     assert column_words("delivery_care_1519", None) == "`delivery_care_1519`"  # ages 15-19, not a number
-    assert column_words("life_expectancy_1970", None) == "life expectancy 1970"
+    assert column_words("life_expectancy_1970", None) == "life expectancy in 1970"
     assert column_words("getötet", None, english=False) == "`getötet`"
     assert column_words("alter", None, english=False) == "`alter`"  # German for age, in a German schema
 

@@ -11,11 +11,12 @@ from curate.curation.keys import infer_keys
 from curate.curation.table import Provenance, Table
 
 
-def _synth(bodies, pks, fks, templates, tables=2):
+def _synth(bodies, pks, fks, templates, tables=2, semantics=None):
     from curate.generators.sql.synth import Stats, Synthesizer
     from curate.generators.sql.templates import build_template
 
-    records = {n: Table(name=n, body=b, provenance=Provenance(source="test", database="toy")) for n, b in bodies.items()}
+    records = {n: Table(name=n, body=b, provenance=Provenance(source="test", database="toy"),
+                        semantics=tuple((semantics or {}).get(n, ()))) for n, b in bodies.items()}
     db = Database("toy", tuple((n, t.id) for n, t in records.items()), tuple(pks), tuple(fks))
     synth = Synthesizer(db, records, {"attempts": 6, "per_path": 6})
     stats = Stats()
@@ -47,6 +48,33 @@ def test_a_german_schema_is_asked_in_english_with_its_identifiers_quoted():
         assert query.question.startswith("What is the highest `getötet` among the `tod` rows that belong to the "
                                          "`schiff` row ")
         assert "entries" not in query.question and "entry" not in query.question
+
+
+def test_a_documented_column_is_named_by_its_label_which_the_column_key_ties_to_its_header():
+    """"the team seasons with a wild card berth of ...", not "... a wild card berth (`WCWin`) of ...": the
+    prompt shows each table's column key. A retrieval question lists its candidate tables by their
+    headers alone, so there the header stays beside the label."""
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import distinct_in_plural, english_schema
+
+    assert english_schema(["Teams", "Pitching", "yearID", "teamID", "W", "L", "G", "SHO", "ERA", "salary", "rank",
+                           "birthCountry", "lgID"])  # Lahman: its capitals are abbreviations, not a language
+    assert not english_schema(["leute", "alter", "hochzeit", "kirche", "W", "L"])
+    assert distinct_in_plural("How many different {b.cat} values do the {B} have?", {"b.cat": "country of death"}) \
+        == "How many different countries of death do the {B} have?"
+    assert distinct_in_plural("different {b.cat} values", {"b.cat": "`stateabb`"}) == "different {b.cat} values"
+    teams = pa.table({"team_id": list(range(1, 9)), "WCWin": [float(i % 5) for i in range(8)]})
+    players = pa.table({"player_id": list(range(1, 25)), "team_id": [i % 8 + 1 for i in range(24)],
+                        "WCWin2": [float(i % 7) for i in range(24)]})
+    kept, _, _ = _synth({"teams": teams, "players": players}, [PrimaryKey("teams", ("team_id",))],
+                        [ForeignKey("players", ("team_id",), "teams", ("team_id",))],
+                        [("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.num > :v",
+                          "How many {A} belong to a {B} entry whose {b.num} is more than {v}?", "count")],
+                        semantics={"teams": (ColumnInfo("WCWin", role="measure", label="wild card berth"),)})
+    assert kept
+    for query in kept:
+        assert "wild card berth is more than" in query.question and "`WCWin`" not in query.question, query.question
+        assert "wild card berth (`WCWin`)" in query.unnamed, query.unnamed
 
 
 # ---------------------------------------------------------------------------- personal data

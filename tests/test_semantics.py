@@ -287,8 +287,19 @@ def test_questions_name_a_column_by_its_label_and_header_and_a_code_by_its_meani
     labelled = Table(name="towns", body=pa.table({"town": list("abcdefgh"), "crim": [0.1, 2.5, 0.3, 8.8, 1.2, 0.7, 3.3, 5.1]}),
                      semantics=(sem.ColumnInfo("crim", label="per capita crime rate"),))
     samples, _, _ = generate(labelled, ["tco.mean"])
-    assert any("per capita crime rate (`crim`)" in s.question for s in samples)
+    assert any("per capita crime rate" in s.question for s in samples)
+    assert not any("`crim`" in s.question for s in samples)  # the column key ties the label to `crim`
     assert "sex is 1 (male)" in questions or "sex is 2 (female)" in questions
+    from curate.curation.column_key import entries, keyed
+
+    infos = {"crim": sem.ColumnInfo("crim", label="per capita crime rate"), "year": sem.ColumnInfo("year", label="Year"),
+             "pop_2018": sem.ColumnInfo("pop_2018", label="population"),
+             "pop_2030": sem.ColumnInfo("pop_2030", label="population")}
+    assert entries(infos.values(), ["year", "crim"]) == (("crim", "per capita crime rate"),)  # "Year" says no more
+    assert entries(infos.values(), ["Column A"]) == ()  # a copy with its headers hidden is told nothing back
+    assert keyed(infos, "crim", ["crim", "year"]) and not keyed(infos, "year", ["crim", "year"])
+    assert not keyed(infos, "pop_2018", ["pop_2018", "pop_2030"])  # one label, two columns: the header is said
+    assert keyed(infos, "pop_2018", ["pop_2018"])
 
 
 def test_thresholds_are_round_numbers_and_the_gold_uses_them():
@@ -313,7 +324,7 @@ def test_a_column_a_question_cannot_name_is_not_asked_about():
     assert samples and not any("X3" in s.question or '"X3"' in s.program.text for s in samples)
     labelled = table.replace(semantics=(sem.ColumnInfo("X3", label="annual snowfall"),))
     samples, _, _ = generate(labelled, ["tco.mean"])
-    assert any("annual snowfall (`X3`)" in s.question for s in samples)
+    assert any("annual snowfall" in s.question for s in samples)
 
 
 def test_a_correlation_matrix_is_not_data():

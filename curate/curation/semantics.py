@@ -381,7 +381,7 @@ def plural(noun: str) -> str:
     """"county" -> "counties", "country" -> "countries", "bus" -> "buses", "car model" -> "car models"."""
     head, _, last = noun.rpartition(" ")
     irregular = {"person": "people", "child": "children", "man": "men", "woman": "women", "mouse": "mice",
-                 "foot": "feet", "tooth": "teeth", "analysis": "analyses", "datum": "data"}
+                 "foot": "feet", "tooth": "teeth", "analysis": "analyses", "datum": "data", "genus": "genera"}
     if last.casefold() in irregular:
         last = irregular[last.casefold()]
     elif re.search(r"(species|series|data|sheep|deer|fish|aircraft)$", last, re.I) or re.search(r"[^su]s$", last):

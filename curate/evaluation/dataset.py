@@ -166,6 +166,10 @@ class ReleaseData:
         """A table's notes (lines around the grid: units, footnotes, sources), one column read once."""
         return tuple(_table_notes(self._records).get(table_id) or ())
 
+    def table_key(self, table_id: str) -> tuple[tuple[str, str], ...]:
+        """A table's column key ((header, label) per documented column it shows), read once."""
+        return tuple(_table_keys(self._records).get(table_id) or ())
+
     def table_name(self, table_id: str) -> str:
         """A table's name, without reading the table (one column of tables.parquet, read once)."""
         return _table_names(self._records)[table_id]
@@ -241,6 +245,20 @@ def _table_notes(records: str) -> dict[str, list[str]]:
         return {}
     data = pq.read_table(records, columns=["id", "notes"]).to_pydict()
     return dict(zip(data["id"], data["notes"]))
+
+
+@lru_cache(maxsize=8)
+def _table_keys(records: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    import pyarrow.parquet as pq
+
+    from curate.curation import semantics
+    from curate.curation.column_key import entries
+
+    if not {"semantics", "columns"} <= set(pq.read_schema(records).names):
+        return {}
+    data = pq.read_table(records, columns=["id", "columns", "semantics"]).to_pydict()
+    return {table_id: entries(semantics.from_json(infos), columns or ())
+            for table_id, columns, infos in zip(data["id"], data["columns"], data["semantics"])}
 
 
 @lru_cache(maxsize=8)

@@ -474,8 +474,9 @@ class Evaluator:
             trees = [header_tuples(self.data.table(t, item.config).header_tree()) for t in item.sample.table_ids]
         captions = [self.data.table_caption(t) for t in item.sample.table_ids] if texts else None
         notes = [self.data.table_notes(t) for t in item.sample.table_ids] if texts else None
+        keys = [self.data.table_key(t) for t in item.sample.table_ids] if texts else None
         return user(prompt(item.mode, item.sample.question, names, texts, item.sample.task, self.data.retrieval_pool,
-                           trees, captions, notes))
+                           trees, captions, notes, keys))
 
     def _row(self, item: Item, reply: str = "", answer: Any = None, method: str = "none", program: str = "",
              output: str = "", error: str = "", turns: list[Any] | None = None, prompt_tokens: int = 0,

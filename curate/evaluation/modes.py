@@ -132,15 +132,20 @@ MAX_NOTE = 300  # characters of one line
 
 
 def table_block(names: list[str], texts: list[str], captions: Sequence[str] | None = None,
-                notes: Sequence[Sequence[str]] | None = None) -> str:
+                notes: Sequence[Sequence[str]] | None = None,
+                keys: Sequence[Sequence[tuple[str, str]]] | None = None) -> str:
     """The tables as the prompt shows them, each under its caption where it has one that its text
     does not already carry (HTML writes its own): the title says what the figures are ("Revisions
     since previously published estimates"), which the cells alone do not; and over its notes (the
     sheet's lines below or around the grid: a unit, a footnote a cell's marker points to, the
-    source), which the serializations leave out."""
+    source), which the serializations leave out; and over its column key (`curation.column_key`:
+    "- W: wins"), by which a question names a column by what it means."""
+    from curate.curation.column_key import key_text
+
     captions = list(captions or [""] * len(texts))
     said = [f"{c}\n" if c and c not in text else "" for c, text in zip(captions, texts)]
-    below = [_notes_text(n, text) for n, text in zip(notes or [()] * len(texts), texts)]
+    below = [key_text(k) + _notes_text(n, text)
+             for k, n, text in zip(keys or [()] * len(texts), notes or [()] * len(texts), texts)]
     if len(texts) == 1:
         return f"Table:\n{said[0]}{texts[0]}{below[0]}"
     return "\n\n".join(f"Table {name}:\n{title}{text}{after}"
@@ -164,15 +169,16 @@ def frame_names(names: list[str]) -> str:
 
 def prompt(mode: str, question: str, names: list[str], texts: list[str], task: str = "",
            pool: Mapping[str, Sequence[str]] | None = None, trees: list[str] | None = None,
-           captions: Sequence[str] | None = None, notes: Sequence[Sequence[str]] | None = None) -> str:
+           captions: Sequence[str] | None = None, notes: Sequence[Sequence[str]] | None = None,
+           keys: Sequence[Sequence[tuple[str, str]]] | None = None) -> str:
     """The first user message. `trees` (treethinker): each table's header tuples; `captions`: each
-    table's caption (its title); `notes`: each table's notes."""
+    table's caption (its title); `notes`: each table's notes; `keys`: each table's column key."""
     rules = task_rules(task)
     if rules.get("answer") == "chart":
         mode = "chart"
     listed = rules.get("tables") == "pool" and bool(pool)
     if listed:
-        captions = notes = None
+        captions = notes = keys = None
         names, texts = ["(candidates)"], ["\n".join(f"- {name}" + (f" (columns: {', '.join(columns)})" if columns else "")
                                                     for name, columns in pool.items())]
         mode = "tcot"  # nothing to compute: a choice among names
@@ -189,7 +195,7 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
     what = "a list of tables (each with its columns)" if listed else "several tables" if several else "a table"
     fields: dict[str, Any] = {
         "what": what, "it": "them" if several or listed else "it",
-        "tables": f"Tables:\n{texts[0]}" if listed else table_block(names, texts, captions, notes),
+        "tables": f"Tables:\n{texts[0]}" if listed else table_block(names, texts, captions, notes, keys),
         "question": question, "final": final,
         "data": "tables are" if several else "table is", "frames": frame_names(names),
         "the_table": "each table" if several else "the table", "trees": "\n\n".join(tree_text)}

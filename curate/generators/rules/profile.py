@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import numpy as np
 import pyarrow as pa
 
+from curate.curation import column_key
 from curate.curation import semantics as sem
 from curate.curation.semantics import plural
 from curate.curation.answers import plain
@@ -626,8 +627,9 @@ class TableProfile:
         return column.strip().casefold() not in SAYS_NOTHING and sem.says_itself(column.strip())
 
     def label(self, column: str) -> str:
-        """How a question names a column: its documented label with the header the model sees,
-        "per capita crime rate (`crim`)", or the header alone when nothing says more."""
+        """How a question names a column: its documented label ("per capita crime rate", which the
+        table's column key ties to `crim`), with the header beside it where the key cannot tell it
+        apart ("population (`pop_2018`)"), or the header alone when nothing says more."""
         cache = self.__dict__.setdefault("_labels", {})
         if column not in cache:
             cache[column] = self._label(column)
@@ -642,6 +644,8 @@ class TableProfile:
         if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I) \
                 and not any(c != column and column.casefold() in c.casefold() for c in self.table.columns):
             return info.label  # "fentanyl pain medication (micrograms)" already names `fentanyl` (not beside `inflation2`)
+        if column_key.keyed(self.info, column, self.table.columns):
+            return info.label  # the model finds `crim` in the column key
         return f"{info.label} (`{column}`)"
 
     def the(self, column: str) -> str:

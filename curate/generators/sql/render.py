@@ -10,7 +10,8 @@ A table is named by what its rows are, where that is clear: the entity its key n
 "states", `countries_and_areas` -> "countries"), its own English plural name (`flights`), or its
 natural English name (Spider's tables.json: "students" for `schüler`); otherwise as its identifier's
 rows ("`MplsStops` rows"). A column is named by its documented label, with the header the model sees
-where the label does not spell it ("wild card berth (`WCWin`)", but "population" for `pop`), by its
+where the label neither spells it nor is in the table's column key ("wild card berth (`WCWin`)" in a
+retrieval question, whose tables are listed by their headers alone; "population" for `pop`), by its
 header as words where the schema is English and the header says itself (`air_time` -> "air time"),
 else by its identifier (`getötet`). String values are
 quoted, numbers written plainly. An LLM rephrasing step can replace this text later; this
@@ -29,9 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 _PLACEHOLDER = re.compile(r"\{([^}]*)\}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
 _ARTICLE = re.compile(r"\b([Aa]n?) (?=([\"`]?)(\w))")
-# share of a schema's identifiers that must say themselves in English words: R packages' schemas run 0.54 to
-# 0.78 (`gdpPercap`, `dep_delay` and `rownames` fail), German ones written in ASCII 0.22 to 0.40 on the part of
-# spider/more tuned on (`alter`, `land` and `name` pass)
+# share of a schema's words (identifiers of 4 letters or more, not all capitals) that must say themselves in
+# English: R packages' schemas run 0.60 to 0.89 (`gdpPercap`, `dep_delay` and `rownames` fail; Lahman's `W`,
+# `G` and `SHO` are abbreviations, which tell no language), German ones written in ASCII 0.22 to 0.44 on the
+# part of spider/more tuned on (`alter`, `land` and `name` pass); stevedata's survey codes (0.41) stay quoted
 ENGLISH_SHARE = 0.5
 
 
@@ -41,15 +43,16 @@ def quoted(name: str) -> str:
 
 
 def english_schema(names: Iterable[str]) -> bool:
-    """Do a database's table and column names read as English? Most must say themselves in English
-    words, and none may hold a letter English does not write (`schüler`, `getötet`). One decision
+    """Do a database's table and column names read as English? Most of its words must say themselves
+    in English, and none may hold a letter English does not write (`schüler`, `getötet`). One decision
     for the whole schema: `alter` (German for age) is an English word too, but not in a German one."""
     from curate.curation.semantics import says_itself
 
     names = [n for n in names if n]
     if not names or any(not ch.isascii() and ch.isalpha() for n in names for ch in n):
         return False
-    return sum(says_itself(n) for n in names) >= ENGLISH_SHARE * len(names)
+    words = [n for n in names if len(n) > 3 and not n.isupper()] or names
+    return sum(says_itself(n) for n in words) >= ENGLISH_SHARE * len(words)
 
 
 def label(name: str) -> str:
@@ -168,6 +171,7 @@ MAX_LABEL_WORDS = 8  # longer still, it is never pasted into a question
 # English words that headers use as shorthand for another word: `pop` (population), `temp`, `min`, `alt`
 _SHORTHAND = frozenset("pop temp num min max avg std var exp cum lat lon alt dep arr amt qty pct tot iso dir".split())
 _INDICATOR = re.compile(r"^(?:an? )?(?:indicator|dummy)(?: variable)? (?:for|of) (?=\w)", re.I)
+_YEAR_LAST = re.compile(r"(?<=[a-z]) ((?:18|19|20)\d\d)$")
 _REMARK = re.compile(r"\s*\([^()]*[,;$][^()]*\)$")  # a trailing aside with a comma or a currency: "(US$, adjusted)"
 
 
@@ -189,9 +193,10 @@ def evident(column: str, said: str) -> bool:
     return bool(parts) and all(any(spelled(p, i) for i in range(len(words))) for p in parts)
 
 
-def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -> str:
+def column_words(column: str, info: "ColumnInfo | None", english: bool = True, keyed: bool = False) -> str:
     """How a question names a column: its documented label, alone where it holds or spells the header
-    ("per capita income in the state", "population" for `pop`), else with the header the model sees
+    ("per capita income in the state", "population" for `pop`) or where the table's column key lists
+    it (`keyed`: "wild card berth" for `WCWin`), else with the header the model sees
     ("wild card berth (`WCWin`)", "weight (`gewicht`)"); the header as words in an English schema
     where it says itself ("air time"); else the header itself (`getötet`). A label of more than
     SHORT_LABEL_WORDS words that does not hold the header defines the column rather than names it
@@ -206,6 +211,7 @@ def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -
     if _SHORTHAND.intersection(header.lower().split()) or any(
             w.isdigit() and not 1800 <= int(w) <= 2100 for w in header.split()):
         header = ""  # `pop` stands for population, "1519" for ages 15 to 19: the reader sees the header
+    header = _YEAR_LAST.sub(r" in \1", header)  # `life_expectancy_1970`: "life expectancy in 1970"
     if said and len(said.split()) <= MAX_LABEL_WORDS and re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", said, re.I) \
             and said.lower() != column.lower():
         return said  # the header, qualified: "per capita income in the state"
@@ -213,7 +219,7 @@ def column_words(column: str, info: "ColumnInfo | None", english: bool = True) -
         return header or quoted(column)  # "air time", not "amount of time spent in the air (`air_time`)"
     if re.sub(r"[\W_]+", "", said.lower()) == re.sub(r"[\W_]+", "", column.lower()):
         return header or quoted(column)  # "address id" says no more
-    return said if evident(column, said) else f"{said} (`{column}`)"
+    return said if keyed or evident(column, said) else f"{said} (`{column}`)"
 
 
 def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any],
@@ -307,6 +313,25 @@ def counted_in_number(text: str, words: Mapping[str, str], counts: Iterable[str]
                       lambda m: f"the {'largest' if m.group(1) == 'highest' else 'smallest'} number of {m.group(2)}", text)
         text = re.sub(rf"\baverage (\{{{re.escape(slot)}\}})", r"average number of \1", text)  # not "average games"
     return text
+
+
+def distinct_in_plural(text: str, words: Mapping[str, str]) -> str:
+    """A template's "different {b.cat} values" said as the things counted, where the label's head is a
+    noun: "How many different countries of death ...", not "different country of death values". A
+    header the model sees as written (`stateabb`) keeps "values"."""
+    from curate.curation.semantics import is_word, plural, singular
+
+    def said(match: re.Match) -> str:
+        slot = match.group(1)
+        text = words.get(slot, "")
+        head = _HEAD.match(text)
+        last = head.group(1).split()[-1] if head else ""
+        if not last or not is_word(last) or singular(last) != last or plural(last) == last:
+            return match.group(0)
+        start, end = head.span(1)
+        return f"different {text[:start]}{plural(head.group(1))}{text[end:]}"
+
+    return re.sub(r"\bdifferent \{([abc]\.\w+)\} values\b", said, text)
 
 
 def without_table_names(text: str, entities: Mapping[str, Noun | None] | None = None) -> str:

@@ -34,11 +34,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from curate.curation import column_key
 from curate.curation.answers import answers_match, format_answer, plain
 from curate.curation.pipeline.rng import record_rng
 from curate.curation.semantics import COUNT, MEASURE, QUANTITIES, opaque_code, says_itself, value_meaning
 from curate.generators.sql.personal import personal_columns
-from curate.generators.sql.render import (Noun, column_words, counted_in_number, english_schema, label, natural_name,
+from curate.generators.sql.render import (Noun, column_words, counted_in_number, distinct_in_plural, english_schema,
+                                          label, natural_name,
                                           owner_unsaid, quoted, render, table_noun, without_table_names)
 from curate.generators.sql.roles import column_roles, summable
 from curate.generators.sql.schema import SchemaGraph, siblings
@@ -392,7 +394,7 @@ class Synthesizer:
             if self.keys_between.get(frozenset((first, second)), 0) < 2:
                 continue
             key = self.step_key(orientation, i)
-            columns = " and ".join(column_words(c, self.infos[key.table].get(c), self.english) for c in key.columns)
+            columns = " and ".join(self.column_words(key.table, c) for c in key.columns)
             parts.append(f"{self._many(key.table)} are linked to {self._many(key.ref_table)} by their {columns}")
         return f" ({'; '.join(parts)})" if parts else ""
 
@@ -705,15 +707,15 @@ class Synthesizer:
                                                     "duckdb": duck, "sqlite": lite, "duckdb_answer": gold,
                                                     "sqlite_answer": checked})
                     names = dict(zip("ABC", orientation.tables))
-                    words = {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column), self.english)
+                    words = {slot: self.column_words(names[slot[0].upper()], column)
                              for slot, column in columns.items() if slot[:1].upper() in names}
                     meanings = self._meanings(template, names, columns, values)
                     holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
                     counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
                               and self._counts(names[slot[0].upper()], column)]
                     same = self.one_to_one_letters(orientation)
-                    question = (render(counted_in_number(owner_unsaid(template.question, columns, holders, same), words,
-                                                         counts),
+                    question = (render(distinct_in_plural(counted_in_number(
+                                           owner_unsaid(template.question, columns, holders, same), words, counts), words),
                                        names, columns, values, self.nouns, words, self.said, meanings)
                                 if not reason else "")
                     if question:
@@ -738,8 +740,22 @@ class Synthesizer:
                         sqlite_checked=in_sqlite,
                         unnamed=render(without_table_names(template.question,
                                                            {r: self._unrevealing(t) for r, t in names.items()}),
-                                       {}, columns, values, words=words, meanings=meanings)))
+                                       {}, columns, values, words=self.listed_words(names, columns),
+                                       meanings=meanings)))
         return kept
+
+    def column_words(self, table: str, column: str) -> str:
+        """How a question over the shown tables names a column (`render.column_words`): by its label
+        alone where the table's column key ties it to its header."""
+        infos = self.infos[table]
+        return column_words(column, infos.get(column), self.english,
+                            keyed=column_key.keyed(infos, column, self.graph.bodies[table].column_names))
+
+    def listed_words(self, names: dict[str, str], columns: dict[str, str]) -> dict[str, str]:
+        """Column words for a retrieval question, whose candidate tables are listed by their headers
+        alone (no rows, no key): a label the header does not spell keeps the header beside it."""
+        return {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column), self.english)
+                for slot, column in columns.items() if slot[:1].upper() in names}
 
     def _unrevealing(self, table: str) -> Noun | None:
         """The noun a retrieval question may use for a table: one its key names ("states"), or a

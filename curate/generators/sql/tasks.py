@@ -125,7 +125,7 @@ def retrieval_question(database: "Database", query: "SqlQuery") -> dict[str, str
     """MMQA's retrieval asks which tables a question needs without naming them: the question with
     its tables unnamed, among the tables of its database (the distractors)."""
     asked = query.unnamed or query.question
-    return {"question": f"Which tables of the {quoted(database.name)} database are needed to answer this question: "
+    return {"question": f"Which tables of the {database.name} database are needed to answer this question: "
                         f"{asked}",
             "question_short": f"tables for: {asked}"}
 
