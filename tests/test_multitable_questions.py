@@ -55,7 +55,7 @@ def test_a_documented_column_is_named_by_its_label_which_the_column_key_ties_to_
     prompt shows each table's column key. A retrieval question lists its candidate tables by their
     headers alone, so there the header stays beside the label."""
     from curate.curation.semantics import ColumnInfo
-    from curate.generators.sql.render import distinct_in_plural, english_schema
+    from curate.generators.sql.render import distinct_in_plural, english_schema, whose_is
 
     assert english_schema(["Teams", "Pitching", "yearID", "teamID", "W", "L", "G", "SHO", "ERA", "salary", "rank",
                            "birthCountry", "lgID"])  # Lahman: its capitals are abbreviations, not a language
@@ -63,6 +63,11 @@ def test_a_documented_column_is_named_by_its_label_which_the_column_key_ties_to_
     assert distinct_in_plural("How many different {b.cat} values do the {B} have?", {"b.cat": "country of death"}) \
         == "How many different countries of death do the {B} have?"
     assert distinct_in_plural("different {b.cat} values", {"b.cat": "`stateabb`"}) == "different {b.cat} values"
+    # "the countries with a percent urban in 2018 of more than 80": a label with words of its own reads after "whose"
+    assert whose_is("the {A} with a {b.num} of more than {v}?") == "the {A} whose {b.num} is more than {v}?"
+    assert whose_is("one {B} entry with an {b.num} of {v} or more") == "one {B} entry whose {b.num} is {v} or more"
+    two = "the {A} with a {a.num2} of at least {w} whose {B} entry has {b.cat} {v}"
+    assert whose_is(two) == two  # never "whose ... whose"
     teams = pa.table({"team_id": list(range(1, 9)), "WCWin": [float(i % 5) for i in range(8)]})
     players = pa.table({"player_id": list(range(1, 25)), "team_id": [i % 8 + 1 for i in range(24)],
                         "WCWin2": [float(i % 7) for i in range(24)]})

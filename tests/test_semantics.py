@@ -105,7 +105,11 @@ def test_a_description_that_only_gives_a_type_is_no_label():
     # an example is no part of the name (pscl's iraqVote: the rows are senators)
     assert sem.label_from("senator name, party and state, e.g., `AKAKA (D HI)`") == "senator name, party and state"
     assert sem.label_from("description of status", "Status") == ""  # the header says as much
-    assert sem.label_from("Weight of the individual in g' Species data.", "weight") == "weight of the individual in g"
+    # each row is one individual: "the surveys with a weight in g of ...", not "a weight of the individual in g"
+    assert sem.label_from("weight of the individual in g") == "weight in g"
+    assert sem.label_from("general taxonomic category of the species") == "general taxonomic category"
+    assert sem.label_from("name of the species") == "name of the species"  # a name says nothing alone
+    assert sem.label_from("Weight of the individual in g' Species data.", "weight") == "weight in g"
     assert sem.label_from("a numeric vector, the recorded vote (1 if Aye, 0 if Nay)") == "recorded vote"  # type, name
 
 

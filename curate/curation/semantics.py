@@ -158,6 +158,10 @@ def documented(name: str, description: str) -> ColumnInfo:
     return ColumnInfo(name=name, label=label, unit=unit_from(description), description=description[:400], codes=codes)
 
 
+_WHOSE_ROW = re.compile(r"^(?!(?:number|count|name|id|identifier|code|type|kind|label)\b)(\w[\w -]*?) of (?:the|an?|each) "
+                        r"(?:individual|respondent|subject|person|participant|patient|animal|species)(?=$| in \w+$)", re.I)
+
+
 def label_from(description: str, name: str = "") -> str:
     """The first clause of a description, short enough to stand in a question; "" when the
     description says only what type the column is or repeats its name."""
@@ -212,6 +216,8 @@ def label_from(description: str, name: str = "") -> str:
                       r"\S+\s+\S+\s+\S)[^()]*\)", "", sentence).strip()
     if re.match(r"-?\d[\d.,]*\s*(to|-|\u2013)\s*-?\d", sentence):
         return ""  # "1916 to 1992, by 4": the range of the values, not what they are
+    # "weight of the individual in g", "age of the respondent": each row is one, whose it is goes without saying
+    sentence = _WHOSE_ROW.sub(r"\1", sentence)
     if ASIDE_OR_FORMULA.search(sentence):
         return ""  # "as it says", "absolute value of TimeGuess minus 45": the header says it better
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")") \

@@ -315,6 +315,18 @@ def counted_in_number(text: str, words: Mapping[str, str], counts: Iterable[str]
     return text
 
 
+_WITH_A_OF = re.compile(r"\bwith an? (\{[abc]\.\w+\}) of ((?:more|less) than \{\w+\}|at (?:least|most) \{\w+\}|"
+                        r"\{\w+\} or (?:more|less))(?! whose)")
+
+
+def whose_is(text: str) -> str:
+    """A template's "with a {b.num} of more than {v}" said as "whose {b.num} is more than {v}": a
+    label with its own words ("population in 2018 in thousands", "percent urban in 2018") reads as
+    a noun phrase after "whose", not between "a" and "of" ("a percent urban in 2018 of more than
+    80"). Not before another "whose" (two in a row), nor where a count was said as a number."""
+    return _WITH_A_OF.sub(r"whose \1 is \2", text)
+
+
 def distinct_in_plural(text: str, words: Mapping[str, str]) -> str:
     """A template's "different {b.cat} values" said as the things counted, where the label's head is a
     noun: "How many different countries of death ...", not "different country of death values". A

@@ -41,7 +41,7 @@ from curate.curation.semantics import COUNT, MEASURE, QUANTITIES, opaque_code, s
 from curate.generators.sql.personal import personal_columns
 from curate.generators.sql.render import (Noun, column_words, counted_in_number, distinct_in_plural, english_schema,
                                           label, natural_name,
-                                          owner_unsaid, quoted, render, table_noun, without_table_names)
+                                          owner_unsaid, quoted, render, table_noun, whose_is, without_table_names)
 from curate.generators.sql.roles import column_roles, summable
 from curate.generators.sql.schema import SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
@@ -714,8 +714,8 @@ class Synthesizer:
                     counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
                               and self._counts(names[slot[0].upper()], column)]
                     same = self.one_to_one_letters(orientation)
-                    question = (render(distinct_in_plural(counted_in_number(
-                                           owner_unsaid(template.question, columns, holders, same), words, counts), words),
+                    question = (render(distinct_in_plural(whose_is(counted_in_number(
+                                           owner_unsaid(template.question, columns, holders, same), words, counts)), words),
                                        names, columns, values, self.nouns, words, self.said, meanings)
                                 if not reason else "")
                     if question:
@@ -738,8 +738,8 @@ class Synthesizer:
                         short=(render(template.short, names, columns, values, words=words, names=self.said)
                                if template.short else ""),
                         sqlite_checked=in_sqlite,
-                        unnamed=render(without_table_names(template.question,
-                                                           {r: self._unrevealing(t) for r, t in names.items()}),
+                        unnamed=render(whose_is(without_table_names(template.question,
+                                                                    {r: self._unrevealing(t) for r, t in names.items()})),
                                        {}, columns, values, words=self.listed_words(names, columns),
                                        meanings=meanings)))
         return kept
