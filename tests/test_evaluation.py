@@ -168,6 +168,16 @@ def test_pot_programs_run_in_the_sandbox_and_their_output_is_scored(small_releas
     assert again.run()["predicted_now"] == 0 and len(backend.calls) == len(programs)
 
 
+def test_a_retrieval_prompt_lists_each_candidates_column_key_under_it():
+    from curate.evaluation.modes import prompt
+
+    pool = {"lahman.Teams": ["yearID", "WCWin"], "lahman.People": ["playerID", "height"]}
+    text = prompt("tcot", "Which tables ...?", [], [], "MMQA/multi_table_retrieval", pool,
+                  pool_keys={"lahman.Teams": [("WCWin", "wild card berth")]})
+    assert "- lahman.Teams (columns: yearID, WCWin)\n  column key: WCWin: wild card berth\n- lahman.People" in text
+    assert text.count("column key") == 1  # People has no documented header
+
+
 def test_a_question_names_a_column_by_its_label_and_the_prompt_shows_the_column_key(small_release, tmp_path):
     """openintro's tables are documented: a question says "number of girls born", not "number of
     girls born (`girls`)", and the model finds `girls` in the column key under the table, which

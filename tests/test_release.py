@@ -96,6 +96,10 @@ def test_a_release_holds_manifest_samples_tables_card_and_checksums(built):
     assert all(r["provenance"]["pool_size"] == str(len(pool)) for r in retrieval)
     # each pool table with its columns: a retrieval question names columns and values, not tables
     assert all(columns and all(isinstance(c, str) for c in columns) for columns in pool.values())
+    # and the column key of each documented one (openintro's are): what the retrieval prompt lists under it
+    keys = json.loads((path / "tables" / "retrieval_keys.json").read_text())
+    assert keys and all(name in pool and pairs and all(c in pool[name] and label for c, label in pairs)
+                        for name, pairs in keys.items())
     # the card counts by skill, task, quality and origin, and names the sources and licences
     card = (path / "README.md").read_text()
     for heading in ("By skill", "By task", "By quality", "By origin", "Method", "Sources and licences"):

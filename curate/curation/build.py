@@ -269,6 +269,7 @@ def run_build(workspace: Workspace, config: dict[str, Any] | None = None, releas
             table_files=[str(p) for d in table_sources for p in d.files("tables")],
             derived_table_files=[str(p) for p in runs["rules"].dataset.files("tables")] if "rules" in runs else [],
             retrieval_pool=SqlReport.from_json(runs["sql"].report).retrieval_pool if "sql" in runs else {},
+            retrieval_keys=SqlReport.from_json(runs["sql"].report).retrieval_keys if "sql" in runs else {},
             build={"config": _without_secrets(config), "seed": build["seed"], "signature": signature,
                    "models": {role: {k: v for k, v in section.items() if k not in SECRET_KEYS}
                               for role, section in config["models"].items()},

@@ -182,6 +182,14 @@ class ReleaseData:
         pool = json.loads(Path(path).read_text()) if path else {}
         return {name: [] for name in pool} if isinstance(pool, list) else pool
 
+    @property
+    def retrieval_keys(self) -> dict[str, list[tuple[str, str]]]:
+        """The column key of each pool table that has one (tables/retrieval_keys.json; none in a
+        release written before the pool's keys were kept)."""
+        path = self._file("tables/retrieval_keys.json")
+        keys = json.loads(Path(path).read_text()) if path else {}
+        return {name: [tuple(pair) for pair in pairs] for name, pairs in keys.items()}
+
     def has_table(self, table_id: str) -> bool:
         return table_id in _release_index(self._records)
 

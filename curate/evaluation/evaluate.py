@@ -476,7 +476,7 @@ class Evaluator:
         notes = [self.data.table_notes(t) for t in item.sample.table_ids] if texts else None
         keys = [self.data.table_key(t) for t in item.sample.table_ids] if texts else None
         return user(prompt(item.mode, item.sample.question, names, texts, item.sample.task, self.data.retrieval_pool,
-                           trees, captions, notes, keys))
+                           trees, captions, notes, keys, self.data.retrieval_keys))
 
     def _row(self, item: Item, reply: str = "", answer: Any = None, method: str = "none", program: str = "",
              output: str = "", error: str = "", turns: list[Any] | None = None, prompt_tokens: int = 0,

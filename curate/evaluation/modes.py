@@ -161,6 +161,11 @@ def _notes_text(notes: Sequence[str], text: str) -> str:
     return "\nNotes:\n" + "\n".join(lines[:MAX_NOTES]) + more
 
 
+def pool_key_text(pairs: Sequence[tuple[str, str]]) -> str:
+    """A retrieval candidate's column key on the line under it: "  column key: WCWin: wild card berth; ..."."""
+    return "\n  column key: " + "; ".join(f"{column}: {label}" for column, label in pairs) if pairs else ""
+
+
 def frame_names(names: list[str]) -> str:
     if len(names) == 1:
         return "a pandas DataFrame `df`"
@@ -170,9 +175,11 @@ def frame_names(names: list[str]) -> str:
 def prompt(mode: str, question: str, names: list[str], texts: list[str], task: str = "",
            pool: Mapping[str, Sequence[str]] | None = None, trees: list[str] | None = None,
            captions: Sequence[str] | None = None, notes: Sequence[Sequence[str]] | None = None,
-           keys: Sequence[Sequence[tuple[str, str]]] | None = None) -> str:
+           keys: Sequence[Sequence[tuple[str, str]]] | None = None,
+           pool_keys: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> str:
     """The first user message. `trees` (treethinker): each table's header tuples; `captions`: each
-    table's caption (its title); `notes`: each table's notes; `keys`: each table's column key."""
+    table's caption (its title); `notes`: each table's notes; `keys`: each table's column key;
+    `pool_keys`: the column keys of a retrieval pool's tables, by name."""
     rules = task_rules(task)
     if rules.get("answer") == "chart":
         mode = "chart"
@@ -180,6 +187,7 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
     if listed:
         captions = notes = keys = None
         names, texts = ["(candidates)"], ["\n".join(f"- {name}" + (f" (columns: {', '.join(columns)})" if columns else "")
+                                                    + pool_key_text((pool_keys or {}).get(name, ()))
                                                     for name, columns in pool.items())]
         mode = "tcot"  # nothing to compute: a choice among names
     several = len(texts) > 1

@@ -105,6 +105,7 @@ class SqlReport(SamplesReport):
     databases: int = 0
     queries_over_unserialized_tables: int = 0
     retrieval_pool: dict[str, Any] = field(default_factory=dict)  # database.table -> its columns
+    retrieval_keys: dict[str, Any] = field(default_factory=dict)  # database.table -> its column key [[column, label]]
     without_samples: dict[str, str] = field(default_factory=dict)  # database -> why it gave no sample
     personal_data: dict[str, str] = field(default_factory=dict)  # database.table.column -> kind (never asked)
 

@@ -9,11 +9,12 @@
     tables/tables.parquet            every table the samples use, typed bodies included
     tables/<format>.parquet          each table serialized (ToRR's seven formats plus LaTeX)
     tables/retrieval_pool.json       every database.table retrieval samples choose from, with its columns
+    tables/retrieval_keys.json       the column key of each pool table that has one ([[column, label], ...])
     diff.json                        samples added, removed and changed against the parent, by id
     SHA256SUMS                       the SHA-256 of every other file (`sha256sum -c` reads it)
 
 The **fingerprint** hashes the content, not the bytes of a particular writer: the samples' JSON
-Lines files, the serialized texts, the retrieval pool and the tables' content hashes. The same samples
+Lines files, the serialized texts, the retrieval pool and its keys and the tables' content hashes. The same samples
 and tables give the same fingerprint whatever machine or Parquet writer made them.
 
 A release is written into a hidden temporary folder and renamed into place, so a killed build
@@ -129,6 +130,7 @@ class ReleaseInputs:
     table_files: list[str]  # in pipeline order: a later copy of a table wins
     derived_table_files: list[str] = field(default_factory=list)  # those of them a generator made (the card counts them)
     retrieval_pool: dict[str, list[str]] = field(default_factory=dict)  # database.table -> its columns
+    retrieval_keys: dict[str, list[list[str]]] = field(default_factory=dict)  # database.table -> [[column, label]]
     build: dict[str, Any] = field(default_factory=dict)  # config, seed, signature, stages, models
     reports: dict[str, Any] = field(default_factory=dict)  # stage name -> report, for the card
 
@@ -147,7 +149,7 @@ def content_fingerprint(path: Path, scheme: int = FORMAT) -> str:
     h = hashlib.sha256()
     for p in sorted(path.rglob("*")):
         rel = p.relative_to(path).as_posix()
-        if p.is_file() and (p.suffix == ".jsonl" or p.name == "retrieval_pool.json"):
+        if p.is_file() and (p.suffix == ".jsonl" or p.name in ("retrieval_pool.json", "retrieval_keys.json")):
             h.update(f"{rel}\x00{sha256_file(p)}\n".encode())
         elif scheme >= 2 and p.is_file() and p.suffix == ".parquet" and rel.startswith("samples/"):
             h.update(f"{rel}\x00{_rows_digest(pq.read_table(p))}\n".encode())

@@ -209,6 +209,9 @@ def _write_tables(inputs: ReleaseInputs, out: Path, s: dict[str, Any], progress:
     if inputs.retrieval_pool:
         (folder / "retrieval_pool.json").write_text(json.dumps(dict(sorted(inputs.retrieval_pool.items())),
                                                                indent=1, ensure_ascii=False) + "\n")
+    if inputs.retrieval_pool and inputs.retrieval_keys:
+        (folder / "retrieval_keys.json").write_text(json.dumps(dict(sorted(inputs.retrieval_keys.items())),
+                                                               indent=1, ensure_ascii=False) + "\n")
     sources: dict[tuple[str, str], int] = {}
     packages: dict[str, int] = {}
     roles: dict[str, int] = {}

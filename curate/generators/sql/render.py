@@ -10,8 +10,8 @@ A table is named by what its rows are, where that is clear: the entity its key n
 "states", `countries_and_areas` -> "countries"), its own English plural name (`flights`), or its
 natural English name (Spider's tables.json: "students" for `schüler`); otherwise as its identifier's
 rows ("`MplsStops` rows"). A column is named by its documented label, with the header the model sees
-where the label neither spells it nor is in the table's column key ("wild card berth (`WCWin`)" in a
-retrieval question, whose tables are listed by their headers alone; "population" for `pop`), by its
+where the label neither spells it nor is in the table's column key (which every prompt shows: "wild
+card berth" for `WCWin`, "population" for `pop`; "population (`pop_2018`)" beside `pop_2030`), by its
 header as words where the schema is English and the header says itself (`air_time` -> "air time"),
 else by its identifier (`getötet`). String values are
 quoted, numbers written plainly. An LLM rephrasing step can replace this text later; this

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from curate.curation import column_key
 from curate.curation.arrow_io import SAMPLE_SCHEMA, databases_from_arrow, read_cached, samples_to_arrow, table_at
 from curate.curation.hashing import content_hash
 from curate.curation.pipeline.graph import stage
@@ -156,6 +157,11 @@ class SqlStage(Stage):
                    # question names are what point to its tables (MMQA's questions name none)
                    "retrieval_pool": {qualified(database.name, n): list(t.body.column_names)
                                       for n, t in tables.items()} if task["part"] == 0 else {},
+                   # and each table's column key, by which a retrieval question names a column by its label
+                   "retrieval_keys": {qualified(database.name, n): [list(e) for e in key]
+                                      for n, t in tables.items()
+                                      if (key := column_key.entries(t.semantics, t.body.column_names))}
+                   if task["part"] == 0 else {},
                    "generate_seconds": time.perf_counter() - started}
         return {"samples": out}, summary
 
@@ -168,6 +174,7 @@ class SqlStage(Stage):
         report["settings"] = s
         report["disagreements"] = report.get("disagreements", [])[:10]
         report["retrieval_pool"] = dict(sorted(report.get("retrieval_pool", {}).items()))  # what retrieval chooses from
+        report["retrieval_keys"] = dict(sorted(report.get("retrieval_keys", {}).items()))
         names = [t.id for t in load_sql_templates(only=s["templates"] or None, exclude=s["exclude"])]
         # a database some part of which gave samples gave something: only the ones that gave none are losses
         given = report.pop("samples_by_database", {})

@@ -740,8 +740,7 @@ class Synthesizer:
                         sqlite_checked=in_sqlite,
                         unnamed=render(whose_is(without_table_names(template.question,
                                                                     {r: self._unrevealing(t) for r, t in names.items()})),
-                                       {}, columns, values, words=self.listed_words(names, columns),
-                                       meanings=meanings)))
+                                       {}, columns, values, words=words, meanings=meanings)))
         return kept
 
     def column_words(self, table: str, column: str) -> str:
@@ -750,12 +749,6 @@ class Synthesizer:
         infos = self.infos[table]
         return column_words(column, infos.get(column), self.english,
                             keyed=column_key.keyed(infos, column, self.graph.bodies[table].column_names))
-
-    def listed_words(self, names: dict[str, str], columns: dict[str, str]) -> dict[str, str]:
-        """Column words for a retrieval question, whose candidate tables are listed by their headers
-        alone (no rows, no key): a label the header does not spell keeps the header beside it."""
-        return {slot: column_words(column, self.infos[names[slot[0].upper()]].get(column), self.english)
-                for slot, column in columns.items() if slot[:1].upper() in names}
 
     def _unrevealing(self, table: str) -> Noun | None:
         """The noun a retrieval question may use for a table: one its key names ("states"), or a
