@@ -288,6 +288,8 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     assert column_words("pop", None) == "`pop`" and column_words("wind_dir", None) == "`wind_dir`"  # shorthand
     assert column_words("delivery_care_1519", None) == "`delivery_care_1519`"  # ages 15-19, not a number
     assert column_words("life_expectancy_1970", None) == "life expectancy in 1970"
+    neonatal = ColumnInfo("neonatal_mortality_2000", label="neonatal mortality rate 2000")
+    assert column_words("neonatal_mortality_2000", neonatal, keyed=True) == "neonatal mortality rate in 2000"
     assert column_words("getötet", None, english=False) == "`getötet`"
     assert column_words("alter", None, english=False) == "`alter`"  # German for age, in a German schema
 

@@ -207,6 +207,7 @@ def column_words(column: str, info: "ColumnInfo | None", english: bool = True, k
     said = noun_phrase(info.label) if info is not None and info.label else ""
     said = _REMARK.sub("", said).strip()  # "GDP per capita (US$, inflation-adjusted)": the remark aside
     said = _INDICATOR.sub("", said)  # "indicator variable for part-time job": its values say yes or no
+    said = _YEAR_LAST.sub(r" in \1", said)  # "neonatal mortality rate in 2000"
     header = label(column) if english and says_itself(column) else ""
     if _SHORTHAND.intersection(header.lower().split()) or any(
             w.isdigit() and not 1800 <= int(w) <= 2100 for w in header.split()):
