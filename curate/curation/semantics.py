@@ -158,6 +158,9 @@ def documented(name: str, description: str) -> ColumnInfo:
     return ColumnInfo(name=name, label=label, unit=unit_from(description), description=description[:400], codes=codes)
 
 
+_COMMA_UNIT = re.compile(r",\s*((?:thousands|millions|billions|percent|dollars|years|months|weeks|days|hours|minutes|"
+                         r"seconds|kg|g|mm|cm|km|lbs?)(?: of \w+)?)$", re.I)
+_CODES_ONLY = re.compile(r"^\w{1,2}(?:\s*(?:or|/)\s*\w{1,2})+$", re.I)
 _WHOSE_ROW = re.compile(r"^(?!(?:number|count|name|id|identifier|code|type|kind|label)\b)(\w[\w -]*?) of (?:the|an?|each) "
                         r"(?:individual|respondent|subject|person|participant|patient|animal|species)(?=$| in \w+$)", re.I)
 
@@ -216,6 +219,10 @@ def label_from(description: str, name: str = "") -> str:
                       r"\S+\s+\S+\s+\S)[^()]*\)", "", sentence).strip()
     if re.match(r"-?\d[\d.,]*\s*(to|-|\u2013)\s*-?\d", sentence):
         return ""  # "1916 to 1992, by 4": the range of the values, not what they are
+    # "firm sales, millions", "age of entry into retirement home, months": the unit after a comma reads as a list
+    sentence = _COMMA_UNIT.sub(r" in \1", sentence)
+    if _CODES_ONLY.match(sentence):
+        return ""  # "M or F": the values the column takes, not what it is
     # "weight of the individual in g", "age of the respondent": each row is one, whose it is goes without saying
     sentence = _WHOSE_ROW.sub(r"\1", sentence)
     if ASIDE_OR_FORMULA.search(sentence):
