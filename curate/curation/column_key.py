@@ -5,13 +5,14 @@ header that meaning stands for (`W`, `WCWin`) in the key, as BIRD gives its SQL 
 database's column descriptions. Without it, a question has to paste the header beside the label
 ("wild card berth (`WCWin`)"), which no person writes. One rule serves both sides: every prompt
 that shows a table shows its key (`curate evaluate`, and each model role of a build), and a
-generator names a column by its label alone only where `keyed` says the key lists it.
+generator names a column by its label alone only where `keyed_columns` says the key lists it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable, Mapping
+from collections import Counter
+from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
     from curate.curation.semantics import ColumnInfo
@@ -37,14 +38,13 @@ def entries(infos: Iterable["ColumnInfo"], columns: Iterable[str]) -> tuple[tupl
     return tuple(out[:MAX_ENTRIES])
 
 
-def keyed(infos: Mapping[str, "ColumnInfo"], column: str, columns: Iterable[str]) -> bool:
-    """May a question name `column` by its label alone? Yes where the key of a table with these
-    `columns` lists it and no other column there has the same label (`pop_2018` and `pop_2030`
-    both "population": the header must be said)."""
-    listed = dict(entries(infos.values(), columns))
-    if column not in listed:
-        return False
-    return sum(_bare(label) == _bare(listed[column]) for label in listed.values()) == 1
+def keyed_columns(infos: Iterable["ColumnInfo"], columns: Iterable[str]) -> frozenset[str]:
+    """The columns a question may name by their label alone: those the key of a table with these
+    `columns` lists, where no other column there has the same label (`pop_2018` and `pop_2030`
+    both "population": the header must be said). Computed once per table."""
+    listed = [(column, _bare(label)) for column, label in entries(infos, columns)]
+    counts = Counter(label for _, label in listed)
+    return frozenset(column for column, label in listed if counts[label] == 1)
 
 
 def key_text(pairs: Iterable[tuple[str, str]]) -> str:

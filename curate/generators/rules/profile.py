@@ -626,6 +626,11 @@ class TableProfile:
             return True
         return column.strip().casefold() not in SAYS_NOTHING and sem.says_itself(column.strip())
 
+    @cached_property
+    def keyed(self) -> frozenset[str]:
+        """The columns the table's column key lets a question name by their label alone."""
+        return column_key.keyed_columns(self.info.values(), self.table.columns)
+
     def label(self, column: str) -> str:
         """How a question names a column: its documented label ("per capita crime rate", which the
         table's column key ties to `crim`), with the header beside it where the key cannot tell it
@@ -644,7 +649,7 @@ class TableProfile:
         if re.search(rf"(?<![\w`]){re.escape(column)}(?![\w`])", info.label, re.I) \
                 and not any(c != column and column.casefold() in c.casefold() for c in self.table.columns):
             return info.label  # "fentanyl pain medication (micrograms)" already names `fentanyl` (not beside `inflation2`)
-        if column_key.keyed(self.info, column, self.table.columns):
+        if column in self.keyed:
             return info.label  # the model finds `crim` in the column key
         return f"{info.label} (`{column}`)"
 

@@ -239,6 +239,7 @@ class Synthesizer:
             keys.get(fk.ref_table, set()).update(fk.ref_columns)
         self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
         self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
+        self._keyed: dict[str, frozenset[str]] = {}  # per table: the columns its column key names (column_words)
         for name, infos in self.infos.items():  # the clean stage's roles: an ICPSR state code is no measure
             self.roles[name]["num"] = [c for c in self.roles[name]["num"]
                                        if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)]
@@ -746,9 +747,10 @@ class Synthesizer:
     def column_words(self, table: str, column: str) -> str:
         """How a question over the shown tables names a column (`render.column_words`): by its label
         alone where the table's column key ties it to its header."""
-        infos = self.infos[table]
-        return column_words(column, infos.get(column), self.english,
-                            keyed=column_key.keyed(infos, column, self.graph.bodies[table].column_names))
+        if table not in self._keyed:
+            self._keyed[table] = column_key.keyed_columns(self.infos[table].values(),
+                                                          self.graph.bodies[table].column_names)
+        return column_words(column, self.infos[table].get(column), self.english, keyed=column in self._keyed[table])
 
     def _unrevealing(self, table: str) -> Noun | None:
         """The noun a retrieval question may use for a table: one its key names ("states"), or a
