@@ -111,6 +111,8 @@ def test_a_description_that_only_gives_a_type_is_no_label():
     assert sem.label_from("name of the species") == "name of the species"  # a name says nothing alone
     assert sem.label_from("firm sales, millions") == "firm sales in millions"  # not a list of two things
     assert sem.label_from("M or F") == ""  # the values the column takes
+    assert sem.label_from("R&D spending, millions") == "R&D spending in millions"  # not "r&D"
+    assert sem.label_from("The head length") == "head length"
     assert sem.label_from("Weight of the individual in g' Species data.", "weight") == "weight in g"
     assert sem.label_from("a numeric vector, the recorded vote (1 if Aye, 0 if Nay)") == "recorded vote"  # type, name
 

@@ -240,7 +240,8 @@ def label_from(description: str, name: str = "") -> str:
     long_words = [w for w in words if len(w) > 3]
     title_case = len(long_words) > 1 and sum(w[:1].isupper() for w in long_words) >= 0.6 * len(long_words)
     proper = len(words) > 1 and words[1][:1].isupper() and not title_case
-    if len(sentence) > 1 and not sentence[1].isupper() and not proper and not title_case:  # "Ted Cruz' vote share" keeps its capital
+    acronym = re.match(r"[A-Z][&./-]?[A-Z]", sentence)  # "R&D spending", "U.S. dollars": an acronym keeps its capitals
+    if len(sentence) > 1 and not acronym and not proper and not title_case:  # "Ted Cruz' vote share" keeps its capital
         sentence = sentence[0].lower() + sentence[1:]
     if re.match(r"(of|in|for|at|from)\s", sentence) and name:  # "`Country` of origin": the name starts it
         sentence = f"{name} {sentence}"
