@@ -40,8 +40,8 @@ from curate.curation.pipeline.rng import record_rng
 from curate.curation.semantics import COUNT, MEASURE, QUANTITIES, opaque_code, says_itself, value_meaning
 from curate.generators.sql.personal import personal_columns
 from curate.generators.sql.render import (Noun, column_words, counted_in_number, distinct_in_plural, english_schema,
-                                          label, natural_name,
-                                          owner_unsaid, quoted, render, table_noun, whose_is, without_table_names)
+                                          label, natural_name, owner_unsaid, quoted, render, table_noun, whose_is,
+                                          without_table_names)
 from curate.generators.sql.roles import column_roles, summable
 from curate.generators.sql.schema import SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
