@@ -69,6 +69,15 @@ def test_a_wrong_answer_goes_back_to_the_generator_with_what_the_reader_answered
     assert outcome.turns[0]["failed"] == ["wrong_answer"] and outcome.turns[1]["failed"] == []
 
 
+def test_a_reader_who_finds_no_answer_sends_the_rewrite_back_instead_of_being_asked_again():
+    runner, g, d = loop(lambda r: json.dumps({"question": REWRITE}),
+                        lambda r: verdict(None, critique="only some rows are shown"), max_turns=2)
+    [outcome] = runner.run([(TEMPLATE, TABLE)])
+    assert outcome.status == "rejected" and len(d.calls) == 2  # one verdict per turn, none asked again
+    assert outcome.turns[0]["failed"] == ["wrong_answer"] and "found no answer" in outcome.turns[0]["metric"]
+    assert "only some rows are shown" in g.calls[1].messages[-1]["content"]
+
+
 def test_unnatural_or_ambiguous_rewrites_that_never_pass_keep_the_template_wording():
     other = Sample(task="TU/fact_checking", question="True or false: x of the row where y is 5 is 2.", answer=True,
                    answer_type="bool", table_ids=("tbl-1",), program=Program("chain", "[]"))

@@ -56,7 +56,7 @@ def parse_question(text: str) -> str:
 
 def parse_verdict(text: str) -> dict[str, Any]:
     value = parse_json_object(text, {"natural": bool, "unambiguous": bool})
-    if value.get("answer") is None:
+    if "answer" not in value:  # null is an answer: the reader found none in the tables (a rejection, not a misreading)
         raise ValueError("the JSON object has no 'answer'")
     return {"answer": value["answer"], "natural": value["natural"], "unambiguous": value["unambiguous"],
             "critique": str(value.get("critique") or "")}
@@ -149,7 +149,8 @@ class AdversarialLoop:
                 record = outcomes[i].turns[-1]
                 record["discriminator"] = review.text
                 verdict = review.value
-                matched, why = self.matches(items[i].sample, verdict["answer"], record["question"], items[i].context)
+                matched, why = (False, "the reader found no answer in the tables") if verdict["answer"] is None else \
+                    self.matches(items[i].sample, verdict["answer"], record["question"], items[i].context)
                 failed = [name for name, ok in (("wrong_answer", matched), ("unnatural", verdict["natural"]),
                                                 ("ambiguous", verdict["unambiguous"])) if not ok]
                 record.update(verdict=verdict, failed=failed, **({"metric": why} if why else {}))
