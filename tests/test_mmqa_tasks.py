@@ -285,7 +285,8 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     assert column_words("HS", grads) == "percent high school grads"  # H(igh) S(chool): the reader finds `HS`
     assert column_words("dep_delay", None) == "`dep_delay`"  # "dep" is no English word
     assert column_words("arr_time", None) == "`arr_time`" and column_words("air_time", None) == "air time"
-    assert column_words("pop", None) == "`pop`" and column_words("wind_dir", None) == "`wind_dir`"  # shorthand
+    assert column_words("wind_dir", None) == "`wind_dir`"  # shorthand for direction, or directory
+    assert (column_words("pop", None), column_words("lat", None)) == ("population", "latitude")  # one meaning anywhere
     assert column_words("delivery_care_1519", None) == "`delivery_care_1519`"  # ages 15-19, not a number
     assert column_words("life_expectancy_1970", None) == "life expectancy in 1970"
     neonatal = ColumnInfo("neonatal_mortality_2000", label="neonatal mortality rate 2000")

@@ -290,3 +290,34 @@ def test_a_column_of_the_table_a_row_belongs_to_is_said_as_its_owners():
     columns, holders = {"a.num": "L", "b.num": "height"}, {"A": {"playerID", "L"}, "B": {"playerID", "height"}}
     assert owner_unsaid(text, columns, holders, same_things=set()) == text
     assert owner_unsaid(text, columns, holders, same_things={"A", "B"}).endswith("{A} with a {b.num} of more than {v}?")
+
+
+def test_a_header_its_english_documentation_uses_as_a_word_is_said_as_that_word():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import column_words
+
+    documented = ColumnInfo(name="age", description="the age of the respondent")
+    assert column_words("age", documented, english=False) == "age"
+    assert column_words("age", ColumnInfo(name="age"), english=False) == "`age`"  # an undocumented schema's word
+    assert column_words("alter", ColumnInfo(name="alter", description="age in years"), english=False) == "`alter`"
+
+
+def test_a_table_documented_as_one_row_per_thing_is_named_by_that_thing():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import table_noun
+
+    uid = ColumnInfo(name="uid", description="a numeric vector, a unique identifier for the respondent as they "
+                                              "first appear in the CCES data.")
+    noun = table_noun("TV16", (), {"uid": uid})
+    assert noun is not None and (noun.one, noun.many) == ("respondent", "respondents")
+    assert table_noun("TV16", (), {"uid": ColumnInfo(name="uid", description="an identifier")}) is None
+
+
+def test_a_year_the_label_already_says_is_not_said_again():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import column_words
+
+    said = column_words("under5_mortality_2018", ColumnInfo("under5_mortality_2018", label="under-5 mortality rate in 2018"),
+                        keyed=True)
+    assert said == "under-5 mortality rate in 2018"
+    assert column_words("life_expectancy_1970", None) == "life expectancy in 1970"

