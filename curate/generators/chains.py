@@ -233,9 +233,11 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "conditions_select_the_same_rows"
         places = p.numbers_places(column)  # a rank: a ratio of average ranks (20.75 / 49.2) means nothing
         agg = _aggregate(p, column, ("mean", "sum", "median", "max"), rng)
-        # a ratio or a percentage change of a signed quantity (an index averaging 0.025) means nothing
+        # a ratio or a percentage change of a signed quantity (an index averaging 0.025) means nothing, nor
+        # one of two extremes ("the oldest man's age over the oldest woman's"): groups compare by their
+        # averages and totals; their maxima and medians by how far apart they are
         func = _choice(rng, ["difference", "ratio", "percent_change"] if p.positive(column) and not places
-                       else ["difference"])
+                       and agg in ("mean", "sum") else ["difference"])
         steps = [_filter(cond), {"op": "aggregate", "func": agg, "column": column, "name": "a"},
                  {"op": "filter", "input": "t", "where": [second.triple()]},
                  {"op": "aggregate", "func": agg, "column": column, "name": "b"},
