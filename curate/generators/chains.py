@@ -153,7 +153,11 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "tie"
         if not _top_rows_complete(p, every, column, descending, k, [target]):
             return "missing_values_in_the_kept_rows"
-        agg = _aggregate(p, target, AGGS, rng)
+        # the average or total of the top k ("the average price of the 5 fastest cars"); their median or maximum
+        # of another column ("the maximum ratio of the 3 observations with the most deaths") is nobody's question
+        if not p.aggregates(target, ("mean", "sum")):
+            return "no_average_or_total"
+        agg = _aggregate(p, target, ("mean", "sum"), rng)
         steps = [{"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
                  {"op": "aggregate", "func": agg, "column": target}]
         answer = execute_chain(steps, p.frame)
