@@ -936,6 +936,8 @@ def test_columns_documented_together_take_one_label_each_where_the_text_pairs_th
     ("The 3-letter [ISO 3166-1 alpha-3](https://en.wikipedia.org/wiki/ISO_3166-1_alpha-3) code.", "iso_alpha",
      "3-letter ISO 3166-1 alpha-3 code"),
     ("ranges from 1952 to 2007 in increments of 5 years", "year", ""),
+    ("percentage of the state that is white", "white", "percentage of the state that is white"),  # no remark: which
+    ("percentage of the working-age population that is in secondary school.", "school", ""),  # over 60 characters
     ("[ISO 3166-1](https://en.wikipedia.org/wiki/ISO_3166-1#cite_note- iso3166-info-1) alpha-2 country codes", "ctry",
      "ISO 3166-1 alpha-2 country codes"),  # the page wrapped the link's URL
     ("observed sample size for _opalinus_ lizards", "opalinus", "observed sample size for opalinus lizards"),

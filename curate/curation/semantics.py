@@ -218,8 +218,10 @@ def label_from(description: str, name: str = "") -> str:
     sentence = re.sub(r",\s*(in|measured in)\s+\S[^,]{0,24}(,\d{3})*$", "", sentence).rstrip(" ,;:-")  # the unit goes to `unit`
     sentence = re.split(r",\s+(?:if|when|where|which|whether|unless|as|that|i\.e\.|e\.g\.|measured|recorded|"
                         r"expressed|given|defined)\s", sentence)[0]  # "income, measured as a 19-point scale"
-    sentence = re.split(r"\s+that (?:is|are|was|were)\s|,?\s*\b(?:ranging|varying) from\b", sentence)[0]  # "age that is
-    # roughly calculated as ...", "income ranging from 4 to 17": a remark on the values
+    # "age that is roughly calculated as ...", "income ranging from 4 to 17": a remark on the values ("population
+    # that is in secondary school" is no remark: it says which population)
+    sentence = re.split(r"\s+that (?:is|are|was|were) (?:roughly |approximately )?(?:calculated|computed|measured|coded|"
+                        r"derived|recorded|given|defined)\b|,?\s*\b(?:ranging|varying) from\b", sentence)[0]
     # "scores may range from 1 - 36": the documentation's remark, not the name
     sentence = re.split(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:may|can|could|might|will|should|must)\s", sentence)[0]
     # "number of cylinders between 4 and 8": the range the values take, which reads as a filter
