@@ -266,3 +266,15 @@ def test_a_build_rewords_through_batch_files_and_each_rewrite_takes_its_template
     assert sum(select["reworded"].values()) == 3
     kept_template = [q for i, q in rules if q == sorted(golds)[0]]
     assert kept_template and kept_template[0] in selected.values()
+
+
+def test_both_roles_see_every_row_the_characters_allow_as_curate_evaluate_shows_a_table():
+    import pyarrow as pa
+
+    from curate.curation.table import Table
+    from curate.generators.adversarial import STAGE_DEFAULTS, tables_shown
+
+    speeds = Table(name="speeds", body=pa.table({"speed": list(range(1325))}))  # 1,325 short rows: under 30,000 characters
+    shown = tables_shown([speeds], STAGE_DEFAULTS["max_table_rows"], STAGE_DEFAULTS["max_table_chars"])
+    assert "\n1324" in shown and "more rows" not in shown  # a question over all 1,325 rows stays answerable
+    assert "(1225 more rows)" in tables_shown([speeds], 100, 30000)  # a row limit a user sets still holds

@@ -224,7 +224,7 @@ def rejections(outcomes: list[Outcome]) -> dict[str, int]:
 # ------------------------------------------------------------------------------ the stage
 
 STAGE_DEFAULTS: dict[str, Any] = {"seed": 0, "tasks": [], "per_task": 10, "max_samples": 0, "max_turns": 3,
-                                  "max_table_rows": 1000, "max_table_chars": 30000, "per_part": 16,
+                                  "max_table_rows": 0, "max_table_chars": 30000, "per_part": 16,
                                   "generator": {}, "discriminator": {}}
 
 
@@ -282,10 +282,12 @@ def tables_shown(tables: list[Any], max_rows: int, max_chars: int) -> str:
     title ("Gapminder data") and missed a gold it had right."""
     from curate.curation.llm.prompts import table_for_prompt
 
+    def shown(t: Any) -> str:  # max_rows 0: every row the characters allow, as `curate evaluate` cuts a table
+        return table_for_prompt(t, max_rows or (t.n_rows if t is not None else 0), max_chars)
+
     if len(tables) == 1:
-        return "Table:\n" + table_for_prompt(tables[0], max_rows, max_chars)
-    return "\n\n".join(f"Table {t.name.split('/')[-1] if t is not None else '?'}:\n"
-                         + table_for_prompt(t, max_rows, max_chars) for t in tables)
+        return "Table:\n" + shown(tables[0])
+    return "\n\n".join(f"Table {t.name.split('/')[-1] if t is not None else '?'}:\n" + shown(t) for t in tables)
 
 
 def metric_context(sample: Sample, tables: list[Any]) -> dict[str, Any]:
