@@ -240,6 +240,7 @@ class Synthesizer:
         self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
         self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
         self._keyed: dict[str, frozenset[str]] = {}  # per table: the columns its column key names (column_words)
+        self._words: dict[tuple[str, str], str] = {}  # (table, column) -> how questions name it (column_words)
         for name, infos in self.infos.items():  # the clean stage's roles: an ICPSR state code is no measure
             self.roles[name]["num"] = [c for c in self.roles[name]["num"]
                                        if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)]
@@ -747,10 +748,14 @@ class Synthesizer:
     def column_words(self, table: str, column: str) -> str:
         """How a question over the shown tables names a column (`render.column_words`): by its label
         alone where the table's column key ties it to its header."""
-        if table not in self._keyed:
-            self._keyed[table] = column_key.keyed_columns(self.infos[table].values(),
-                                                          self.graph.bodies[table].column_names)
-        return column_words(column, self.infos[table].get(column), self.english, keyed=column in self._keyed[table])
+        said = self._words.get((table, column))
+        if said is None:  # asked for every slot of every candidate: computed once per column
+            if table not in self._keyed:
+                self._keyed[table] = column_key.keyed_columns(self.infos[table].values(),
+                                                              self.graph.bodies[table].column_names)
+            said = self._words[(table, column)] = column_words(column, self.infos[table].get(column), self.english,
+                                                               keyed=column in self._keyed[table])
+        return said
 
     def _unrevealing(self, table: str) -> Noun | None:
         """The noun a retrieval question may use for a table: one its key names ("states"), or a
