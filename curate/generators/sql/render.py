@@ -99,6 +99,11 @@ def natural_name(table: str, caption: str) -> str:
     return label(table)
 
 
+# what the documentation says each row is: "a unique identifier for the respondent", "unique record identifier"
+_ROW_ENTITY = re.compile(r"\bunique (?:(?:identifier|id|id number) (?:for|of) (?:the |each |a |an |every )?([A-Za-z]+)\b|"
+                         r"([A-Za-z]+) (?:identifier|id)\b)", re.I)
+
+
 def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"] | None = None,
                said: str = "") -> Noun | None:
     """What one row of `table` is, when its key or its name (or its natural name `said`) says it;
@@ -149,10 +154,6 @@ def table_noun(table: str, key: Iterable[str], infos: Mapping[str, "ColumnInfo"]
         if one and is_word(one) and one not in _NOT_COUNTED:
             return Noun(one, plural(one))
     return None
-
-
-_ROW_ENTITY = re.compile(r"\bunique (?:(?:identifier|id|id number) (?:for|of) (?:the |each |a |an |every )?([A-Za-z]+)\b|"
-                         r"([A-Za-z]+) (?:identifier|id)\b)", re.I)  # "unique record identifier"
 
 
 _NOT_COUNTED = frozenset("staff data information info equipment weather music software personnel final total full "
