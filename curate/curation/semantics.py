@@ -161,8 +161,9 @@ def documented(name: str, description: str) -> ColumnInfo:
 _COMMA_UNIT = re.compile(r",\s*((?:thousands|millions|billions|percent|dollars|years|months|weeks|days|hours|minutes|"
                          r"seconds|kg|g|mm|cm|km|lbs?)(?: of \w+)?)$", re.I)
 _CODES_ONLY = re.compile(r"^\w{1,2}(?:\s*(?:or|/)\s*\w{1,2})+$", re.I)
+_ONE_PER_ROW = "individual|respondent|subject|person|participant|patient"  # what a row of a survey or study is
 _WHOSE_ROW = re.compile(r"^(?!(?:number|count|name|id|identifier|code|type|kind|label)\b)(\w[\w -]*?) of (?:the|an?|each) "
-                        r"(?:individual|respondent|subject|person|participant|patient|animal|species)(?=$| in \w+$)", re.I)
+                        rf"(?:{_ONE_PER_ROW}|animal|species)(?=$| in \w+$)", re.I)
 
 
 _MARKDOWN_LINK = re.compile(r"\[([^\[\]]+)\]\((?:https?://|www\.)[^()]*\)")  # a URL the page wrapped holds a space
@@ -170,7 +171,7 @@ _MARKDOWN_EMPHASIS = re.compile(r"(?<![\w*_])[_*]{1,2}(\w[^_*]*?)[_*]{1,2}(?![\w
 _R_TYPE_FIRST = re.compile(r"^(?:an? )?(?:numeric|numerical|integer|character|logical|double)(?: vector| variable)?"
                            r"(?:,\s+|\s+(?:for|of|giving)\s+)(?=[a-z])", re.I)
 # "the respondent's household income": each row is one respondent, whose it is goes without saying
-_ROWS_OWN = re.compile(r"^(?:the )?(?:individual|respondent|subject|person|participant|patient)'s (?=\w)", re.I)
+_ROWS_OWN = re.compile(rf"^(?:the )?(?:{_ONE_PER_ROW})'s (?=\w)", re.I)
 
 
 def label_from(description: str, name: str = "") -> str:

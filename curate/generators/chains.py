@@ -29,9 +29,12 @@ def _choice(rng: np.random.Generator, items: list[Any]) -> Any:
 MIN_DISTINCT_TO_CORRELATE = 5  # values each variable takes on the rows a correlation reads
 
 
-def _aggregate(profile: TableProfile, column: str, options: tuple[str, ...], rng: np.random.Generator) -> str:
-    """One of the aggregates that mean something for the column (`TableProfile.aggregates`)."""
+def _aggregate(profile: TableProfile, column: str, options: tuple[str, ...], rng: np.random.Generator) -> str | None:
+    """One of the aggregates that mean something for the column (`TableProfile.aggregates`); None
+    where none of `options` does."""
     allowed = profile.aggregates(column, options)
+    if not allowed:
+        return None
     return allowed[0] if len(allowed) == 1 else _choice(rng, allowed)
 
 
@@ -155,9 +158,9 @@ def compose_chain(shape: str, profile: TableProfile, rng: np.random.Generator, m
             return "missing_values_in_the_kept_rows"
         # the average or total of the top k ("the average price of the 5 fastest cars"); their median or maximum
         # of another column ("the maximum ratio of the 3 observations with the most deaths") is nobody's question
-        if not p.aggregates(target, ("mean", "sum")):
-            return "no_average_or_total"
         agg = _aggregate(p, target, ("mean", "sum"), rng)
+        if agg is None:
+            return "no_average_or_total"
         steps = [{"op": "sort", "by": column, "descending": descending}, {"op": "head", "n": k},
                  {"op": "aggregate", "func": agg, "column": target}]
         answer = execute_chain(steps, p.frame)
