@@ -9,6 +9,7 @@ import pytest
 from curate.curation.database import Database, ForeignKey, PrimaryKey
 from curate.curation.keys import infer_keys
 from curate.curation.table import Provenance, Table
+from curate.generators.sql.render import MONTHS
 
 
 def _synth(bodies, pks, fks, templates, tables=2, semantics=None):
@@ -321,3 +322,75 @@ def test_a_year_the_label_already_says_is_not_said_again():
                         keyed=True)
     assert said == "under-5 mortality rate in 2018"
     assert column_words("life_expectancy_1970", None) == "life expectancy in 1970"
+
+
+# ---------------------------------------------------------------------------- what the values say about wording
+
+def test_a_measure_is_said_in_the_order_english_says_it():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import column_words, spoken_order
+
+    assert spoken_order("dependency ratio child", "dependency_ratio_child") == "child dependency ratio"
+    assert spoken_order("under-5 mortality rate male in 2018", "x") == "male under-5 mortality rate in 2018"
+    assert spoken_order("percent urban in 2018", "percent_urban_2018") == "percent urban in 2018"  # no measure noun
+    # the label of `life_expectancy_female` dropped the word its header says
+    assert column_words("life_expectancy_female", ColumnInfo("life_expectancy_female", label="life expectancy"),
+                        keyed=True) == "female life expectancy"
+    assert spoken_order("annual number of under-5 deaths (thousands) 2018", "x") == \
+        "annual number of under-5 deaths in 2018 (thousands)"
+    assert spoken_order("population in 2018 in thousands", "pop") == "population in 2018 (thousands)"
+    assert spoken_order("probability of dying among children aged 5–14 1990", "x") == \
+        "probability of dying among children aged 5–14 in 1990"
+    assert spoken_order("births by age 18 2013 to 2018", "x") == "births by age 18 in 2013 to 2018"
+    assert spoken_order("weight in g", "weight") == "weight (g)" and spoken_order("`dep_male`", "dep_male") == "`dep_male`"
+
+
+def _flights_and_carriers(months):
+    carriers = pa.table({"carrier": ["AA", "UA", "DL", "WN"], "name": ["American", "United", "Delta", "Southwest"]})
+    flights = pa.table({"flight": list(range(len(months))), "carrier": [["AA", "UA", "DL"][i % 3] for i in range(len(months))],
+                        "month": months, "distance": [float(100 + 37 * i % 900) for i in range(len(months))]})
+    return {"flights": flights, "carriers": carriers}
+
+
+def test_a_month_is_said_by_its_name_and_a_birth_month_is_no_filter():
+    bodies = _flights_and_carriers([1 + i % 12 for i in range(36)])
+    kept, _, _ = _synth(bodies, [PrimaryKey("carriers", ("carrier",))],
+                        [ForeignKey("flights", ("carrier",), "carriers", ("carrier",))],
+                        [("SELECT DISTINCT b.label FROM A AS a JOIN B AS b ON :ab WHERE a.cat = :v ORDER BY 1",
+                          "List the {b.label} of every {B} entry that has an {A} entry with {a.cat} {v}.", "list")])
+    months = [q for q in kept if q.columns["a.cat"] == "month"]
+    assert months and all(q.question.endswith(f"a flight in {MONTHS[q.values['v'] - 1]}.") for q in months), \
+        [q.question for q in months]
+    people = pa.table({"player": ["a", "b", "c", "d", "e", "f"], "name": list("ABCDEF"), "birthMonth": [1, 2, 3, 1, 2, 3]})
+    salaries = pa.table({"player": list("abcdef") * 3, "salary": [float(1000 * i) for i in range(18)]})
+    _, _, synth = _synth({"People": people, "Salaries": salaries}, [PrimaryKey("People", ("player",))],
+                         [ForeignKey("Salaries", ("player",), "People", ("player",))], [])
+    assert "birthMonth" not in synth.roles["People"]["cat"]  # "players born in June": trivia, not a group
+
+
+def test_every_parent_with_children_drops_the_clause_that_says_so():
+    template = ("SELECT COUNT(*) FROM B AS b WHERE b.key_ab IN (SELECT a.key_ab FROM A AS a) "
+                "AND b.key_ab NOT IN (SELECT a.key_ab FROM A AS a WHERE a.cat = :v)")
+    from curate.generators.sql.templates import build_template
+
+    built = build_template({"id": "t.none", "tables": 2, "sql": template,
+                            "question": "How many {B} entries have {A} entries, but none with {a.cat} {v}?",
+                            "question_all_linked": "How many {B} entries have no {A} entry with {a.cat} {v}?"}, "t", "count")
+    assert built.question_all_linked.startswith("How many {B} entries have no")
+    with pytest.raises(ValueError, match="does not define"):
+        build_template({"id": "t.bad", "tables": 2, "sql": template, "question": "{a.cat} {v}?",
+                        "question_all_linked": "{a.num}?"}, "t", "count")
+
+
+def test_a_count_of_one_to_one_partners_is_not_asked():
+    """Two tables of one row per country: "how many `child_mortality` rows belong to a `demographics`
+    row whose ..." counts countries in database words."""
+    countries = [f"C{i}" for i in range(12)]
+    mortality = pa.table({"country": countries, "rate": [float(3 * i % 17) for i in range(12)]})
+    people = pa.table({"country": countries, "growth": [float(i % 7) / 2 for i in range(12)]})
+    kept, stats, _ = _synth({"mortality": mortality, "people": people},
+                            [PrimaryKey("mortality", ("country",)), PrimaryKey("people", ("country",))],
+                            [ForeignKey("mortality", ("country",), "people", ("country",))],
+                            [("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.num > :v",
+                              "How many {A} entries belong to a {B} entry whose {b.num} is more than {v}?", "count")])
+    assert not kept and stats.rejected.get("counts_partners", 0) > 0

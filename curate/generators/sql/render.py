@@ -184,7 +184,17 @@ _SHORTHAND = frozenset("pop temp num min max avg std var exp cum lat lon alt dep
 _SPELLED_OUT = {"lat": "latitude", "lon": "longitude", "lng": "longitude", "pop": "population", "qty": "quantity",
                 "pct": "percent", "amt": "amount", "avg": "average"}
 _INDICATOR = re.compile(r"^(?:an? )?(?:indicator|dummy)(?: variable)? (?:for|of) (?=\w)", re.I)
-_YEAR_LAST = re.compile(r"(?<=[a-z])(?<!\bin)(?<!\bof)(?<!\bfor)(?<!\bby) ((?:18|19|20)\d\d)$")  # not "rate in in 2018"
+# a year at the end, said "in 2018": after a word, an age range ("aged 5–14 1990") or a unit ("(thousands) 2018"),
+# not after "in" ("rate in in 2018") nor as the end of a span ("2013 to 2018")
+_YEAR_LAST = re.compile(r"(?<=[a-z\d)])(?<!\bin)(?<!\bof)(?<!\bfor)(?<!\bby)(?<!\bto)(?<!\band)(?<!\d{4}) ((?:18|19|20)\d\d)$")
+_SPAN_LAST = re.compile(r"(?<=[a-z\d]) ((?:18|19|20)\d\d) to ((?:18|19|20)\d\d)$")  # "births by age 18 in 2013 to 2018"
+_UNIT_BEFORE_YEAR = re.compile(r"^(.+?) (\([^()]+\)) (in (?:18|19|20)\d\d)$")  # "deaths (thousands) in 2018"
+# a scale or a unit's symbol, said in parentheses: "population in 2018 (thousands)", "weight (g)", not "weight in g"
+_IN_SCALE = re.compile(r" in (thousands|millions|billions|mm|cm|km|m|g|kg|mg|lbs?|ml)$")
+# words that say whose part of a measure a column holds: said first, as English does ("child dependency ratio",
+# "male under-5 mortality rate in 2018"), where a header or a label puts them last
+_QUALIFIERS = ("male", "female", "child", "total", "urban", "rural", "adult")
+_MEASURE_NOUN = re.compile(r"\b(?:rate|ratio|expectancy|mortality|population|deaths|births|income|earnings|wage|size)$")
 _REMARK = re.compile(r"\s*\([^()]*[,;$][^()]*\)$")  # a trailing aside with a comma or a currency: "(US$, adjusted)"
 
 
@@ -196,6 +206,11 @@ def in_documentation(column: str, info: "ColumnInfo | None") -> bool:
 
 
 def column_words(column: str, info: "ColumnInfo | None", english: bool = True, keyed: bool = False) -> str:
+    """How a question names a column (`named_by`), in the order English says it (`spoken_order`)."""
+    return spoken_order(named_by(column, info, english, keyed), column)
+
+
+def named_by(column: str, info: "ColumnInfo | None", english: bool = True, keyed: bool = False) -> str:
     """How a question names a column: its documented label, alone where it holds or spells the header
     ("per capita income in the state", "population" for `pop`) or where the table's column key lists
     it (`keyed`: "wild card berth" for `WCWin`), else with the header the model sees
@@ -226,14 +241,35 @@ def column_words(column: str, info: "ColumnInfo | None", english: bool = True, k
     return said if keyed or evident(column, said) else f"{said} (`{column}`)"
 
 
+def spoken_order(words: str, column: str) -> str:
+    """A column's words in the order English says them: a year last as "in 2018", a unit in parentheses
+    after it ("annual number of under-5 deaths in 2018 (thousands)"), and a qualifier first ("child
+    dependency ratio" for `dependency_ratio_child`; "female life expectancy" where the label of
+    `life_expectancy_female` dropped the word its header says). Quoted identifiers stay as written."""
+    if words.startswith("`"):
+        return words
+    words = _IN_SCALE.sub(r" (\1)", _SPAN_LAST.sub(r" in \1 to \2", _YEAR_LAST.sub(r" in \1", words)))
+    words = _UNIT_BEFORE_YEAR.sub(r"\1 \3 \2", words)
+    core, year, unit = re.fullmatch(r"(.+?)((?: in (?:18|19|20)\d\d)?)((?: \([^()]+\))?)", words).groups()
+    last = core.rsplit(" ", 1)
+    if len(last) == 2 and last[1].lower() in _QUALIFIERS and _MEASURE_NOUN.search(last[0]):
+        return f"{last[1].lower()} {last[0]}{year}{unit}"
+    header = label(column).lower().split()
+    missing = [q for q in _QUALIFIERS if q in header and q not in core.lower().split()]
+    if len(missing) == 1 and _MEASURE_NOUN.search(core):
+        return f"{missing[0]} {core}{year}{unit}"
+    return words
+
+
 def render(text: str, tables: dict[str, str], columns: dict[str, str], values: dict[str, Any],
            nouns: Mapping[str, Noun | None] | None = None, words: Mapping[str, str] | None = None,
-           names: Mapping[str, str] | None = None, meanings: Mapping[str, str] | None = None) -> str:
+           names: Mapping[str, str] | None = None, meanings: Mapping[str, str] | None = None,
+           spoken: Mapping[str, str] | None = None) -> str:
     """Fill `{A}` (a table), `{a.num}` (a column slot) and `{v}` (a value). `nouns` (by table)
     names a table by what its rows are; `words` (by column slot) names a column; `names` (by table)
     how a table without a noun is said (default: its identifier, "`hat_haustier` rows"); `meanings` (by value) what a code's value stands
-    for ("1 (yes)"). Two tables of one question that are rows of the same thing both keep their names,
-    so a reader tells them apart."""
+    for ("1 (yes)"); `spoken` (by value) a value said in words instead ("March" for a month 3). Two
+    tables of one question that are rows of the same thing both keep their names, so a reader tells them apart."""
     nouns = nouns or {}
     words = words or {}
     named = {ref: nouns.get(table) for ref, table in tables.items()}
@@ -257,6 +293,8 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
             return (names or {}).get(tables[ref]) or quoted(tables[ref])
         if ref in columns:
             return words.get(ref) or label(columns[ref])
+        if ref in (spoken or {}):
+            return spoken[ref]
         if ref in values:
             meaning = (meanings or {}).get(ref)
             return value_text(values[ref]) + (f" ({meaning})" if meaning else "")
@@ -264,6 +302,37 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
 
     out = _ARTICLE.sub(_article, _PLACEHOLDER.sub(fill, text))
     return out[:1].upper() + out[1:]
+
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+
+
+def month_said(text: str, words: Mapping[str, str], months: Iterable[str]) -> str:
+    """A template's "with {a.cat} {v}" said "in {v}" where the slot is a month ("a flight in March"), with
+    the verb its label holds ("surveys captured in May" for "month captured"); `months`: such slots. The
+    value itself is said as the month's name (`render`'s `spoken`)."""
+    for slot in months:
+        verb = re.fullmatch(r"month (?:of )?(\w+ed)", words.get(slot, ""), re.I)
+        said = f"{verb.group(1)} in" if verb else "in"
+        text = re.sub(rf"\bwith (?:an? )?\{{{re.escape(slot)}\}} (\{{\w+\}})", lambda m: f"{said} {m.group(1)}", text)
+    return text
+
+
+_DATED = re.compile(r"\bdated (\{\w+\} or (?:later|earlier)) \(by \{([abc]\.date\d*)\}\)")
+
+
+def date_said(text: str, alone: Iterable[str], years: Iterable[str]) -> str:
+    """A template's "dated {v} or later (by {a.date})" without "(by ...)" where the table has no other date
+    (`alone`: such slots), and "from 1989 or later" where the date is a year (`years`)."""
+    alone, years = set(alone), set(years)
+
+    def said(match: re.Match) -> str:
+        slot = match.group(2)
+        return (f"{'from' if slot in years else 'dated'} {match.group(1)}"
+                + ("" if slot in alone else f" (by {{{slot}}})"))
+
+    return _DATED.sub(said, text)
 
 
 _WHOSE_ENTRY = re.compile(r"\bwhose \{([ABC])\} entry has (?=(?:an? )?\{([abc]\.\w+)\})")

@@ -87,6 +87,29 @@ def summable(column: str, info: "ColumnInfo | None") -> bool:
     return bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
 
 
+# a birth or a death: a person's life event, whose month or day is part of a date nobody groups people by
+_LIFE_EVENT = re.compile(r"birth|death|born|died|(^|_)dob($|_)", re.IGNORECASE)
+_MONTH_NAME = re.compile(r"month|(^|_)mon($|_)|monat", re.IGNORECASE)
+
+
+def life_date_part(column: str, info: "ColumnInfo | None") -> bool:
+    """Is the column the month or the day of a birth or a death (Lahman's `birthMonth`, "month of birth")?
+    "The average salary of players born in June" is trivia, not a question about a group."""
+    words = f"{column} {info.label if info is not None else ''}"
+    return bool(_LIFE_EVENT.search(words)) and re.search(r"month|day", words, re.IGNORECASE) is not None
+
+
+def is_month(column: str, info: "ColumnInfo | None", values: "pa.ChunkedArray") -> bool:
+    """Is the column a month written as a number: its name or label says month, its values are 1 to 12?
+    A question says the month's name ("flights in March"), not "month 3"."""
+    import pyarrow as pa
+
+    if not _MONTH_NAME.search(f"{column} {info.label if info is not None else ''}") or not pa.types.is_integer(values.type):
+        return False
+    present = set(values.drop_null().unique().to_pylist())
+    return bool(present) and present <= set(range(1, 13))
+
+
 def _names_no_row(name: str, sample: list[str]) -> bool:
     """Is a text column of distinct values a number or an amount, not a name a reader calls a row by?"""
     numeric = sum(bool(_NUMBER_TEXT.match(v)) for v in sample)

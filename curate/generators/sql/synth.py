@@ -21,6 +21,8 @@ it survives every check, and each rejection is counted by its reason:
 - `fixed_by_construction`: a count of the rows that one named row reaches through many-to-one
   steps only ("how many catalogues hold the entry "51 kr"?" is 1 whatever the data);
 - `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer;
+- `counts_partners`: a count of one table's rows joined one to one to another's, which counts the same
+  things in database words ("how many `sowc_child_mortality` rows belong to a `sowc_demographics` row ...");
 - `parent_attribute`: a question contrasting a parent's children by a child column that is constant
   within each parent ("countries with years, but none with continent Europe").
 
@@ -39,10 +41,10 @@ from curate.curation.answers import answers_match, format_answer, plain
 from curate.curation.pipeline.rng import record_rng
 from curate.curation.semantics import COUNT, MEASURE, QUANTITIES, opaque_code, says_itself, value_meaning
 from curate.generators.sql.personal import personal_columns
-from curate.generators.sql.render import (Noun, column_words, counted_in_number, distinct_in_plural, english_schema,
-                                          label, natural_name, owner_unsaid, quoted, render, table_noun, whose_is,
-                                          without_table_names)
-from curate.generators.sql.roles import column_roles, summable
+from curate.generators.sql.render import (MONTHS, Noun, column_words, counted_in_number, date_said,
+                                          distinct_in_plural, english_schema, label, month_said, natural_name,
+                                          owner_unsaid, quoted, render, table_noun, whose_is, without_table_names)
+from curate.generators.sql.roles import column_roles, is_month, life_date_part, summable
 from curate.generators.sql.schema import SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
 
@@ -54,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
               "join_adds_nothing", "counts_rows_twice", "fixed_by_construction", "dialects_disagree",
-              "parent_attribute")
+              "parent_attribute", "counts_partners")
 NUMBER_FORMAT = "round:4"
 MAX_VALUES = 5000  # distinct values fetched per column to draw from
 MIN_GROUPS = 3  # parents with two children or more that must agree before a child column is read as the parent's
@@ -247,6 +249,17 @@ class Synthesizer:
             # "with firm 1", "whose y is 0": a number standing for a category nobody names
             self.roles[name]["cat"] = [c for c in self.roles[name]["cat"]
                                        if not opaque_code(infos.get(c), self.views[name].column(c).unique().to_pylist())]
+        for name, infos in self.infos.items():
+            cats = self.roles[name]["cat"]
+            # a count with few values (a postseason line's 0 to 5 doubles) is compared, never named: "more than 2
+            # doubles", not "with doubles 3"
+            counted = [c for c in cats if getattr(infos.get(c), "role", "") in QUANTITIES
+                       and len(self.views[name].column(c).unique()) >= 3]
+            self.roles[name]["num"] += counted
+            # the month of a birth or a death is part of a date, not a group anyone asks about ("born in June")
+            self.roles[name]["cat"] = [c for c in cats if c not in counted and not life_date_part(c, infos.get(c))]
+        self.months = {(name, c) for name, view in self.views.items() for c in self.roles[name]["cat"]
+                       if is_month(c, self.infos[name].get(c), view.column(c))}
         # personal data (passwords, hashes, e-mail, phone, login, national ids) is never a label, a filter or an answer
         self.personal = {name: personal_columns(view) for name, view in self.views.items()}
         for name, found in self.personal.items():
@@ -263,6 +276,10 @@ class Synthesizer:
         self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name],
                                        self.names[name] if self.names[name] != label(name) else "")
                       for name in self.views}
+        if self.english:  # an English question names its columns in words: "`under5_reduction`" pasted in one is not
+            for name in self.views:
+                for role, columns in self.roles[name].items():
+                    self.roles[name][role] = [c for c in columns if not self.column_words(name, c).startswith("`")]
         small = {n: v for n, v in self.views.items() if v.num_rows <= self.settings["sqlite_check_rows"]}
         self.sqlite = sqlite_copy(small, indexes=keys) if small else None
         self._values: dict[tuple, list[Any]] = {}
@@ -357,6 +374,13 @@ class Synthesizer:
             return True
         one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
         return template.groups and one_to_one
+
+    def counts_partners(self, template: SqlTemplate, orientation: Orientation) -> bool:
+        """Does a count of the first table's rows reach the second one to one, so that it counts the
+        second table's own things in database words ("how many `sowc_child_mortality` rows belong to a
+        `sowc_demographics` row whose ...": each row of both is a country)?"""
+        (left, right), first, second = orientation.edges[0], orientation.tables[0], orientation.tables[1]
+        return template.counted == "a" and self.unique(first, tuple(left)) and self.unique(second, tuple(right))
 
     def fixed_by_construction(self, template: SqlTemplate, orientation: Orientation) -> bool:
         """Does the count reach its counted rows from the one named row through many-to-one steps
@@ -671,6 +695,10 @@ class Synthesizer:
                         stats.candidates += 1
                         stats.reject("fixed_by_construction")
                         break
+                    if self.counts_partners(template, orientation):
+                        stats.candidates += 1
+                        stats.reject("counts_partners")
+                        break
                     if self.parent_attribute(template, orientation, columns):
                         stats.candidates += 1
                         stats.reject("parent_attribute")
@@ -712,16 +740,9 @@ class Synthesizer:
                     words = {slot: self.column_words(names[slot[0].upper()], column)
                              for slot, column in columns.items() if slot[:1].upper() in names}
                     meanings = self._meanings(template, names, columns, values)
-                    holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
-                    counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
-                              and self._counts(names[slot[0].upper()], column)]
-                    same = self.one_to_one_letters(orientation)
-                    question = (render(distinct_in_plural(whose_is(counted_in_number(
-                                           owner_unsaid(template.question, columns, holders, same), words, counts)), words),
-                                       names, columns, values, self.nouns, words, self.said, meanings)
+                    spoken = self._spoken(template, names, columns, values)
+                    question = (self._question(template, orientation, columns, values, words, meanings, spoken)
                                 if not reason else "")
-                    if question:
-                        question = _with_join_words(question, self.join_words(orientation))
                     said = (tuple(sorted(orientation.tables)), _normalized(question))
                     if not reason and said in asked:
                         reason = "same_question"
@@ -737,24 +758,74 @@ class Synthesizer:
                     kept.append(SqlQuery(
                         template=template, orientation=orientation, columns=columns, values=values,
                         duckdb=duck, sqlite=lite, answer=gold, question=question,
-                        short=(render(template.short, names, columns, values, words=words, names=self.said)
-                               if template.short else ""),
+                        short=(render(template.short, names, columns, values, words=words, names=self.said,
+                                      spoken=spoken) if template.short else ""),
                         sqlite_checked=in_sqlite,
-                        unnamed=render(whose_is(without_table_names(template.question,
+                        unnamed=render(whose_is(without_table_names(self._phrasing(template, orientation, columns, words),
                                                                     {r: self._unrevealing(t) for r, t in names.items()})),
-                                       {}, columns, values, words=words, meanings=meanings)))
+                                       {}, columns, values, words=words, meanings=meanings, spoken=spoken)))
         return kept
+
+    def _phrasing(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
+                  words: dict[str, str]) -> str:
+        """The template's question as this path's data has it said: without "have {A} entries" where every
+        {B} entry has some, months in their words, a date's "(by ...)" only where the table has another date."""
+        import pyarrow as pa
+
+        names = dict(zip("ABC", orientation.tables))
+        text = template.question_all_linked if template.question_all_linked and self.all_linked(orientation) \
+            else template.question
+        slots = {slot: (names[slot[0].upper()], column) for slot, column in columns.items() if slot[:1].upper() in names}
+        text = month_said(text, words, [slot for slot, where in slots.items() if where in self.months])
+        alone = [slot for slot, (table, _) in slots.items() if len(self.roles[table]["date"]) == 1]
+        years = [slot for slot, (table, column) in slots.items()
+                 if slot[2:].startswith("date") and pa.types.is_integer(self.views[table].schema.field(column).type)]
+        return date_said(text, alone, years)
+
+    def _question(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
+                  values: dict[str, Any], words: dict[str, str], meanings: dict[str, str], spoken: dict[str, str]) -> str:
+        """The question a reader is asked, in words (`render`), with the join named where two keys could join."""
+        names = dict(zip("ABC", orientation.tables))
+        holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
+        counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
+                  and self._counts(names[slot[0].upper()], column)]
+        text = owner_unsaid(self._phrasing(template, orientation, columns, words), columns, holders,
+                            self.one_to_one_letters(orientation))
+        question = render(distinct_in_plural(whose_is(counted_in_number(text, words, counts)), words),
+                          names, columns, values, self.nouns, words, self.said, meanings, spoken)
+        return _with_join_words(question, self.join_words(orientation))
+
+    def all_linked(self, orientation: Orientation) -> bool:
+        """Does every row of the path's second table have a row of the first joined to it (every state
+        its senators)?"""
+        key = ("all_linked", orientation.key)
+        if key not in self._values:
+            (left, right), first, second = orientation.edges[0], orientation.tables[0], orientation.tables[1]
+            linked = set(zip(*(self.views[first].column(c).to_pylist() for c in left)))
+            self._values[key] = all(row in linked for row in zip(*(self.views[second].column(c).to_pylist() for c in right)))
+        return self._values[key]
+
+    def _spoken(self, template: SqlTemplate, tables: dict[str, str], columns: dict[str, str],
+                values: dict[str, Any]) -> dict[str, str]:
+        """Value name -> the value in words where a question says it so: a month's name."""
+        return {name: MONTHS[values[name] - 1] for name, spec in template.values.items()
+                if name in values and spec.slot in columns and spec.kind == "equal"
+                and (tables[spec.slot[0].upper()], columns[spec.slot]) in self.months}
 
     def column_words(self, table: str, column: str) -> str:
         """How a question over the shown tables names a column (`render.column_words`): by its label
-        alone where the table's column key ties it to its header."""
+        alone where the table's column key ties it to its header, and without its table's own noun
+        ("the states whose Census division is ...", not "whose state has state's Census division")."""
         said = self._words.get((table, column))
         if said is None:  # asked for every slot of every candidate: computed once per column
             if table not in self._keyed:
                 self._keyed[table] = column_key.keyed_columns(self.infos[table].values(),
                                                               self.graph.bodies[table].column_names)
-            said = self._words[(table, column)] = column_words(column, self.infos[table].get(column), self.english,
-                                                               keyed=column in self._keyed[table])
+            said = column_words(column, self.infos[table].get(column), self.english, keyed=column in self._keyed[table])
+            noun = self.nouns.get(table)
+            if noun is not None and said.lower().startswith(f"{noun.one}'s "):  # a state's "state's Census division"
+                said = said[len(noun.one) + 3:]
+            self._words[(table, column)] = said
         return said
 
     def _unrevealing(self, table: str) -> Noun | None:

@@ -62,6 +62,7 @@ class SqlTemplate:
     question: str
     short: str
     skeleton: Any  # sqlglot Expression
+    question_all_linked: str = ""  # the question where every {B} entry has {A} entries ("have {A} entries" says nothing)
     slots: dict[str, Slot] = field(default_factory=dict)
     values: dict[str, ValueSpec] = field(default_factory=dict)
     drops: dict[str, Any] = field(default_factory=dict)  # end table letter -> skeleton without it
@@ -137,7 +138,7 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
         raise ValueError(f"SQL does not parse: {str(e).splitlines()[0]}") from None
     template = SqlTemplate(id=entry["id"], family=family, category=category, tables=entry["tables"],
                            sql=entry["sql"], question=entry["question"], short=entry.get("short", ""),
-                           skeleton=skeleton)
+                           skeleton=skeleton, question_all_linked=entry.get("question_all_linked", ""))
     letters = template.letters
     allowed = {ALIASES[x] for x in letters}
     for table in skeleton.find_all(exp.Table):
@@ -160,11 +161,12 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
     for name, spec in template.values.items():
         if spec.slot and spec.slot not in template.slots:
             raise ValueError(f":{name} is compared with {spec.slot}, which is not a slot")
-    for text in (template.question, template.short):
+    for text in (template.question, template.short, template.question_all_linked):
         for ref in re.findall(r"\{([^}]*)\}", text):
             if ref not in template.slots and ref not in template.values and ref not in letters:
                 raise ValueError(f"question refers to {{{ref}}}, which the SQL does not define")
-    _check_threshold_wording(template.question, skeleton)
+    for question in filter(None, (template.question, template.question_all_linked)):
+        _check_threshold_wording(question, skeleton)
     for letter in (letters[0], letters[-1]):
         dropped = drop_table(skeleton, letter)
         if dropped is not None:
