@@ -434,6 +434,17 @@ def test_the_prompt_shows_each_table_under_its_caption_once():
     assert prompt("tcot", "Q?", ["t"], [markdown]) == prompt("tcot", "Q?", ["t"], [markdown], captions=[""])
 
 
+def test_a_table_the_question_names_is_shown_under_its_name_even_alone():
+    """"Which columns form the primary key of the table "Parks"?" over one table captioned "ballparks":
+    the reader must see which table is "Parks"."""
+    from curate.evaluation.modes import prompt
+
+    keyed = prompt("tcot", 'Which columns form the primary key of the table "Parks"?', ["Parks"], ["| parkkey |"],
+                   task="MMQA/primary_key_selection", captions=["ballparks"])
+    assert "Table Parks:\nballparks\n| parkkey |" in keyed
+    assert "Table:\n| x |" in prompt("tcot", "Q?", ["t"], ["| x |"], task="DA/correlation_analysis")
+
+
 def test_the_prompt_shows_each_tables_notes_below_it():
     """A sheet's notes (a footnote a marker points to, the source) reach the model below the table
     they belong to; none, no "Notes:" line; a long run of notes is cut, saying how much was left."""

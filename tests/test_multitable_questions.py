@@ -9,7 +9,7 @@ import pytest
 from curate.curation.database import Database, ForeignKey, PrimaryKey
 from curate.curation.keys import infer_keys
 from curate.curation.table import Provenance, Table
-from curate.generators.sql.render import MONTHS
+from curate.generators.sql.render import MONTHS, value_text
 
 
 def _synth(bodies, pks, fks, templates, tables=2, semantics=None):
@@ -163,7 +163,7 @@ def test_a_retrieval_gold_is_made_only_where_its_tables_are_the_one_minimal_set(
 
 def test_a_count_fixed_by_the_schema_is_not_asked():
     catalogues = pa.table({"katalog_id": [1, 2, 3], "katalog_name": ["Herbst", "Winter", "Sommer"]})
-    entries = pa.table({"eintrag_id": list(range(1, 10)), "katalog_id": [1, 2, 3] * 3,
+    entries = pa.table({"eintrag_id": list(range(1, 10)), "katalog_id": [1, 1, 1, 1, 2, 2, 3, 3, 3],
                         "eintrag_name": [f"Teil {i}" for i in range(9)], "preis": [float(5 + i) for i in range(9)]})
     kept, stats, _ = _synth(
         {"eintraege": entries, "kataloge": catalogues}, [PrimaryKey("kataloge", ("katalog_id",))],
@@ -174,6 +174,13 @@ def test_a_count_fixed_by_the_schema_is_not_asked():
           "How many {A} entries belong to the {B} entry {v}?", "count")])
     assert stats.rejected.get("fixed_by_construction") == 1  # one entry reaches one catalogue: always 1
     assert {q.template.id for q in kept} == {"t.1"}  # a catalogue's entries: a real count
+    even = entries.set_column(1, "katalog_id", pa.array([1, 2, 3] * 3))  # three entries in every catalogue
+    kept, stats, _ = _synth(
+        {"eintraege": even, "kataloge": catalogues}, [PrimaryKey("kataloge", ("katalog_id",))],
+        [ForeignKey("eintraege", ("katalog_id",), "kataloge", ("katalog_id",))],
+        [("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.label = :v",
+          "How many {A} entries belong to the {B} entry {v}?", "count")])
+    assert not kept and stats.rejected.get("same_count_everywhere") == 1  # the data's design, not the catalogue's
 
 
 # ---------------------------------------------------------------------------- keys from values
@@ -394,3 +401,31 @@ def test_a_count_of_one_to_one_partners_is_not_asked():
                             [("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.num > :v",
                               "How many {A} entries belong to a {B} entry whose {b.num} is more than {v}?", "count")])
     assert not kept and stats.rejected.get("counts_partners", 0) > 0
+
+
+def test_a_row_is_named_by_its_name_not_its_code_where_it_has_both():
+    from curate.generators.sql.roles import column_roles
+
+    codes = pa.table({"country": ["Sierra Leone", "Suriname", "Benin", "Chad"], "iso_alpha": ["SLE", "SUR", "BEN", "TCD"]})
+    assert column_roles(codes, set())["label"] == ["country"]  # "Sierra Leone", not the country with code "SLE"
+    assert column_roles(codes.select(["iso_alpha"]), set())["label"] == ["iso_alpha"]  # a code where nothing else names it
+
+
+def test_events_counted_in_a_measure_are_said_as_a_number():
+    """SOWC's maternal deaths are floats: "with more than 600 maternal deaths in 2017", not "whose maternal
+    deaths in 2017 is more than 600"."""
+    from curate.curation.semantics import MEASURE, ColumnInfo
+
+    countries = [f"C{i}" for i in range(12)]
+    deaths = pa.table({"country": countries, "maternal_deaths_2017": [float(100 * i + 7) for i in range(12)]})
+    regions = pa.table({"country": countries * 2, "year": [2000] * 12 + [2010] * 12,
+                        "spending": [float(i % 9) for i in range(24)]})
+    semantics = {"deaths": [ColumnInfo("maternal_deaths_2017", role=MEASURE, label="maternal deaths in 2017")]}
+    kept, _, _ = _synth({"spend": regions, "deaths": deaths}, [PrimaryKey("deaths", ("country",))],
+                        [ForeignKey("spend", ("country",), "deaths", ("country",))],
+                        [("SELECT AVG(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.num > :v",
+                          "What is the average {a.num} of the {A} entries whose {B} entry has a {b.num} of more than {v}?",
+                          "numerical")], semantics=semantics)
+    said = [(value_text(q.values["v"]), q.question, q.unnamed) for q in kept]
+    assert said and all(f"more than {v} maternal deaths in 2017" in asked and f"more than {v} maternal deaths" in unnamed
+                        for v, asked, unnamed in said), said

@@ -133,20 +133,21 @@ MAX_NOTE = 300  # characters of one line
 
 def table_block(names: list[str], texts: list[str], captions: Sequence[str] | None = None,
                 notes: Sequence[Sequence[str]] | None = None,
-                keys: Sequence[Sequence[tuple[str, str]]] | None = None) -> str:
+                keys: Sequence[Sequence[tuple[str, str]]] | None = None, named: bool = False) -> str:
     """The tables as the prompt shows them, each under its caption where it has one that its text
     does not already carry (HTML writes its own): the title says what the figures are ("Revisions
     since previously published estimates"), which the cells alone do not; and over its notes (the
     sheet's lines below or around the grid: a unit, a footnote a cell's marker points to, the
     source), which the serializations leave out; and over its column key (`curation.column_key`:
-    "- W: wins"), by which a question names a column by what it means."""
+    "- W: wins"), by which a question names a column by what it means. A single table is shown under
+    its name only where the question names it (`named`)."""
     from curate.curation.column_key import key_text
 
     captions = list(captions or [""] * len(texts))
     said = [f"{c}\n" if c and c not in text else "" for c, text in zip(captions, texts)]
     below = [key_text(k) + _notes_text(n, text)
              for k, n, text in zip(keys or [()] * len(texts), notes or [()] * len(texts), texts)]
-    if len(texts) == 1:
+    if len(texts) == 1 and not named:
         return f"Table:\n{said[0]}{texts[0]}{below[0]}"
     return "\n\n".join(f"Table {name}:\n{title}{text}{after}"
                        for name, title, text, after in zip(names, said, texts, below))
@@ -201,9 +202,10 @@ def prompt(mode: str, question: str, names: list[str], texts: list[str], task: s
         tree_text = [f"Table {name}:\n{tree}" for name, tree in zip(names, tree_text)]
     # a retrieval pool is the names and columns of the tables to choose from, not a table's rows
     what = "a list of tables (each with its columns)" if listed else "several tables" if several else "a table"
+    block = table_block(names, texts, captions, notes, keys, named=rules.get("names") == "always")
     fields: dict[str, Any] = {
         "what": what, "it": "them" if several or listed else "it",
-        "tables": f"Tables:\n{texts[0]}" if listed else table_block(names, texts, captions, notes, keys),
+        "tables": f"Tables:\n{texts[0]}" if listed else block,
         "question": question, "final": final,
         "data": "tables are" if several else "table is", "frames": frame_names(names),
         "the_table": "each table" if several else "the table", "trees": "\n\n".join(tree_text)}

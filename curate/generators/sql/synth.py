@@ -21,13 +21,16 @@ it survives every check, and each rejection is counted by its reason:
 - `fixed_by_construction`: a count of the rows that one named row reaches through many-to-one
   steps only ("how many catalogues hold the entry "51 kr"?" is 1 whatever the data);
 - `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer;
+- `same_count_everywhere`: a count of one named row's rows where every row has as many ("how many
+  years belong to the country "SLE"?": 12 for every country);
 - `counts_partners`: a count of one table's rows joined one to one to another's, which counts the same
   things in database words ("how many `sowc_child_mortality` rows belong to a `sowc_demographics` row ...");
 - `parent_attribute`: a question contrasting a parent's children by a child column that is constant
   within each parent ("countries with years, but none with continent Europe").
 
 When two tables are joined by more than one key (flights' origin and dest both name an airport),
-the question says which: "... (flights are linked to airports by their dest)?".
+the question says which, by the role the key's column names ("the flights whose origin airport ..."),
+or where the column has no words, in parentheses ("... (flights are linked to airports by their `dest`)?").
 """
 
 from __future__ import annotations
@@ -56,9 +59,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
               "join_adds_nothing", "counts_rows_twice", "fixed_by_construction", "dialects_disagree",
-              "parent_attribute", "counts_partners")
+              "parent_attribute", "counts_partners", "same_count_everywhere")
 NUMBER_FORMAT = "round:4"
+# a measure whose words name events counted, stored as a float (SOWC's maternal deaths, in thousands or not):
+# "with more than 600 maternal deaths in 2017", not "whose maternal deaths in 2017 is more than 600"
+_COUNTED_THINGS = re.compile(r"^[\w\- ]*\b(?:deaths|births|cases|visits|admissions|arrests|crimes|accidents|injuries|"
+                             r"infections)\b(?! (?:rate|ratio|per)\b)")
 MAX_VALUES = 5000  # distinct values fetched per column to draw from
+# a threshold is drawn among at least this many values: "airports with a latitude of more than 40.7" among
+# three names one airport by a number nobody would pick
+MIN_THRESHOLD_VALUES = 5
 MIN_GROUPS = 3  # parents with two children or more that must agree before a child column is read as the parent's
 DEFAULTS: dict[str, Any] = {
     "seed": 0, "templates": [], "exclude": [],
@@ -300,7 +310,8 @@ class Synthesizer:
         role = getattr(self.infos[table].get(column), "role", "")
         if role == COUNT:
             return True
-        return role == MEASURE and pa.types.is_integer(self.views[table].schema.field(column).type)
+        return role == MEASURE and (pa.types.is_integer(self.views[table].schema.field(column).type)
+                                    or _COUNTED_THINGS.search(self.column_words(table, column)) is not None)
 
     def close(self) -> None:
         self.runner.close()
@@ -375,6 +386,17 @@ class Synthesizer:
         one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
         return template.groups and one_to_one
 
+    def same_count_everywhere(self, template: SqlTemplate, orientation: Orientation) -> bool:
+        """Does every row the question could name have as many rows of the counted table (gapminder's 12
+        years per country)? "How many years belong to the country "SLE"?" then asks about the data's
+        design, not about the row named."""
+        if len(orientation.tables) != 2 or not template.pinned or template.counted in ("", template.pinned):
+            return False
+        side = "ab".index(template.counted)
+        table, keys = orientation.tables[side], list(orientation.edges[0][side])
+        counts = self.views[table].select(keys).group_by(keys).aggregate([(keys[0], "count")]).column(f"{keys[0]}_count")
+        return len(counts) >= MIN_GROUPS and len(counts.unique()) == 1
+
     def counts_partners(self, template: SqlTemplate, orientation: Orientation) -> bool:
         """Does a count of the first table's rows reach the second one to one, so that it counts the
         second table's own things in database words ("how many `sowc_child_mortality` rows belong to a
@@ -423,6 +445,35 @@ class Synthesizer:
             columns = " and ".join(self.column_words(key.table, c) for c in key.columns)
             parts.append(f"{self._many(key.table)} are linked to {self._many(key.ref_table)} by their {columns}")
         return f" ({'; '.join(parts)})" if parts else ""
+
+    def role_nouns(self, orientation: Orientation) -> dict[str, Noun] | None:
+        """Where two keys could join a step, the referenced table's noun with the key's role ("origin
+        airport" for `flights.origin`): the question then says which ("the flights whose origin airport
+        has ..."). None where a role has no words of its own: the key is said in parentheses (`join_words`)."""
+        nouns: dict[str, Noun] = {}
+        for i in range(len(orientation.edges)):
+            if self.keys_between.get(frozenset(orientation.tables[i:i + 2]), 0) < 2:
+                continue
+            key = self.step_key(orientation, i)
+            noun, role = self.nouns.get(key.ref_table), self._role(key)
+            if noun is None or not role or key.ref_table in nouns:
+                return None
+            nouns[key.ref_table] = Noun(f"{role} {noun.one}", f"{role} {noun.many}", noun.from_key)
+        return nouns
+
+    def _role(self, key: Any) -> str:
+        """What a key's own column says its referenced row is to it, in one or two words: "origin" for
+        `flights.origin`, "loser" for `SeriesPost.teamIDloser` beside `teamID`; "" where none says it."""
+        roles = []
+        for column, referenced in zip(key.columns, key.ref_columns):
+            if column.lower() == referenced.lower():
+                continue  # yearID -> yearID: no role
+            rest = re.sub(re.escape(referenced), "", column, flags=re.I).strip("_. ")
+            roles.append(label(rest) if rest and rest != column and says_itself(rest)
+                         else self.column_words(key.table, column))
+        if len(roles) != 1 or roles[0].startswith("`") or len(roles[0].split()) > 2:
+            return ""
+        return roles[0]
 
     def _many(self, table: str) -> str:
         """A table's rows in a sentence: "flights", else "child rows" or "`MplsStops` rows"."""
@@ -557,7 +608,7 @@ class Synthesizer:
             pool = self._distinct(orientation, spec.slot, columns[spec.slot])
             taken = used.setdefault(spec.slot, set())
             if spec.kind == "threshold":
-                if len(pool) < 3:
+                if len(pool) < MIN_THRESHOLD_VALUES:
                     return None
                 low = int(0.2 * len(pool))
                 candidates = [i for i in range(low, max(low + 1, int(0.8 * len(pool))))]
@@ -695,6 +746,10 @@ class Synthesizer:
                         stats.candidates += 1
                         stats.reject("fixed_by_construction")
                         break
+                    if self.same_count_everywhere(template, orientation):
+                        stats.candidates += 1
+                        stats.reject("same_count_everywhere")
+                        break
                     if self.counts_partners(template, orientation):
                         stats.candidates += 1
                         stats.reject("counts_partners")
@@ -761,10 +816,23 @@ class Synthesizer:
                         short=(render(template.short, names, columns, values, words=words, names=self.said,
                                       spoken=spoken) if template.short else ""),
                         sqlite_checked=in_sqlite,
-                        unnamed=render(whose_is(without_table_names(self._phrasing(template, orientation, columns, words),
-                                                                    {r: self._unrevealing(t) for r, t in names.items()})),
-                                       {}, columns, values, words=words, meanings=meanings, spoken=spoken)))
+                        unnamed=self._unnamed(template, orientation, columns, values, words, meanings, spoken)))
         return kept
+
+    def _unnamed(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
+                 values: dict[str, Any], words: dict[str, str], meanings: dict[str, str], spoken: dict[str, str]) -> str:
+        """The question a retrieval sample asks, its tables unnamed (`render.without_table_names`)."""
+        names = dict(zip("ABC", orientation.tables))
+        text = without_table_names(self._phrasing(template, orientation, columns, words),
+                                   {r: self._unrevealing(t) for r, t in names.items()})
+        text = distinct_in_plural(whose_is(counted_in_number(text, words, self._counted_slots(orientation, columns))), words)
+        return render(text, {}, columns, values, words=words, meanings=meanings, spoken=spoken)
+
+    def _counted_slots(self, orientation: Orientation, columns: dict[str, str]) -> list[str]:
+        """The slots whose column counts things (`_counts`): said as a number ("more than 9 shutouts")."""
+        names = dict(zip("ABC", orientation.tables))
+        return [slot for slot, column in columns.items() if slot[:1].upper() in names
+                and self._counts(names[slot[0].upper()], column)]
 
     def _phrasing(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
                   words: dict[str, str]) -> str:
@@ -787,13 +855,13 @@ class Synthesizer:
         """The question a reader is asked, in words (`render`), with the join named where two keys could join."""
         names = dict(zip("ABC", orientation.tables))
         holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
-        counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
-                  and self._counts(names[slot[0].upper()], column)]
+        counts = self._counted_slots(orientation, columns)
         text = owner_unsaid(self._phrasing(template, orientation, columns, words), columns, holders,
                             self.one_to_one_letters(orientation))
+        roles = self.role_nouns(orientation)  # "the flights whose origin airport has ..."
         question = render(distinct_in_plural(whose_is(counted_in_number(text, words, counts)), words),
-                          names, columns, values, self.nouns, words, self.said, meanings, spoken)
-        return _with_join_words(question, self.join_words(orientation))
+                          names, columns, values, {**self.nouns, **(roles or {})}, words, self.said, meanings, spoken)
+        return _with_join_words(question, self.join_words(orientation) if roles is None else "")
 
     def all_linked(self, orientation: Orientation) -> bool:
         """Does every row of the path's second table have a row of the first joined to it (every state

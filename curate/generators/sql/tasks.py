@@ -176,7 +176,8 @@ def key_samples(database: "Database", graph: "SchemaGraph", table_ids: dict[str,
         if foreign and seen_whole and not (declared and undeclared_links(graph, chosen)) \
                 and not one_to_one_links(graph, chosen):
             several = " A key of several columns is one item: table.(column, column) -> " \
-                "referenced_table.(column, column)." if any("(" in item for item in foreign) else ""
+                "referenced_table.(column, column), with the fewest columns that pick one referenced row." \
+                if any("(" in item for item in foreign) else ""
             samples.append(Sample(
                 task=FK_SELECTION, answer=foreign, answer_type="list", table_ids=ids, origin="sql",
                 template="sql.keys.foreign", quality=quality, provenance=provenance,
@@ -198,22 +199,23 @@ def foreign_key_items(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str
                    for k in graph.foreign_keys if k.table in chosen and k.ref_table in chosen})
 
 
+PAIRED_SHARE = 0.9  # a table of unique references to as many rows as this share of another's pairs them one to one
+
+
 def one_to_one_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
-    """References between these tables that the data could read either way: the referencing
-    columns unique and holding exactly the referenced key's values (openintro's
-    `sowc_demographics` and `sowc_maternal_newborn`, one row per country each). Which table
-    refers to which is then the schema's choice, not something a reader can find."""
+    """References between these tables that a reader could read either way: the referencing
+    columns unique, so each row of one table is one row of the other (openintro's
+    `sowc_demographics` and `sowc_child_mortality`, one row per country each). Which table
+    refers to which is then the schema's choice, or a guess from which holds a few more
+    countries, not something a reader can find."""
     found = []
     for key in graph.foreign_keys:
         if key.table not in tables or key.ref_table not in tables:
             continue
         child, parent = graph.bodies[key.table], graph.bodies[key.ref_table]
         mine = child.select(list(key.columns)).drop_null()
-        if len(mine) != child.num_rows or _distinct_rows(mine) != child.num_rows \
-                or child.num_rows != parent.num_rows:
-            continue
-        theirs = parent.select(list(key.ref_columns)).drop_null()
-        if _row_set(mine) == _row_set(theirs):
+        if len(mine) == child.num_rows and _distinct_rows(mine) == child.num_rows \
+                and child.num_rows >= PAIRED_SHARE * parent.num_rows:
             found.append(f"{key.table} <-> {key.ref_table}")
     return found
 
@@ -221,9 +223,6 @@ def one_to_one_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]
 def _distinct_rows(table: "pa.Table") -> int:
     return table.group_by(table.column_names).aggregate([]).num_rows
 
-
-def _row_set(table: "pa.Table") -> set[tuple[Any, ...]]:
-    return set(zip(*(table.column(c).to_pylist() for c in table.column_names)))
 
 
 def undeclared_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
