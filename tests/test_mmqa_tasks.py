@@ -327,7 +327,9 @@ def test_a_table_is_named_by_what_its_rows_are_and_a_column_by_its_documented_la
     assert counted_in_number("What is the lowest {a.num} and the average {b.num}?", said, ["a.num", "b.num"]) == \
         "What is the smallest number of {a.num} and the average number of {b.num}?"
     spread = "What is the difference between the highest and the lowest {a.num}?"
-    assert counted_in_number(spread, said, ["a.num"]) == spread
+    assert counted_in_number(spread, said, ["a.num"]) == \
+        "What is the difference between the largest and the smallest number of {a.num}?"
+    assert counted_in_number("What is the total {b.num}?", said, ["b.num"]) == "What is the total number of {b.num}?"
 
 
 def test_a_long_documented_label_gives_way_to_a_header_that_says_itself_and_a_year_keyed_table_is_years():

@@ -359,7 +359,7 @@ def _flights_and_carriers(months):
     return {"flights": flights, "carriers": carriers}
 
 
-def test_a_month_is_said_by_its_name_and_a_birth_month_is_no_filter():
+def test_a_month_is_said_by_its_name_and_a_birth_month_or_a_death_place_is_no_filter():
     bodies = _flights_and_carriers([1 + i % 12 for i in range(36)])
     kept, _, _ = _synth(bodies, [PrimaryKey("carriers", ("carrier",))],
                         [ForeignKey("flights", ("carrier",), "carriers", ("carrier",))],
@@ -368,11 +368,15 @@ def test_a_month_is_said_by_its_name_and_a_birth_month_is_no_filter():
     months = [q for q in kept if q.columns["a.cat"] == "month"]
     assert months and all(q.question.endswith(f"a flight in {MONTHS[q.values['v'] - 1]}.") for q in months), \
         [q.question for q in months]
-    people = pa.table({"player": ["a", "b", "c", "d", "e", "f"], "name": list("ABCDEF"), "birthMonth": [1, 2, 3, 1, 2, 3]})
+    people = pa.table({"player": ["a", "b", "c", "d", "e", "f"], "name": list("ABCDEF"), "birthMonth": [1, 2, 3, 1, 2, 3],
+                       "deathCountry": ["USA", "CAN", "USA", "CAN", "USA", "USA"],
+                       "birthCountry": ["USA", "CAN", "DR", "CAN", "USA", "DR"]})
     salaries = pa.table({"player": list("abcdef") * 3, "salary": [float(1000 * i) for i in range(18)]})
     _, _, synth = _synth({"People": people, "Salaries": salaries}, [PrimaryKey("People", ("player",))],
                          [ForeignKey("Salaries", ("player",), "People", ("player",))], [])
-    assert "birthMonth" not in synth.roles["People"]["cat"]  # "players born in June": trivia, not a group
+    cats = synth.roles["People"]["cat"]
+    assert "birthMonth" not in cats and "deathCountry" not in cats  # "players born in June", "who died in Canada": trivia
+    assert "birthCountry" in cats  # "players born in the Dominican Republic": a group people ask about
 
 
 def test_every_parent_with_children_drops_the_clause_that_says_so():

@@ -370,7 +370,8 @@ def counted_in_number(text: str, words: Mapping[str, str], counts: Iterable[str]
     the column counts things named in the plural ("wins", "shutouts (`SHO`)", "strikeouts by
     pitchers"): "with more than 9 shutouts", not "with a shutouts of more than 9", and "the largest
     number of losses", not "the highest losses" ("the average number of games", not "the average
-    games"). `counts`: the slots whose column counts: a count, or a measure in whole numbers."""
+    games"; "the total number of first-place votes"). `counts`: the slots whose column counts: a count,
+    or a measure in whole numbers."""
     from curate.curation.semantics import singular
 
     for slot in counts:
@@ -384,7 +385,9 @@ def counted_in_number(text: str, words: Mapping[str, str], counts: Iterable[str]
         text = re.sub(rf"\ban? \{{{re.escape(slot)}\}} of (more|less) than (\{{\w+\}})", rf"\1 than \2 {{{slot}}}", text)
         text = re.sub(rf"(?<!highest and )\bthe (highest|lowest) (\{{{re.escape(slot)}\}})",  # "the lowest losses": the fewest
                       lambda m: f"the {'largest' if m.group(1) == 'highest' else 'smallest'} number of {m.group(2)}", text)
-        text = re.sub(rf"\baverage (\{{{re.escape(slot)}\}})", r"average number of \1", text)  # not "average games"
+        text = re.sub(rf"\b(average|total) (\{{{re.escape(slot)}\}})", r"\1 number of \2", text)  # not "average games"
+        text = re.sub(rf"\bthe highest and the lowest (\{{{re.escape(slot)}\}})",  # not "the lowest wins"
+                      r"the largest and the smallest number of \1", text)
     return text
 
 

@@ -106,11 +106,16 @@ _LIFE_EVENT = re.compile(r"birth|death|born|died|(^|_)dob($|_)", re.IGNORECASE)
 _MONTH_NAME = re.compile(r"month|(^|_)mon($|_)|monat", re.IGNORECASE)
 
 
-def life_date_part(column: str, info: "ColumnInfo | None") -> bool:
-    """Is the column the month or the day of a birth or a death (Lahman's `birthMonth`, "month of birth")?
-    "The average salary of players born in June" is trivia, not a question about a group."""
+def life_detail(column: str, info: "ColumnInfo | None") -> bool:
+    """Is the column the month or the day of a birth or a death (Lahman's `birthMonth`, "month of birth"),
+    or the place of a death (`deathCountry`)? "The average salary of players born in June", "the stints of
+    players who died at sea" are trivia, not questions about a group (where one was born is one)."""
     words = f"{column} {info.label if info is not None else ''}"
-    return bool(_LIFE_EVENT.search(words)) and re.search(r"month|day", words, re.IGNORECASE) is not None
+    if not _LIFE_EVENT.search(words):
+        return False
+    return re.search(r"month|day", words, re.IGNORECASE) is not None \
+        or re.search(r"death|died", words, re.IGNORECASE) is not None \
+        and re.search(r"country|state|city|place", words, re.IGNORECASE) is not None
 
 
 def is_month(column: str, info: "ColumnInfo | None", values: "pa.ChunkedArray") -> bool:

@@ -47,7 +47,7 @@ from curate.generators.sql.personal import personal_columns
 from curate.generators.sql.render import (MONTHS, Noun, column_words, counted_in_number, date_said,
                                           distinct_in_plural, english_schema, label, month_said, natural_name,
                                           owner_unsaid, quoted, render, table_noun, whose_is, without_table_names)
-from curate.generators.sql.roles import column_roles, is_month, life_date_part, summable
+from curate.generators.sql.roles import column_roles, is_month, life_detail, summable
 from curate.generators.sql.schema import SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
 
@@ -266,8 +266,8 @@ class Synthesizer:
             counted = [c for c in cats if getattr(infos.get(c), "role", "") in QUANTITIES
                        and len(self.views[name].column(c).unique()) >= 3]
             self.roles[name]["num"] += counted
-            # the month of a birth or a death is part of a date, not a group anyone asks about ("born in June")
-            self.roles[name]["cat"] = [c for c in cats if c not in counted and not life_date_part(c, infos.get(c))]
+            # the month of a birth or a death, or where one died, is trivia, not a group anyone asks about ("born in June")
+            self.roles[name]["cat"] = [c for c in cats if c not in counted and not life_detail(c, infos.get(c))]
         self.months = {(name, c) for name, view in self.views.items() for c in self.roles[name]["cat"]
                        if is_month(c, self.infos[name].get(c), view.column(c))}
         # personal data (passwords, hashes, e-mail, phone, login, national ids) is never a label, a filter or an answer
