@@ -433,3 +433,35 @@ def test_events_counted_in_a_measure_are_said_as_a_number():
     said = [(value_text(q.values["v"]), q.question, q.unnamed) for q in kept]
     assert said and all(f"more than {v} maternal deaths in 2017" in asked and f"more than {v} maternal deaths" in unnamed
                         for v, asked, unnamed in said), said
+
+
+def test_a_label_flattened_from_two_heading_levels_is_said_as_one_name():
+    from curate.curation.semantics import ColumnInfo
+    from curate.generators.sql.render import column_words
+
+    def said(label):
+        return column_words("x", ColumnInfo("x", label=label), keyed=True)
+
+    assert said("maternal mortality 2017 Lifetime risk of maternal death") == "lifetime risk of maternal death in 2017"
+    assert said("postnatal health check 2013 to 2018 For newborns") == "postnatal health check for newborns"
+    assert said("delivery care 2013–2018 C-section") == "delivery care (C-section)"
+    assert said("antenatal care 2013 to 2018 At least one visit") == "antenatal care (at least one visit)"
+
+
+def test_a_risk_written_one_in_n_is_no_threshold_and_a_count_is_said_as_a_number():
+    """"whose lifetime risk of maternal death is more than 2400" picks the countries of least risk."""
+    from curate.curation.semantics import MEASURE, ColumnInfo
+    from curate.generators.sql.render import counted_in_number
+
+    countries = [f"C{i}" for i in range(12)]
+    risk = pa.table({"country": countries, "risk": [float(50 * i + 9) for i in range(12)],
+                     "births": [float(i * 13 % 7) for i in range(12)]})
+    other = pa.table({"country": countries, "rate": [float(i) for i in range(12)]})
+    infos = {"risk": [ColumnInfo("risk", role=MEASURE, label="lifetime risk of maternal death",
+                                 description="Lifetime risk of maternal death (1 in X).")]}
+    _, _, synth = _synth({"risk": risk, "other": other}, [PrimaryKey("risk", ("country",))],
+                         [ForeignKey("other", ("country",), "risk", ("country",))], [], semantics=infos)
+    assert "risk" not in synth.roles["risk"]["num"] and "births" in synth.roles["risk"]["num"]
+    assert counted_in_number("How many {A} belong to a {B} entry whose {b.num} is more than {v}?",
+                             {"b.num": "stolen bases"}, ["b.num"]) == \
+        "How many {A} belong to a {B} entry with more than {v} {b.num}?"

@@ -224,7 +224,7 @@ def named_by(column: str, info: "ColumnInfo | None", english: bool = True, keyed
     said = noun_phrase(info.label) if info is not None and info.label else ""
     said = _REMARK.sub("", said).strip()  # "GDP per capita (US$, inflation-adjusted)": the remark aside
     said = _INDICATOR.sub("", said)  # "indicator variable for part-time job": its values say yes or no
-    said = _YEAR_LAST.sub(r" in \1", said)  # "neonatal mortality rate in 2000"
+    said = _YEAR_LAST.sub(r" in \1", _unflattened(said))  # "neonatal mortality rate in 2000"
     header = label(column) if (english or in_documentation(column, info)) and says_itself(column) else ""
     header = " ".join(_SPELLED_OUT.get(w.lower(), w) for w in header.split())
     if _SHORTHAND.intersection(header.lower().split()) or any(
@@ -239,6 +239,29 @@ def named_by(column: str, info: "ColumnInfo | None", english: bool = True, keyed
     if re.sub(r"[\W_]+", "", said.lower()) == re.sub(r"[\W_]+", "", column.lower()):
         return header or quoted(column)  # "address id" says no more
     return said if keyed or evident(column, said) else f"{said} (`{column}`)"
+
+
+# a label flattened from a two-level heading: "maternal mortality 2017 Lifetime risk of maternal death",
+# "postnatal health check 2013 to 2018 For newborns": the group, its year or period, then the column's own words
+_FLATTENED = re.compile(r"^(?P<group>[a-z][\w\- ]*?) (?P<when>(?:18|19|20)\d\d(?:(?:–|-| to )(?:18|19|20)\d\d)?) "
+                        r"(?P<own>[A-Z][\w\- ]*)$")
+
+
+def _unflattened(text: str) -> str:
+    """A label flattened from a two-level heading, said as one name: its own words, with the group's where
+    they do not repeat them ("lifetime risk of maternal death in 2017", "postnatal health check for newborns",
+    "delivery care (C-section)"); a single year is kept, a period of collection ("2013 to 2018") is not."""
+    match = _FLATTENED.match(text)
+    if not match:
+        return text
+    group, when, own = match.group("group"), match.group("when"), match.group("own")
+    own = own if re.match(r"[A-Z](?:[A-Z]|-)", own) else own[0].lower() + own[1:]  # "C-section", "HIV" stay
+    year = f" in {when}" if when.isdigit() else ""
+    if own.split()[0] in ("for", "among", "in", "of"):
+        return f"{group} {own}{year}"
+    if set(group.lower().split()) & set(re.findall(r"[a-z]+", own.lower())):
+        return f"{own}{year}"  # "number of maternal deaths": the group's word is already said
+    return f"{group} ({own}){year}"
 
 
 def spoken_order(words: str, column: str) -> str:
@@ -383,6 +406,8 @@ def counted_in_number(text: str, words: Mapping[str, str], counts: Iterable[str]
         if not last or singular(last) == last:
             continue
         text = re.sub(rf"\ban? \{{{re.escape(slot)}\}} of (more|less) than (\{{\w+\}})", rf"\1 than \2 {{{slot}}}", text)
+        text = re.sub(rf"\bwhose \{{{re.escape(slot)}\}} is (more|less) than (\{{\w+\}})",  # not "whose stolen bases is"
+                      rf"with \1 than \2 {{{slot}}}", text)
         text = re.sub(rf"(?<!highest and )\bthe (highest|lowest) (\{{{re.escape(slot)}\}})",  # "the lowest losses": the fewest
                       lambda m: f"the {'largest' if m.group(1) == 'highest' else 'smallest'} number of {m.group(2)}", text)
         text = re.sub(rf"\b(average|total) (\{{{re.escape(slot)}\}})", r"\1 number of \2", text)  # not "average games"

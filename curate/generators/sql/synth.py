@@ -66,6 +66,7 @@ NUMBER_FORMAT = "round:4"
 _COUNTED_THINGS = re.compile(r"^[\w\- ]*\b(?:deaths|births|cases|visits|admissions|arrests|crimes|accidents|injuries|"
                              r"infections)\b(?! (?:rate|ratio|per)\b)")
 MAX_VALUES = 5000  # distinct values fetched per column to draw from
+_ONE_IN_N = re.compile(r"\(1 in [A-Z]\)")  # "Lifetime risk of maternal death (1 in X)"
 # a threshold is drawn among at least this many values: "airports with a latitude of more than 40.7" among
 # three names one airport by a number nobody would pick
 MIN_THRESHOLD_VALUES = 5
@@ -254,8 +255,10 @@ class Synthesizer:
         self._keyed: dict[str, frozenset[str]] = {}  # per table: the columns its column key names (column_words)
         self._words: dict[tuple[str, str], str] = {}  # (table, column) -> how questions name it (column_words)
         for name, infos in self.infos.items():  # the clean stage's roles: an ICPSR state code is no measure
+            # nor a risk written "1 in N", where "more than 2400" picks the countries of least risk
             self.roles[name]["num"] = [c for c in self.roles[name]["num"]
-                                       if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)]
+                                       if infos.get(c) is None or infos[c].role in ("", *QUANTITIES)
+                                       and not _ONE_IN_N.search(infos[c].description)]
             # "with firm 1", "whose y is 0": a number standing for a category nobody names
             self.roles[name]["cat"] = [c for c in self.roles[name]["cat"]
                                        if not opaque_code(infos.get(c), self.views[name].column(c).unique().to_pylist())]
