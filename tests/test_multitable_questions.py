@@ -465,3 +465,32 @@ def test_a_risk_written_one_in_n_is_no_threshold_and_a_count_is_said_as_a_number
     assert counted_in_number("How many {A} belong to a {B} entry whose {b.num} is more than {v}?",
                              {"b.num": "stolen bases"}, ["b.num"]) == \
         "How many {A} belong to a {B} entry with more than {v} {b.num}?"
+
+
+def test_a_key_that_is_a_name_names_its_row_except_across_a_one_to_one_join():
+    """A country's name is its key and the way people name it: "the country "Belgium"", not its code, nor
+    "the country with country or area name ..."; across two tables of one row per country, the row named
+    on one side is the row on the other, so no question names one."""
+    from curate.curation.semantics import NAME, ColumnInfo
+
+    names = ["Belgium", "Chad", "Peru", "Laos", "Fiji", "Oman"]
+    countries = pa.table({"country": names, "iso": ["BEL", "TCD", "PER", "LAO", "FJI", "OMN"]})
+    years = pa.table({"country": [n for n in names for _ in range(3)] + ["Belgium"],
+                      "year": [2000, 2005, 2010] * 6 + [2015], "pop": [float(i * 37 % 101) for i in range(19)]})
+    infos = {"countries": [ColumnInfo("country", role=NAME, label="country name")]}
+    kept, _, synth = _synth({"years": years, "countries": countries}, [PrimaryKey("countries", ("country",))],
+                            [ForeignKey("years", ("country",), "countries", ("country",))],
+                            [("SELECT COUNT(*) FROM A AS a JOIN B AS b ON :ab WHERE b.label = :v",
+                              "How many {A} entries belong to the {B} entry with {b.label} {v}?", "count")],
+                            semantics=infos)
+    assert synth.roles["countries"]["label"] == ["country"]  # the name, not the code beside it
+    assert kept and all(q.question.endswith(f'belong to the country "{q.values["v"]}"?') for q in kept), \
+        [q.question for q in kept]
+    twin = pa.table({"country": names, "rate": [float(i) for i in range(6)]})
+    kept, stats, _ = _synth({"twin": twin, "countries": countries}, [PrimaryKey("countries", ("country",)),
+                                                                    PrimaryKey("twin", ("country",))],
+                            [ForeignKey("twin", ("country",), "countries", ("country",))],
+                            [("SELECT MAX(a.num) FROM A AS a JOIN B AS b ON :ab WHERE b.label = :v",
+                              "What is the highest {a.num} among the {A} that belong to the {B} entry with {b.label} {v}?",
+                              "numerical")], semantics=infos)
+    assert not kept and stats.rejected.get("names_a_partner", 0) > 0

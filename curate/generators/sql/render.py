@@ -323,6 +323,8 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
             return value_text(values[ref]) + (f" ({meaning})" if meaning else "")
         raise KeyError(ref)
 
+    for ref in [r for r in columns if r.split(".")[1].startswith("label") and words.get(r) == "name"]:
+        text = text.replace(f" with {{{ref}}} {{", " {")  # "the state "Arizona"", not "the state with name "Arizona""
     out = _ARTICLE.sub(_article, _PLACEHOLDER.sub(fill, text))
     return out[:1].upper() + out[1:]
 

@@ -1,7 +1,9 @@
 """Column roles for SQL templates: which columns a `num`, `cat`, `label` or `date` slot may take.
 
 Key columns (any primary- or foreign-key column, and id-like names) take no role: summing ids
-or asking for "the customer_id of ..." makes no question worth asking.
+or asking for "the customer_id of ..." makes no question worth asking. A key that is the row's name
+as people say it (a country's name; the synthesizer passes it on) may be a label, and a code beside a
+name is not one ("Sierra Leone", not "SLE").
 """
 
 from __future__ import annotations

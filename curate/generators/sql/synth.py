@@ -23,6 +23,9 @@ it survives every check, and each rejection is counted by its reason:
 - `dialects_disagree`: the SQLite translation, run by SQLite, gives another answer;
 - `same_count_everywhere`: a count of one named row's rows where every row has as many ("how many
   years belong to the country "SLE"?": 12 for every country);
+- `names_a_partner`: a row named (a label) on a table joined one to one to another: the row named on one
+  side is the row on the other ("which `sowc_maternal_newborn` row is linked to the `sowc_child_mortality`
+  row "Togo"?");
 - `counts_partners`: a count of one table's rows joined one to one to another's, which counts the same
   things in database words ("how many `sowc_child_mortality` rows belong to a `sowc_demographics` row ...");
 - `parent_attribute`: a question contrasting a parent's children by a child column that is constant
@@ -42,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from curate.curation import column_key
 from curate.curation.answers import answers_match, format_answer, plain
 from curate.curation.pipeline.rng import record_rng
-from curate.curation.semantics import COUNT, MEASURE, QUANTITIES, opaque_code, says_itself, value_meaning
+from curate.curation.semantics import COUNT, MEASURE, NAME, QUANTITIES, opaque_code, says_itself, value_meaning
 from curate.generators.sql.personal import personal_columns
 from curate.generators.sql.render import (MONTHS, Noun, column_words, counted_in_number, date_said,
                                           distinct_in_plural, english_schema, label, month_said, natural_name,
@@ -59,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 REJECTIONS = ("no_values", "duplicate", "same_question", "error", "empty", "null_answer", "too_large", "ties",
               "join_adds_nothing", "counts_rows_twice", "fixed_by_construction", "dialects_disagree",
-              "parent_attribute", "counts_partners", "same_count_everywhere")
+              "parent_attribute", "counts_partners", "same_count_everywhere", "names_a_partner")
 NUMBER_FORMAT = "round:4"
 # a measure whose words name events counted, stored as a float (SOWC's maternal deaths, in thousands or not):
 # "with more than 600 maternal deaths in 2017", not "whose maternal deaths in 2017 is more than 600"
@@ -250,8 +253,14 @@ class Synthesizer:
         for fk in self.graph.foreign_keys:
             keys.get(fk.table, set()).update(fk.columns)
             keys.get(fk.ref_table, set()).update(fk.ref_columns)
-        self.roles = {name: column_roles(view, keys[name]) for name, view in self.views.items()}
         self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
+        # a key that is the row's name as people say it (a country's name) names a row, as a label does
+        natural = {name: {c for c in keys[name] if getattr(self.infos[name].get(c), "role", "") == NAME}
+                   for name in self.views}
+        self.roles = {name: column_roles(view, keys[name] - natural[name]) for name, view in self.views.items()}
+        for name in self.views:  # and only that: a name is never a category or a measure
+            for role in ("num", "cat", "date"):
+                self.roles[name][role] = [c for c in self.roles[name][role] if c not in natural[name]]
         self._keyed: dict[str, frozenset[str]] = {}  # per table: the columns its column key names (column_words)
         self._words: dict[tuple[str, str], str] = {}  # (table, column) -> how questions name it (column_words)
         for name, infos in self.infos.items():  # the clean stage's roles: an ICPSR state code is no measure
@@ -407,6 +416,13 @@ class Synthesizer:
         (left, right), first, second = orientation.edges[0], orientation.tables[0], orientation.tables[1]
         return template.counted == "a" and self.unique(first, tuple(left)) and self.unique(second, tuple(right))
 
+    def names_a_partner(self, template: SqlTemplate, orientation: Orientation) -> bool:
+        """Does the template name a row (a label slot) of a table joined one to one to its neighbour? The
+        row named on one side is the row on the other: "which `sowc_maternal_newborn` row is linked to the
+        `sowc_child_mortality` row "Togo"?" is Togo, "the highest rate among the rows of Italy" Italy's."""
+        same = self.one_to_one_letters(orientation)
+        return any(slot.role == "label" and slot.alias.upper() in same for slot in template.slots.values())
+
     def fixed_by_construction(self, template: SqlTemplate, orientation: Orientation) -> bool:
         """Does the count reach its counted rows from the one named row through many-to-one steps
         only (each step arrives at a unique key), so that the answer is 1 whatever the data?"""
@@ -543,8 +559,11 @@ class Synthesizer:
         for (alias, role), refs in sorted(wanted.items()):
             others = [set(self.views[t].column_names) for t in orientation.tables if t != tables[alias]]
             # a column another table of the join also has ("TDs" of two seasons, a school's "free"
-            # copied on its students) would leave the question's reader to guess whose it is
-            choices = [c for c in self.roles[tables[alias]][role] if not any(c in o for o in others)]
+            # copied on its students) would leave the question's reader to guess whose it is; the key
+            # that joins them holds the same values on both sides ("the country "Belgium"")
+            joined = {c for i, (left, right) in enumerate(orientation.edges) for side, cols in ((i, left), (i + 1, right))
+                      if orientation.tables[side] == tables[alias] for c in cols}
+            choices = [c for c in self.roles[tables[alias]][role] if c in joined or not any(c in o for o in others)]
             if len(choices) < len(refs):
                 return None
             for ref, pick in zip(sorted(refs), rng.choice(len(choices), size=len(refs), replace=False)):
@@ -757,6 +776,10 @@ class Synthesizer:
                         stats.candidates += 1
                         stats.reject("counts_partners")
                         break
+                    if self.names_a_partner(template, orientation):
+                        stats.candidates += 1
+                        stats.reject("names_a_partner")
+                        break
                     if self.parent_attribute(template, orientation, columns):
                         stats.candidates += 1
                         stats.reject("parent_attribute")
@@ -896,6 +919,10 @@ class Synthesizer:
             noun = self.nouns.get(table)
             if noun is not None and said.lower().startswith(f"{noun.one}'s "):  # a state's "state's Census division"
                 said = said[len(noun.one) + 3:]
+            if noun is not None and column in self.roles[table]["label"] and (
+                    said.lower() in (noun.one, noun.many) or said.lower().startswith(f"{noun.one} name")
+                    or said.lower().endswith(" name") and noun.one in said.lower()):
+                said = "name"  # "the name of every country", not "the country or area name of every country"
             self._words[(table, column)] = said
         return said
 
