@@ -494,3 +494,31 @@ def test_a_key_that_is_a_name_names_its_row_except_across_a_one_to_one_join():
                               "What is the highest {a.num} among the {A} that belong to the {B} entry with {b.label} {v}?",
                               "numerical")], semantics=infos)
     assert not kept and stats.rejected.get("names_a_partner", 0) > 0
+
+
+def test_tables_unique_on_both_sides_are_the_same_things_only_where_they_pair_most_rows():
+    """The postseason rounds a team season lost are unique per season, but a tenth of the seasons: the
+    round is no season, and "the rounds with wild card berth N" must say whose berth."""
+    seasons = pa.table({"team": [f"T{i}" for i in range(20)], "wins": [float(60 + i) for i in range(20)]})
+    rounds = pa.table({"round": [f"R{i}" for i in range(4)], "loser": ["T1", "T5", "T9", "T13"]})
+    paired = pa.table({"team": [f"T{i}" for i in range(19)], "payroll": [float(i) for i in range(19)]})
+    _, _, synth = _synth({"rounds": rounds, "seasons": seasons, "paired": paired},
+                         [PrimaryKey("seasons", ("team",)), PrimaryKey("rounds", ("round",))],
+                         [ForeignKey("rounds", ("loser",), "seasons", ("team",)),
+                          ForeignKey("paired", ("team",), "seasons", ("team",))], [])
+    from curate.generators.sql.synth import Orientation
+
+    assert not synth.one_to_one_letters(Orientation(("rounds", "seasons"), ((("loser",), ("team",)),)))
+    assert synth.one_to_one_letters(Orientation(("paired", "seasons"), ((("team",), ("team",)),))) == {"A", "B"}
+
+
+def test_the_different_values_counted_are_never_those_of_a_flag():
+    parents = pa.table({"pid": list(range(1, 7)), "name": [f"P{i}" for i in range(6)]})
+    children = pa.table({"cid": list(range(1, 25)), "pid": [1 + i % 6 for i in range(24)],
+                         "won": ["Y", "N"] * 12, "colour": ["red", "blue", "green", "red"] * 6,
+                         "size": [float(i % 7) for i in range(24)]})
+    kept, _, _ = _synth({"children": children, "parents": parents}, [PrimaryKey("parents", ("pid",))],
+                        [ForeignKey("children", ("pid",), "parents", ("pid",))],
+                        [("SELECT COUNT(DISTINCT a.cat) FROM A AS a JOIN B AS b ON :ab WHERE b.label = :v",
+                          "How many different {a.cat} values do the {A} entries of the {B} entry {v} have?", "count")])
+    assert kept and {q.columns["a.cat"] for q in kept} == {"colour"}  # "how many different won values": Y or N

@@ -176,7 +176,9 @@ def noun_phrase(text: str) -> str:
     return "" if not text or _CLAUSE_START.match(text) else text
 
 
-SHORT_LABEL_WORDS = 5  # a documented label longer than this is a definition: a header that says itself is said instead
+# a documented label longer than this is a definition ("type of experimental manipulation conducted on the plot"):
+# a header that says itself is said instead ("estimated annual urban population growth rate" is a name)
+SHORT_LABEL_WORDS = 6
 MAX_LABEL_WORDS = 8  # longer still, it is never pasted into a question
 # English words that headers use as shorthand for another word: `pop` (population), `temp`, `min`, `alt`
 _SHORTHAND = frozenset("pop temp num min max avg std var exp cum lat lon alt dep arr amt qty pct tot iso dir".split())

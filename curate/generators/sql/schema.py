@@ -13,6 +13,11 @@ from typing import TYPE_CHECKING, Any
 from curate.curation.database import Database, ForeignKey, PrimaryKey
 from curate.curation.keys import infer_keys
 
+# two tables whose keys are unique on both sides hold the same things where the smaller holds this share of
+# the larger's rows or more (SOWC's 195 and 202 countries); fewer is a subset unique by chance (the postseason
+# rounds a team season lost, one a year at most)
+PAIRED_SHARE = 0.9
+
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 

@@ -51,7 +51,7 @@ from curate.generators.sql.render import (MONTHS, Noun, column_words, counted_in
                                           distinct_in_plural, english_schema, label, month_said, natural_name,
                                           owner_unsaid, quoted, render, table_noun, whose_is, without_table_names)
 from curate.generators.sql.roles import column_roles, is_month, life_detail, summable
-from curate.generators.sql.schema import SchemaGraph, siblings
+from curate.generators.sql.schema import PAIRED_SHARE, SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,6 +73,7 @@ _ONE_IN_N = re.compile(r"\(1 in [A-Z]\)")  # "Lifetime risk of maternal death (1
 # a threshold is drawn among at least this many values: "airports with a latitude of more than 40.7" among
 # three names one airport by a number nobody would pick
 MIN_THRESHOLD_VALUES = 5
+MIN_DISTINCT_COUNTED = 3  # a category whose different values a question counts has at least this many
 MIN_GROUPS = 3  # parents with two children or more that must agree before a child column is read as the parent's
 DEFAULTS: dict[str, Any] = {
     "seed": 0, "templates": [], "exclude": [],
@@ -363,10 +364,18 @@ class Synthesizer:
         """The letters whose table is joined one to one to a neighbour on the path: their rows are the
         neighbour's very things (a country's demographics and its mortality)."""
         out: set[str] = set()
-        for i, (left, right) in enumerate(orientation.edges):
-            if self.unique(orientation.tables[i], tuple(left)) and self.unique(orientation.tables[i + 1], tuple(right)):
+        for i in range(len(orientation.edges)):
+            if self.paired(orientation, i):
                 out |= {"ABC"[i], "ABC"[i + 1]}
         return out
+
+    def paired(self, orientation: Orientation, index: int) -> bool:
+        """Are the two tables of step `index` rows of the same things: the key unique on each side, and the
+        smaller table holding PAIRED_SHARE of the larger's rows or more (a country's demographics and its
+        mortality; not the postseason rounds a team season lost, unique only by chance)?"""
+        (left, right), first, second = orientation.edges[index], orientation.tables[index], orientation.tables[index + 1]
+        fewer, more = sorted((self.views[first].num_rows, self.views[second].num_rows))
+        return self.unique(first, tuple(left)) and self.unique(second, tuple(right)) and fewer >= PAIRED_SHARE * more
 
     def constant_within(self, table: str, keys: tuple[str, ...], column: str) -> bool:
         """Is the column one value within each group of rows sharing `keys`, over at least
@@ -413,8 +422,7 @@ class Synthesizer:
         """Does a count of the first table's rows reach the second one to one, so that it counts the
         second table's own things in database words ("how many `sowc_child_mortality` rows belong to a
         `sowc_demographics` row whose ...": each row of both is a country)?"""
-        (left, right), first, second = orientation.edges[0], orientation.tables[0], orientation.tables[1]
-        return template.counted == "a" and self.unique(first, tuple(left)) and self.unique(second, tuple(right))
+        return template.counted == "a" and self.paired(orientation, 0)
 
     def names_a_partner(self, template: SqlTemplate, orientation: Orientation) -> bool:
         """Does the template name a row (a label slot) of a table joined one to one to its neighbour? The
@@ -564,6 +572,8 @@ class Synthesizer:
             joined = {c for i, (left, right) in enumerate(orientation.edges) for side, cols in ((i, left), (i + 1, right))
                       if orientation.tables[side] == tables[alias] for c in cols}
             choices = [c for c in self.roles[tables[alias]][role] if c in joined or not any(c in o for o in others)]
+            if template.distinct.intersection(refs):  # "how many different league pennants": a Y/N flag has two
+                choices = [c for c in choices if len(self.views[tables[alias]].column(c).unique()) >= MIN_DISTINCT_COUNTED]
             if len(choices) < len(refs):
                 return None
             for ref, pick in zip(sorted(refs), rng.choice(len(choices), size=len(refs), replace=False)):

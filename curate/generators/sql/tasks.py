@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from curate.curation.sample import Program, Sample
 from curate.generators.sql.render import quoted
-from curate.generators.sql.schema import second_routes
+from curate.generators.sql.schema import PAIRED_SHARE, second_routes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -197,9 +197,6 @@ def foreign_key_items(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str
     chosen = set(tables)
     return sorted({f"{side(k.table, tuple(k.columns))} -> {side(k.ref_table, tuple(k.ref_columns))}"
                    for k in graph.foreign_keys if k.table in chosen and k.ref_table in chosen})
-
-
-PAIRED_SHARE = 0.9  # a table of unique references to as many rows as this share of another's pairs them one to one
 
 
 def one_to_one_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:

@@ -73,6 +73,7 @@ class SqlTemplate:
     counted: str = ""  # the alias whose rows a count question counts (COUNT(*): a; COUNT(DISTINCT x.label): x)
     pinned: str = ""  # the alias one row of which the question names (`x.label = :v`)
     summed: frozenset[str] = frozenset()  # slots a SUM adds up ("a.num"): additive measures only
+    distinct: frozenset[str] = frozenset()  # category slots a COUNT(DISTINCT ...) counts the values of
 
     @property
     def answer(self) -> str:
@@ -179,6 +180,9 @@ def build_template(entry: dict[str, Any], family: str, category: str) -> SqlTemp
     template.aggregated = _aggregated_aliases(skeleton)
     template.summed = frozenset(f"{c.table}.{c.name}" for total in skeleton.find_all(exp.Sum)
                                 for c in total.find_all(exp.Column) if c.table in allowed)
+    template.distinct = frozenset(f"{c.table}.{c.name}" for count in skeleton.find_all(exp.Count)
+                                  if isinstance(count.this, exp.Distinct) for c in count.this.find_all(exp.Column)
+                                  if c.table in allowed and c.name.startswith("cat"))
     template.groups = any(skeleton.find(kind) is not None for kind in (exp.Group, exp.Except, exp.Intersect, exp.In))
     template.counted, template.pinned = _counted_and_pinned(skeleton) if category == "count" else ("", "")
     return template
