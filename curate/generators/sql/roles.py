@@ -103,7 +103,7 @@ def summable(column: str, info: "ColumnInfo | None") -> bool:
     return bool(ADDITIVE.search(words)) and not NOT_ADDITIVE.search(words)
 
 
-# a birth or a death: a person's life event, whose month or day is part of a date nobody groups people by
+# a birth or a death: a person's life event, whose month, day or place of death nobody groups people by
 _LIFE_EVENT = re.compile(r"birth|death|born|died|(^|_)dob($|_)", re.IGNORECASE)
 _MONTH_NAME = re.compile(r"month|(^|_)mon($|_)|monat", re.IGNORECASE)
 
