@@ -522,3 +522,20 @@ def test_the_different_values_counted_are_never_those_of_a_flag():
                         [("SELECT COUNT(DISTINCT a.cat) FROM A AS a JOIN B AS b ON :ab WHERE b.label = :v",
                           "How many different {a.cat} values do the {A} entries of the {B} entry {v} have?", "count")])
     assert kept and {q.columns["a.cat"] for q in kept} == {"colour"}  # "how many different won values": Y or N
+
+
+def test_in_a_documented_database_a_column_its_documentation_leaves_out_is_no_slot():
+    """stevedata documents `age` but not `lemprac`: "the highest `lemprac`" asks about an unlabelled code.
+    An undocumented database (a German schema) keeps its quoted columns: nothing there is documented."""
+    from curate.curation.semantics import ColumnInfo
+
+    states = pa.table({"kürzel": ["AL", "AK", "AZ", "AR"], "name": ["Alabama", "Alaska", "Arizona", "Arkansas"]})
+    people = pa.table({"pid": list(range(12)), "kürzel": ["AL", "AK", "AZ", "AR"] * 3,
+                       "alter": [float(20 + 3 * i) for i in range(12)], "lemprac": [0.1 * i for i in range(12)]})
+    fks = [ForeignKey("befragte", ("kürzel",), "staaten", ("kürzel",))]
+    bodies = {"befragte": people, "staaten": states}
+    documented = {"befragte": [ColumnInfo("alter", label="age in years", description="age of the respondent in years")]}
+    _, _, synth = _synth(bodies, [PrimaryKey("staaten", ("kürzel",))], fks, [], semantics=documented)
+    assert not synth.english and synth.roles["befragte"]["num"] == ["alter"]
+    _, _, synth = _synth(bodies, [PrimaryKey("staaten", ("kürzel",))], fks, [])
+    assert {"alter", "lemprac"} <= set(synth.roles["befragte"]["num"])
