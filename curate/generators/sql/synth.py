@@ -294,13 +294,13 @@ class Synthesizer(QuestionWording):
         self.nouns = {name: table_noun(name, primary.get(name, ()), self.infos[name],
                                        self.names[name] if self.names[name] != label(name) else "")
                       for name in self.views}
-        # an English question names its columns in words: "`under5_reduction`" pasted in one is not; in a documented
-        # database a column its documentation leaves out is an unlabelled code (stevedata's `lemprac`)
-        documented = any(info.label or info.description for infos in self.infos.values() for info in infos.values())
+        # an English question names its columns in words: "`under5_reduction`" pasted in one is not; where the column
+        # keys say what some columns stand for, a column they leave out is an unlabelled code (stevedata's `lemprac`)
+        documented = any(self.keyed(name, c) for name, view in self.views.items() for c in view.column_names)
         for name in self.views:
             for role, columns in self.roles[name].items():
                 self.roles[name][role] = [c for c in columns if not self.column_words(name, c).startswith("`") or not (
-                    self.english or documented and not self._documented(name, c))]
+                    self.english or documented and not self.keyed(name, c))]
         small = {n: v for n, v in self.views.items() if v.num_rows <= self.settings["sqlite_check_rows"]}
         self.sqlite = sqlite_copy(small, indexes=keys) if small else None
         self._values: dict[tuple, list[Any]] = {}
@@ -319,10 +319,6 @@ class Synthesizer(QuestionWording):
             self.sqlite.close()
 
     # ------------------------------------------------------------------ join shape
-
-    def _documented(self, table: str, column: str) -> bool:
-        info = self.infos[table].get(column)
-        return info is not None and bool(info.label or info.description)
 
     def unique(self, table: str, columns: tuple[str, ...]) -> bool:
         """Do these columns hold each value once (no NULLs) in the table?"""

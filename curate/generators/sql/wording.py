@@ -151,16 +151,19 @@ class QuestionWording:
                 if name in values and spec.slot in columns and spec.kind == "equal"
                 and (tables[spec.slot[0].upper()], columns[spec.slot]) in self.months}
 
+    def keyed(self, table: str, column: str) -> bool:
+        """Does the table's column key (shown under it in every prompt) say what the column stands for?"""
+        if table not in self._keyed:
+            self._keyed[table] = column_key.keyed_columns(self.infos[table].values(), self.graph.bodies[table].column_names)
+        return column in self._keyed[table]
+
     def column_words(self, table: str, column: str) -> str:
         """How a question over the shown tables names a column (`render.column_words`): by its label
         alone where the table's column key ties it to its header, and without its table's own noun
         ("the states whose Census division is ...", not "whose state has state's Census division")."""
         said = self._words.get((table, column))
         if said is None:  # asked for every slot of every candidate: computed once per column
-            if table not in self._keyed:
-                self._keyed[table] = column_key.keyed_columns(self.infos[table].values(),
-                                                              self.graph.bodies[table].column_names)
-            said = column_words(column, self.infos[table].get(column), self.english, keyed=column in self._keyed[table])
+            said = column_words(column, self.infos[table].get(column), self.english, keyed=self.keyed(table, column))
             noun = self.nouns.get(table)
             if noun is not None and said.lower().startswith(f"{noun.one}'s "):  # a state's "state's Census division"
                 said = said[len(noun.one) + 3:]
