@@ -72,13 +72,13 @@ def column_roles(body: "pa.Table", key_columns: set[str]) -> dict[str, list[str]
                 longest = pc.max(pc.utf8_length(valid)).as_py() or 0
                 if longest <= MAX_LABEL_CHARS and not _names_no_row(name, sample):
                     roles["label"].append(name)
-    names = [c for c in roles["label"] if not _code(body.column(c))]
+    names = [c for c in roles["label"] if not is_code(body.column(c))]
     if names:  # "Sierra Leone", not the country with code "SLE": a code names a row only where nothing else does
         roles["label"] = names
     return roles
 
 
-def _code(values: "pa.ChunkedArray") -> bool:
+def is_code(values: "pa.ChunkedArray") -> bool:
     """Are the values codes (ISO "SLE", "USA"): capitals and digits, no space, all of one length, at most 4?"""
     import pyarrow.compute as pc
 

@@ -47,7 +47,7 @@ from curate.curation.pipeline.rng import record_rng
 from curate.curation.semantics import NAME, QUANTITIES, opaque_code, says_itself
 from curate.generators.sql.personal import personal_columns
 from curate.generators.sql.render import english_schema, label, natural_name, quoted, render, table_noun
-from curate.generators.sql.roles import column_roles, is_month, life_detail, summable
+from curate.generators.sql.roles import column_roles, is_code, is_month, life_detail, summable
 from curate.generators.sql.schema import PAIRED_SHARE, SchemaGraph, siblings
 from curate.generators.sql.templates import ALIASES, SqlTemplate
 from curate.generators.sql.wording import QuestionWording
@@ -250,9 +250,10 @@ class Synthesizer(QuestionWording):
             keys.get(fk.table, set()).update(fk.columns)
             keys.get(fk.ref_table, set()).update(fk.ref_columns)
         self.infos = {name: {info.name: info for info in t.semantics} for name, t in tables.items()}
-        # a key that is the row's name as people say it (a country's name) names a row, as a label does
-        natural = {name: {c for c in keys[name] if getattr(self.infos[name].get(c), "role", "") == NAME}
-                   for name in self.views}
+        # a key that is the row's name as people say it (a country's name) names a row, as a label does; a code
+        # (an airport's "EWR") does not
+        natural = {name: {c for c in keys[name] if getattr(self.infos[name].get(c), "role", "") == NAME
+                          and not is_code(self.views[name].column(c))} for name in self.views}
         self.roles = {name: column_roles(view, keys[name] - natural[name]) for name, view in self.views.items()}
         for name in self.views:  # and only that: a name is never a category or a measure
             for role in ("num", "cat", "date"):
@@ -304,10 +305,11 @@ class Synthesizer(QuestionWording):
         small = {n: v for n, v in self.views.items() if v.num_rows <= self.settings["sqlite_check_rows"]}
         self.sqlite = sqlite_copy(small, indexes=keys) if small else None
         self._values: dict[tuple, list[Any]] = {}
+        self._facts: dict[tuple, Any] = {}  # what one path or column always answers (counts, joined columns), once
         self._joins: dict[tuple, Any] = {}
         self._unique: dict[tuple[str, tuple[str, ...]], bool] = {}
         self._constant: dict[tuple[str, tuple[str, ...], str], bool] = {}
-        self._loosened: dict[str, Any] = {}  # a loosened query's answer by its SQL: the attempts of one path share it
+        self._loosened: dict[tuple, Any] = {}  # a loosened query's answer by what it reads: the attempts of one path share it
         self.keys_between: dict[frozenset[str], int] = {}  # how many keys join each pair of tables
         for edge in self.graph.edges:
             pair = frozenset(edge.tables)
@@ -319,6 +321,13 @@ class Synthesizer(QuestionWording):
             self.sqlite.close()
 
     # ------------------------------------------------------------------ join shape
+
+    def distinct_values(self, table: str, column: str) -> int:
+        """How many different values the column holds (once per column)."""
+        key = ("distinct_values", table, column)
+        if key not in self._facts:
+            self._facts[key] = len(self.views[table].column(column).unique())
+        return self._facts[key]
 
     def unique(self, table: str, columns: tuple[str, ...]) -> bool:
         """Do these columns hold each value once (no NULLs) in the table?"""
@@ -402,8 +411,11 @@ class Synthesizer(QuestionWording):
             return False
         side = "ab".index(template.counted)
         table, keys = orientation.tables[side], list(orientation.edges[0][side])
-        counts = self.views[table].select(keys).group_by(keys).aggregate([(keys[0], "count")]).column(f"{keys[0]}_count")
-        return len(counts) >= MIN_GROUPS and len(counts.unique()) == 1
+        cached = ("same_count", table, tuple(keys))
+        if cached not in self._facts:
+            counts = self.views[table].select(keys).group_by(keys).aggregate([(keys[0], "count")]).column(f"{keys[0]}_count")
+            self._facts[cached] = len(counts) >= MIN_GROUPS and len(counts.unique()) == 1
+        return self._facts[cached]
 
     def counts_partners(self, template: SqlTemplate, orientation: Orientation) -> bool:
         """Does a count of the first table's rows reach the second one to one, so that it counts the
@@ -509,11 +521,10 @@ class Synthesizer(QuestionWording):
             # a column another table of the join also has ("TDs" of two seasons, a school's "free"
             # copied on its students) would leave the question's reader to guess whose it is; the key
             # that joins them holds the same values on both sides ("the country "Belgium"")
-            joined = {c for i, (left, right) in enumerate(orientation.edges) for side, cols in ((i, left), (i + 1, right))
-                      if orientation.tables[side] == tables[alias] for c in cols}
+            joined = self._joined_columns(orientation, tables[alias])
             choices = [c for c in self.roles[tables[alias]][role] if c in joined or not any(c in o for o in others)]
             if template.distinct.intersection(refs):  # "how many different league pennants": a Y/N flag has two
-                choices = [c for c in choices if len(self.views[tables[alias]].column(c).unique()) >= MIN_DISTINCT_COUNTED]
+                choices = [c for c in choices if self.distinct_values(tables[alias], c) >= MIN_DISTINCT_COUNTED]
             if len(choices) < len(refs):
                 return None
             for ref, pick in zip(sorted(refs), rng.choice(len(choices), size=len(refs), replace=False)):
@@ -522,6 +533,15 @@ class Synthesizer(QuestionWording):
         if any(not summable(columns[ref], infos[tables[ref[0]]].get(columns[ref])) for ref in template.summed):
             return None  # SUM over a height or a rate: no total a reader asks for
         return columns
+
+    def _joined_columns(self, orientation: Orientation, table: str) -> frozenset[str]:
+        """The table's columns that join it to its neighbours on the path (once per path and table)."""
+        key = ("joined", orientation.key, table)
+        if key not in self._facts:
+            self._facts[key] = frozenset(c for i, (left, right) in enumerate(orientation.edges)
+                                         for side, cols in ((i, left), (i + 1, right))
+                                         if orientation.tables[side] == table for c in cols)
+        return self._facts[key]
 
     def _path_join(self, orientation: Orientation, target: Any) -> Any:
         """SELECT target FROM A AS a JOIN B AS b ON ab [JOIN C AS c ON bc]."""
@@ -673,11 +693,14 @@ class Synthesizer(QuestionWording):
                 other = plain(rows[0][0]) if len(rows) == 1 else [plain(r[0]) for r in rows]
             if other == answer:
                 return None, "join_adds_nothing"
-        for loosened in template.loosened.values():
-            sql = self._build(loosened, orientation, columns, values).sql(dialect=dialect)
-            if sql not in self._loosened:
-                self._loosened[sql] = self._answer(template, execute(sql).fetchall())[0]
-            if self._loosened[sql] == answer:
+        for name, loosened in template.loosened.items():
+            # the loosened query reads every slot and every value but `name`: candidates that share them share it
+            key = (template.id, name, orientation.key, tuple(sorted(columns.items())),
+                   tuple(sorted((k, repr(v)) for k, v in values.items() if k != name)))
+            if key not in self._loosened:
+                sql = self._build(loosened, orientation, columns, values).sql(dialect=dialect)
+                self._loosened[key] = self._answer(template, execute(sql).fetchall())[0]
+            if self._loosened[key] == answer:
                 return None, "filter_keeps_everything"  # the condition changes nothing: it means nothing
         return answer, ""
 

@@ -210,9 +210,10 @@ def one_to_one_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]
         if key.table not in tables or key.ref_table not in tables:
             continue
         child, parent = graph.bodies[key.table], graph.bodies[key.ref_table]
+        if child.num_rows < PAIRED_SHARE * parent.num_rows:
+            continue  # a few of the referenced rows: a direction (and no grouping of a large table to find out)
         mine = child.select(list(key.columns)).drop_null()
-        if len(mine) == child.num_rows and _distinct_rows(mine) == child.num_rows \
-                and child.num_rows >= PAIRED_SHARE * parent.num_rows:
+        if len(mine) == child.num_rows and _distinct_rows(mine) == child.num_rows:
             found.append(f"{key.table} <-> {key.ref_table}")
     return found
 

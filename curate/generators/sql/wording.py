@@ -5,7 +5,7 @@ checks it): the template's phrasing as the path's data has it said (`_phrasing`:
 senator with ..." where every state has senators), the question a reader is asked (`_question`), the question
 a retrieval sample asks with its tables unnamed (`_unnamed`), and how each column is named (`column_words`).
 It reads the synthesizer's state: `views`, `infos`, `roles`, `nouns`, `said`, `months`, `english`, `graph`,
-`keys_between`, and its `step_key` and `one_to_one_letters`.
+`keys_between`, `_facts`, and its `step_key` and `one_to_one_letters`.
 """
 
 from __future__ import annotations
@@ -138,11 +138,11 @@ class QuestionWording:
         """Does every row of the path's second table have a row of the first joined to it (every state
         its senators)?"""
         key = ("all_linked", orientation.key)
-        if key not in self._values:
+        if key not in self._facts:
             (left, right), first, second = orientation.edges[0], orientation.tables[0], orientation.tables[1]
             linked = set(zip(*(self.views[first].column(c).to_pylist() for c in left)))
-            self._values[key] = all(row in linked for row in zip(*(self.views[second].column(c).to_pylist() for c in right)))
-        return self._values[key]
+            self._facts[key] = all(row in linked for row in zip(*(self.views[second].column(c).to_pylist() for c in right)))
+        return self._facts[key]
 
     def _spoken(self, template: SqlTemplate, tables: dict[str, str], columns: dict[str, str],
                 values: dict[str, Any]) -> dict[str, str]:
