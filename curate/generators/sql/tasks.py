@@ -222,7 +222,6 @@ def _distinct_rows(table: "pa.Table") -> int:
     return table.group_by(table.column_names).aggregate([]).num_rows
 
 
-
 def undeclared_links(graph: "SchemaGraph", tables: tuple[str, ...]) -> list[str]:
     """References the data holds but the schema does not declare: a column named after another of
     the tables (world_1's `hauptstadt`, capital, after `stadt`) whose values all are that table's
