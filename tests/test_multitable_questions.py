@@ -9,7 +9,8 @@ import pytest
 from curate.curation.database import Database, ForeignKey, PrimaryKey
 from curate.curation.keys import infer_keys
 from curate.curation.table import Provenance, Table
-from curate.generators.sql.render import MONTHS, value_text
+from curate.curation.sources.numfmt import MONTHS
+from curate.generators.sql.render import value_text
 
 
 def _synth(bodies, pks, fks, templates, tables=2, semantics=None):

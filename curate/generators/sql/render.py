@@ -331,10 +331,6 @@ def render(text: str, tables: dict[str, str], columns: dict[str, str], values: d
     return out[:1].upper() + out[1:]
 
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
-
-
 def month_said(text: str, words: Mapping[str, str], months: Iterable[str]) -> str:
     """A template's "with {a.cat} {v}" said "in {v}" where the slot is a month ("a flight in March"), with
     the verb its label holds ("surveys captured in May" for "month captured"); `months`: such slots. The

@@ -403,6 +403,14 @@ class Synthesizer(QuestionWording):
         one_to_one = len(orientation.tables) == 2 and self.unique(orientation.tables[0], orientation.edges[0][0])
         return template.groups and one_to_one
 
+    def shape_rejection(self, template: SqlTemplate, orientation: Orientation) -> str:
+        """Why the template asks nothing on this path whatever the draw, or "": the first check, in order,
+        that the path's shape fails."""
+        checks = (("counts_rows_twice", self.counts_rows_twice), ("fixed_by_construction", self.fixed_by_construction),
+                  ("same_count_everywhere", self.same_count_everywhere), ("counts_partners", self.counts_partners),
+                  ("names_a_partner", self.names_a_partner))
+        return next((reason for reason, fails in checks if fails(template, orientation)), "")
+
     def same_count_everywhere(self, template: SqlTemplate, orientation: Orientation) -> bool:
         """Does every row the question could name have as many rows of the counted table (gapminder's 12
         years per country)? "How many years belong to the country "SLE"?" then asks about the data's
@@ -733,26 +741,11 @@ class Synthesizer(QuestionWording):
                     columns = self._bind(template, orientation, rng)
                     if columns is None:
                         break  # no attempt can bind it: not a rejection, the path just lacks the roles
-                    if self.counts_rows_twice(template, orientation):
+                    shape = self.shape_rejection(template, orientation)
+                    if shape:
                         stats.candidates += 1
-                        stats.reject("counts_rows_twice")
+                        stats.reject(shape)
                         break  # the path's shape, not the draw: no attempt can do better
-                    if self.fixed_by_construction(template, orientation):
-                        stats.candidates += 1
-                        stats.reject("fixed_by_construction")
-                        break
-                    if self.same_count_everywhere(template, orientation):
-                        stats.candidates += 1
-                        stats.reject("same_count_everywhere")
-                        break
-                    if self.counts_partners(template, orientation):
-                        stats.candidates += 1
-                        stats.reject("counts_partners")
-                        break
-                    if self.names_a_partner(template, orientation):
-                        stats.candidates += 1
-                        stats.reject("names_a_partner")
-                        break
                     if self.parent_attribute(template, orientation, columns):
                         stats.candidates += 1
                         stats.reject("parent_attribute")

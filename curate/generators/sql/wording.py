@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from curate.curation import column_key
 from curate.curation.semantics import COUNT, MEASURE, says_itself, value_meaning
-from curate.generators.sql.render import (MONTHS, Noun, column_words, counted_in_number, date_said,
+from curate.curation.sources.numfmt import MONTHS
+from curate.generators.sql.render import (Noun, column_words, counted_in_number, date_said,
                                           distinct_in_plural, label, month_said, owner_unsaid, render, whose_is,
                                           without_table_names)
 
@@ -96,14 +97,16 @@ class QuestionWording:
         names = dict(zip("ABC", orientation.tables))
         text = without_table_names(self._phrasing(template, orientation, columns, words),
                                    {r: self._unrevealing(t) for r, t in names.items()})
-        text = distinct_in_plural(whose_is(counted_in_number(text, words, self._counted_slots(orientation, columns))), words)
-        return render(text, {}, columns, values, words=words, meanings=meanings, spoken=spoken)
+        return render(self._grammar(text, orientation, columns, words), {}, columns, values, words=words,
+                      meanings=meanings, spoken=spoken)
 
-    def _counted_slots(self, orientation: Orientation, columns: dict[str, str]) -> list[str]:
-        """The slots whose column counts things (`_counts`): said as a number ("more than 9 shutouts")."""
+    def _grammar(self, text: str, orientation: Orientation, columns: dict[str, str], words: dict[str, str]) -> str:
+        """A phrasing with its slots' words in mind: counts said as numbers ("more than 9 shutouts"), "whose
+        ... is", "different countries of death"."""
         names = dict(zip("ABC", orientation.tables))
-        return [slot for slot, column in columns.items() if slot[:1].upper() in names
-                and self._counts(names[slot[0].upper()], column)]
+        counts = [slot for slot, column in columns.items() if slot[:1].upper() in names
+                  and self._counts(names[slot[0].upper()], column)]
+        return distinct_in_plural(whose_is(counted_in_number(text, words, counts)), words)
 
     def _phrasing(self, template: SqlTemplate, orientation: Orientation, columns: dict[str, str],
                   words: dict[str, str]) -> str:
@@ -126,12 +129,11 @@ class QuestionWording:
         """The question a reader is asked, in words (`render`), with the join named where two keys could join."""
         names = dict(zip("ABC", orientation.tables))
         holders = {letter: set(self.graph.bodies[t].column_names) for letter, t in names.items()}
-        counts = self._counted_slots(orientation, columns)
         text = owner_unsaid(self._phrasing(template, orientation, columns, words), columns, holders,
                             self.one_to_one_letters(orientation))
         roles = self.role_nouns(orientation)  # "the flights whose origin airport has ..."
-        question = render(distinct_in_plural(whose_is(counted_in_number(text, words, counts)), words),
-                          names, columns, values, {**self.nouns, **(roles or {})}, words, self.said, meanings, spoken)
+        question = render(self._grammar(text, orientation, columns, words), names, columns, values,
+                          {**self.nouns, **(roles or {})}, words, self.said, meanings, spoken)
         return _with_join_words(question, self.join_words(orientation) if roles is None else "")
 
     def all_linked(self, orientation: Orientation) -> bool:
