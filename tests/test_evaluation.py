@@ -443,6 +443,8 @@ def test_a_table_the_question_names_is_shown_under_its_name_even_alone():
                    task="MMQA/primary_key_selection", captions=["ballparks"])
     assert "Table Parks:\nballparks\n| parkkey |" in keyed
     assert "Table:\n| x |" in prompt("tcot", "Q?", ["t"], ["| x |"], task="DA/correlation_analysis")
+    for nameless in ([], [""]):  # a record without its table's name still shows the table
+        assert "Table:\n| parkkey |" in prompt("tcot", "Q?", nameless, ["| parkkey |"], task="MMQA/primary_key_selection")
 
 
 def test_the_prompt_shows_each_tables_notes_below_it():

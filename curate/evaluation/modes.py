@@ -147,7 +147,7 @@ def table_block(names: list[str], texts: list[str], captions: Sequence[str] | No
     said = [f"{c}\n" if c and c not in text else "" for c, text in zip(captions, texts)]
     below = [key_text(k) + _notes_text(n, text)
              for k, n, text in zip(keys or [()] * len(texts), notes or [()] * len(texts), texts)]
-    if len(texts) == 1 and not named:
+    if len(texts) == 1 and not (named and len(names) == 1 and names[0]):  # no name to show: shown unnamed
         return f"Table:\n{said[0]}{texts[0]}{below[0]}"
     return "\n\n".join(f"Table {name}:\n{title}{text}{after}"
                        for name, title, text, after in zip(names, said, texts, below))
