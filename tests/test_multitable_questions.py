@@ -540,3 +540,29 @@ def test_in_a_documented_database_a_column_its_documentation_leaves_out_is_no_sl
     assert not synth.english and synth.roles["befragte"]["num"] == ["alter"]
     _, _, synth = _synth(bodies, [PrimaryKey("staaten", ("kürzel",))], fks, [])
     assert {"alter", "lemprac"} <= set(synth.roles["befragte"]["num"])
+
+
+def test_a_parent_whose_key_is_null_is_not_linked_so_the_question_keeps_have_children():
+    """The SQL's IN never counts a NULL key: "have no flight in March" would count the parent it leaves out."""
+    parents = pa.table({"k": [1, 2, None, 4], "name": ["a", "b", "c", "d"]})
+    keys = [None if i % 5 == 0 else 1 + i % 4 for i in range(24)]
+    children = pa.table({"id": list(range(24)), "k": keys,
+                         "colour": [{1: "red", 2: "blue", 3: "green", 4: "green"}.get(k, "grey") for k in keys]})
+    template = ("SELECT COUNT(*) FROM B AS b WHERE b.key_ab IN (SELECT a.key_ab FROM A AS a WHERE a.key_ab IS NOT NULL) "
+                "AND b.key_ab NOT IN (SELECT a.key_ab FROM A AS a WHERE a.cat = :v AND a.key_ab IS NOT NULL)")
+    from curate.generators.sql.synth import Stats, Synthesizer
+    from curate.generators.sql.templates import build_template
+
+    built = build_template({"id": "t.none", "tables": 2, "sql": template,
+                            "question": "How many {B} entries have {A} entries, but none with {a.cat} {v}?",
+                            "question_all_linked": "How many {B} entries have no {A} entry with {a.cat} {v}?"}, "t", "count")
+    records = {n: Table(name=n, body=b, provenance=Provenance(source="test", database="toy"))
+               for n, b in {"kids": children, "parents": parents}.items()}
+    db = Database("toy", tuple((n, t.id) for n, t in records.items()), (PrimaryKey("parents", ("k",)),),
+                  (ForeignKey("kids", ("k",), "parents", ("k",)),))
+    synth = Synthesizer(db, records, {"attempts": 6, "per_path": 6})
+    try:
+        kept = synth.synthesize([built], Stats())
+    finally:
+        synth.close()
+    assert kept and all("but none" in q.question for q in kept), [q.question for q in kept]

@@ -138,11 +138,11 @@ class QuestionWording:
 
     def all_linked(self, orientation: Orientation) -> bool:
         """Does every row of the path's second table have a row of the first joined to it (every state
-        its senators)?"""
+        its senators)? A key that is NULL joins nothing, on either side."""
         key = ("all_linked", orientation.key)
         if key not in self._facts:
             (left, right), first, second = orientation.edges[0], orientation.tables[0], orientation.tables[1]
-            linked = set(zip(*(self.views[first].column(c).to_pylist() for c in left)))
+            linked = {row for row in zip(*(self.views[first].column(c).to_pylist() for c in left)) if None not in row}
             self._facts[key] = all(row in linked for row in zip(*(self.views[second].column(c).to_pylist() for c in right)))
         return self._facts[key]
 
